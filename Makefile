@@ -1,0 +1,30 @@
+# Two entry points, both from a fresh clone with only Python >= 3.10, pip and make:
+#   make demo   set up .venv and run the main job (the tour of the spec examples)
+#   make test   set up .venv with the test extras and run lint, types and the test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV) || ( $(PYTHON) -m pip install --user -q virtualenv && $(PYTHON) -m virtualenv $(VENV) )
+
+venv: $(BIN)/python
+
+demo: $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	$(BIN)/bcast tour
+
+lint: $(BIN)/python
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	$(BIN)/mypy src
+
+test: $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test]"
+	$(MAKE) --no-print-directory lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist

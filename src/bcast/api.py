@@ -1,0 +1,239 @@
+"""The public functions: thin wrappers over the dialect front ends and the engine."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .dims import Shape, ShapeLike, as_shape
+from .engine.numpy import as_array
+from .errors import BroadcastError, as_given
+from .plan import ElementwisePlan, Plan
+from .rules import make_plan, normalize_mode, plan_multidirectional, plan_pdpd
+from .rules._common import Ctx, read_axes
+from .rules.none import plan_none
+from .rules.pdpd import read_axis
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "broadcast_like",
+    "broadcast_shapes",
+    "broadcast_to",
+    "elementwise_plan",
+    "expand",
+    "infer",
+    "plan",
+    "unbroadcast",
+]
+
+
+def plan(
+    data_shape: ShapeLike,
+    target_shape: ShapeLike,
+    mode: str = "numpy",
+    *,
+    axes_mapping: Any = None,
+    axis: int = -1,
+    broadcast_axes: Any = None,
+) -> Plan:
+    """The canonical plan that broadcasts data of ``data_shape`` to ``target_shape``.
+
+    Parameters
+    ----------
+    data_shape, target_shape : Shape, str, or sequence of int
+        ``"[2,?,1..8,N]"`` strings, tuples of ints, or :class:`Shape` objects.
+    mode : {"numpy", "bidirectional", "explicit", "pdpd", "axes", "like", "none"}
+        The dialect (see the README's table).
+    axes_mapping : sequence of int, explicit mode only
+        The output axis of each data axis: sorted, unique, in range.
+    axis : int, pdpd mode only
+        Where B (the data) starts inside A (the target); -1: right-aligned.
+    broadcast_axes : sequence of int, axes (and like) mode only
+        The new output axes (nGraph); for ``like``, the initial broadcast axes.
+
+    Raises
+    ------
+    BroadcastError
+        When the shapes cannot be broadcast in that mode; the message names the
+        output axis and the two dims that clash, and what would be accepted.
+    TypeError
+        For arguments of the wrong type, or that belong to another mode.
+
+    Examples
+    --------
+    >>> import bcast
+    >>> p = bcast.plan("[512,512]", "[8,512,512,16]", "explicit", axes_mapping=[1, 2])
+    >>> p.broadcast_axes
+    (0, 3)
+    >>> bcast.plan("[N,1]", "[4,5]").constraints
+    Constraints(['N in {1, 4}'])
+    """
+    return make_plan(
+        data_shape,
+        target_shape,
+        mode,
+        axes_mapping=axes_mapping,
+        axis=axis,
+        broadcast_axes=broadcast_axes,
+    )
+
+
+def infer(
+    data_shape: ShapeLike,
+    target_shape: ShapeLike,
+    mode: str = "numpy",
+    *,
+    axes_mapping: Any = None,
+    axis: int = -1,
+    broadcast_axes: Any = None,
+) -> Shape:
+    """The output shape of broadcasting ``data_shape`` to ``target_shape`` in ``mode``.
+
+    >>> import bcast
+    >>> bcast.infer("[16,1,1]", "[1,16,50,50]")
+    Shape('[1,16,50,50]')
+    >>> bcast.infer("[3,1]", "[2,1,6]", "bidirectional")
+    Shape('[2,3,6]')
+    >>> bcast.infer("[?,3]", "[2..4,N]")
+    Shape('[2..4,3]')
+    """
+    return plan(
+        data_shape,
+        target_shape,
+        mode,
+        axes_mapping=axes_mapping,
+        axis=axis,
+        broadcast_axes=broadcast_axes,
+    ).output_shape
+
+
+_ELEMENTWISE = ("numpy", "pdpd", "none", "bidirectional")
+
+
+def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> ElementwisePlan:
+    """Plans for operands of an elementwise operation, one per operand, and their output.
+
+    ``numpy`` is multidirectional and takes any number of shapes; ``pdpd`` and ``none``
+    take two shapes (A, B), and pdpd broadcasts the second into the first.
+
+    >>> import bcast
+    >>> bcast.elementwise_plan("[2,3,4,5]", "[3,1]", mode="pdpd", axis=1).output_shape
+    Shape('[2,3,4,5]')
+    """
+    m = normalize_mode(mode, _ELEMENTWISE)
+    if m != "pdpd" and not (isinstance(axis, int) and not isinstance(axis, bool) and axis == -1):
+        raise TypeError(f"{m}: mode {m!r} takes no axis (given {axis!r}); axis belongs to mode 'pdpd'")
+    if (
+        len(shapes) == 1
+        and isinstance(shapes[0], (list, tuple))
+        and shapes[0]
+        and all(isinstance(s, (str, Shape, list, tuple)) for s in shapes[0])
+    ):
+        shapes = tuple(shapes[0])  # broadcast_shapes([s1, s2, ...]) reads as the shapes themselves
+    parsed = tuple(as_shape(s) for s in shapes)
+    given = tuple(as_given(s) for s in shapes)
+    if m in ("numpy", "bidirectional") and (m == "numpy" or len(parsed) == 2):
+        return plan_multidirectional(parsed, given)
+    if len(parsed) != 2:
+        raise TypeError(f"{m}: mode {m!r} takes exactly 2 shapes (A, B), got {len(parsed)}")
+    a, b = parsed
+    if m == "none":
+        pb = plan_none(b, a, Ctx(m, given[1], given[0]))
+        pa = plan_none(a, pb.output_shape, Ctx(m, given[0], given[1]))
+        out = pb.output_shape
+    else:
+        ax = read_axis(axis, m)
+        pb = plan_pdpd(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {ax}", data_label="B", target_label="A"))
+        out = pb.output_shape
+        pa = plan_none(a, out, Ctx(m, given[0], str(out)))
+    return ElementwisePlan(m, parsed, out, (pa, pb), pb.constraints)
+
+
+def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> Shape:
+    """The shape that elementwise operands broadcast to.
+
+    ``numpy`` (multidirectional, ONNX and NumPy) takes any number of shapes; ``pdpd``
+    and ``none`` take two (A, B).
+
+    >>> import bcast
+    >>> bcast.broadcast_shapes((1, 4, 5), (2, 3, 1, 1))
+    Shape('[2,3,4,5]')
+    >>> bcast.broadcast_shapes("[N,3]", "[4,1]")
+    Shape('[4,3]')
+    """
+    return elementwise_plan(*shapes, mode=mode, axis=axis).output_shape
+
+
+def broadcast_to(
+    x: npt.ArrayLike,
+    target_shape: ShapeLike,
+    mode: str = "numpy",
+    *,
+    axes_mapping: Any = None,
+    axis: int = -1,
+    broadcast_axes: Any = None,
+    copy: bool = False,
+) -> np.ndarray:
+    """Broadcast ``x`` to ``target_shape`` in ``mode``: a read-only view, or a copy.
+
+    >>> import bcast, numpy as np
+    >>> bcast.broadcast_to(np.array([1, 2]), (2, 3, 2), "explicit", axes_mapping=[1])
+    Traceback (most recent call last):
+    ...
+    bcast.errors.BroadcastError: explicit: cannot broadcast data (2,) to target (2, 3, 2) with axes_mapping [1]:
+    at output axis 1, the data dim 2 meets the target dim 3; accepted there: a data dim of 1 or 3.
+    >>> bcast.broadcast_to(np.array([1, 2]), (2, 3), "explicit", axes_mapping=[0])
+    array([[1, 1, 1],
+           [2, 2, 2]])
+    """
+    if not isinstance(copy, bool):
+        raise TypeError(f"copy must be True or False, got {copy!r}")
+    arr = as_array(x)
+    p = plan(arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
+    return p.materialize(arr) if copy else p(arr)
+
+
+def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_axes: Any = None) -> np.ndarray:
+    """nGraph v0 ``BroadcastLike``: ``x`` broadcast to ``like_shape`` (a read-only view).
+
+    With no initial axes, ``x`` is left-aligned: a data dim 1 under a larger like dim
+    and every like axis past the data's rank are broadcast (nGraph's designed rule).
+
+    >>> import bcast, numpy as np
+    >>> bcast.broadcast_like(np.array([1, 2, 3]), (3, 2))
+    array([[1, 1],
+           [2, 2],
+           [3, 3]])
+    """
+    arr = as_array(x)
+    initial = (
+        None if initial_broadcast_axes is None else read_axes(initial_broadcast_axes, "initial_broadcast_axes", "like")
+    )
+    return plan(arr.shape, like_shape, "like", broadcast_axes=initial)(arr)
+
+
+def expand(x: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
+    """ONNX ``Expand``: bidirectional broadcast of ``x`` with ``shape`` (a read-only view).
+
+    >>> import bcast, numpy as np
+    >>> bcast.expand(np.zeros((3, 1)), (2, 1, 6)).shape
+    (2, 3, 6)
+    """
+    arr = as_array(x)
+    return plan(arr.shape, shape, "bidirectional")(arr)
+
+
+def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
+    """Sum the gradient ``dy`` back to the shape of an operand that NumPy broadcast to it.
+
+    >>> import bcast, numpy as np
+    >>> bcast.unbroadcast(np.ones((2, 3, 4)), (3, 1)).tolist()
+    [[8.0], [8.0], [8.0]]
+    """
+    g = as_array(dy, "dy")
+    target = as_shape(shape)
+    if not target.is_static:
+        raise BroadcastError(f"unbroadcast: the operand shape {as_given(shape)} must be static")
+    return plan(target, g.shape, "numpy").backward(g)

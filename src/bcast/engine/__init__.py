@@ -1,0 +1,1 @@
+"""Execution back ends. Each reads a :class:`~bcast.Plan`; none decides a shape."""

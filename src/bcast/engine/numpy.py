@@ -1,0 +1,256 @@
+"""The NumPy engine: read-only views, checked copies and the adjoint of a :class:`Plan`.
+
+Engines never decide shapes: everything here reads the plan. A plan with unknown or
+symbolic dims is first specialised to the array's concrete shape.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..dims import Shape
+from ..errors import BroadcastError
+from ..plan import require_static
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy.typing as npt
+
+    from ..plan import Plan
+
+__all__ = ["as_array", "backward", "bind_symbols", "check_allocation", "materialize", "view"]
+
+_SCALARS = (bool, int, float, complex, str, bytes, np.generic)
+
+
+def as_array(x: object, what: str = "x") -> np.ndarray:
+    """``x`` as an ndarray without copying; a clear ``TypeError`` for what is not array-like."""
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, _SCALARS):
+        return np.asarray(x)
+    if isinstance(x, (list, tuple)) or hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
+        try:
+            return np.asarray(x)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"{what} cannot be read as an array: {e}") from None
+    raise TypeError(f"{what} must be an array (a NumPy array, a scalar, or a nested list), got {type(x).__name__}")
+
+
+def bind_symbols(plan: Plan, concrete: Shape) -> dict[str, int]:
+    """Check that ``concrete`` is a shape the plan's data admits; return its symbols' sizes."""
+    expected = plan.data_shape
+    if not concrete.is_static:
+        raise BroadcastError(f"a concrete data shape is needed to specialise a plan, got {concrete}")
+    if expected.rank is None:
+        return {}
+    if concrete.rank != expected.rank:
+        raise BroadcastError(
+            f"{plan.mode}: the plan is for data {expected} (rank {expected.rank}); it cannot take "
+            f"data of shape {concrete} (rank {concrete.rank})",
+            mode=plan.mode,
+            shapes=(str(expected), str(concrete)),
+        )
+    values: dict[str, int] = {}
+    for i, (e, c) in enumerate(zip(expected.dims, concrete.dims, strict=True)):
+        size = int(c)
+        if e.name is not None and "|" not in e.name:
+            if values.setdefault(e.name, size) != size:
+                raise BroadcastError(
+                    f"{plan.mode}: data of shape {concrete} gives the symbol {e.name} two sizes "
+                    f"({values[e.name]} and {size}, at data axis {i}); the plan is for data {expected}",
+                    mode=plan.mode,
+                    shapes=(str(expected), str(concrete)),
+                    axis=i,
+                    dims=(str(e), str(c)),
+                )
+        elif not e.may_be(size):
+            raise BroadcastError(
+                f"{plan.mode}: the plan is for data {expected}; data of shape {concrete} has "
+                f"{size} at axis {i}, where the plan admits {e}",
+                mode=plan.mode,
+                shapes=(str(expected), str(concrete)),
+                axis=i,
+                dims=(str(e), str(c)),
+            )
+    return values
+
+
+def _static_plan(plan: Plan, x: np.ndarray) -> Plan:
+    p = plan.specialize(x.shape)
+    if p is plan and Shape(x.shape) != plan.data_shape:  # pragma: no cover - specialize checks
+        raise BroadcastError(f"plan for data {plan.data_shape} got an array of shape {x.shape}")
+    return p
+
+
+def _aligned(plan: Plan, x: np.ndarray) -> np.ndarray:
+    """``x`` with its axes lined up on the output's: new axes inserted, dropped 1s removed."""
+    mapping = plan.axes_mapping
+    if mapping is None:  # pragma: no cover - a static plan always has a mapping
+        raise BroadcastError(f"{plan.mode}: the plan has no axes mapping (dynamic rank)")
+    rank = plan.output_shape.rank or 0
+    index: list[Any] = []
+    pos = 0
+    for a in mapping:
+        if a is None:
+            index.append(0)
+            continue
+        index.extend([None] * (a - pos))
+        index.append(slice(None))
+        pos = a + 1
+    index.extend([None] * (rank - pos))
+    index.append(Ellipsis)  # keeps a 0-d result an array
+    view: np.ndarray = x[tuple(index)]
+    return view
+
+
+def _check_view_size(shape: tuple[int, ...], plan: Plan) -> None:
+    n = 1
+    for d in shape:
+        n *= d
+    if n > np.iinfo(np.intp).max:
+        raise BroadcastError(
+            f"{plan.mode}: the output {Shape(shape)} has {n} elements, more than an array can index "
+            f"({np.iinfo(np.intp).max})",
+            mode=plan.mode,
+            shapes=plan.given,
+        )
+
+
+def view(plan: Plan, x: npt.ArrayLike) -> np.ndarray:
+    arr = as_array(x)
+    p = _static_plan(plan, arr)
+    shape = require_static(p, "make a view")
+    _check_view_size(shape, p)
+    result: np.ndarray = np.broadcast_to(_aligned(p, arr), shape)
+    return result
+
+
+def available_memory() -> int | None:
+    """Bytes of RAM available now (``MemAvailable``), or ``None`` when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def check_allocation(shape: tuple[int, ...], dtype: np.dtype[Any], what: str, mode: str | None = None) -> None:
+    """Refuse, before allocating, an array larger than addressable memory or available RAM."""
+    n = 1
+    for d in shape:
+        n *= d
+    nbytes = n * dtype.itemsize
+    if nbytes > sys.maxsize:
+        raise BroadcastError(
+            f"{what}: an array of shape {Shape(shape)} and dtype {dtype} needs {nbytes} bytes, "
+            f"more than this machine can address ({sys.maxsize} bytes)",
+            mode=mode,
+        )
+    avail = available_memory()
+    if avail is not None and nbytes > avail:
+        raise BroadcastError(
+            f"{what}: an array of shape {Shape(shape)} and dtype {dtype} needs {_size(nbytes)}, "
+            f"more than the {_size(avail)} of memory available; use the read-only view "
+            "(copy=False) or write into a smaller out= in pieces",
+            mode=mode,
+        )
+
+
+def _size(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if nbytes < 1024 or unit == "EiB":
+            return f"{nbytes:.0f} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024  # type: ignore[assignment]
+    return ""  # pragma: no cover
+
+
+def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+    arr = as_array(x)
+    p = _static_plan(plan, arr)
+    shape = require_static(p, "materialize")
+    if out is None:
+        check_allocation(shape, arr.dtype, f"{p.mode}: materialize", p.mode)
+        result = np.empty(shape, dtype=arr.dtype)
+    else:
+        _check_out(out, shape, arr, p)
+        result = out
+    src = np.broadcast_to(_aligned(p, arr), shape)
+    np.copyto(result, src, casting="no")
+    return result
+
+
+def _check_out(out: object, shape: tuple[int, ...], x: np.ndarray, plan: Plan) -> None:
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{plan.mode}: out must be a NumPy array, got {type(out).__name__}")
+    if out.shape != shape:
+        raise BroadcastError(
+            f"{plan.mode}: out has shape {Shape(out.shape)}, but the broadcast's output is {Shape(shape)}",
+            mode=plan.mode,
+            shapes=(str(Shape(out.shape)), str(Shape(shape))),
+        )
+    if out.dtype != x.dtype:
+        raise TypeError(
+            f"{plan.mode}: out has dtype {out.dtype}, but the data is {x.dtype}; "
+            "a broadcast does not convert (cast the data first)"
+        )
+    if not out.flags.writeable:
+        raise BroadcastError(f"{plan.mode}: out is read-only", mode=plan.mode)
+    if out.size and x.size and np.may_share_memory(out, x):
+        try:
+            overlap = bool(np.shares_memory(out, x, max_work=10**6))  # type: ignore[arg-type]
+        except np.exceptions.TooHardError:  # pragma: no cover - exotic strides
+            overlap = True
+        if overlap:
+            raise BroadcastError(
+                f"{plan.mode}: out overlaps the data; writing the broadcast into it would "
+                "overwrite the input while it is read",
+                mode=plan.mode,
+            )
+
+
+_REDUCIBLE = "iufcmO"
+
+
+def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
+    g = as_array(dy, "dy")
+    if not plan.is_static:
+        raise BroadcastError(
+            f"{plan.mode}: backward needs a plan with static shapes, got data {plan.data_shape} -> "
+            f"{plan.output_shape}; call plan.specialize(data_shape) first",
+            mode=plan.mode,
+            shapes=plan.given,
+        )
+    shape = require_static(plan, "take the adjoint")
+    if g.shape != shape:
+        raise BroadcastError(
+            f"{plan.mode}: dy has shape {Shape(g.shape)}, but the broadcast's output is {Shape(shape)}",
+            mode=plan.mode,
+            shapes=(str(Shape(g.shape)), str(Shape(shape))),
+        )
+    acc = _accumulator(g.dtype)
+    axes = plan.broadcast_axes or ()
+    summed = np.add.reduce(g, axis=axes, dtype=acc) if axes else np.array(g, dtype=acc, copy=True)
+    return np.asarray(summed, dtype=g.dtype).reshape(plan.data_shape.to_tuple())
+
+
+def _accumulator(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype to sum a gradient in: its own, widened for half-precision floats."""
+    if dtype.kind in _REDUCIBLE:
+        return np.dtype(np.float32) if dtype == np.float16 else dtype
+    if _is_ml_dtype(dtype):  # bfloat16, float8_*, int4...: sum wider, cast back after
+        return np.dtype(np.int64 if "int" in dtype.name else np.float32)
+    raise TypeError(f"backward: a gradient must be numeric; dy has dtype {dtype}, which cannot be summed")
+
+
+def _is_ml_dtype(dtype: np.dtype[Any]) -> bool:
+    return getattr(dtype.type, "__module__", "").startswith("ml_dtypes")

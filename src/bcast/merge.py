@@ -1,0 +1,112 @@
+"""The three ways two dims meet, shared by every dialect.
+
+* :func:`merge_multi`: either side may be 1 (NumPy multidirectional, bidirectional);
+  intervals follow OpenVINO's ``Dimension::broadcast_merge``.
+* :func:`merge_uni`: data into target, only the data may be 1 (NumPy one-directional,
+  explicit, pdpd).
+* :func:`merge_equal`: the two must be the same size (``none``, nGraph ``axes``).
+
+Each returns the output dim and the constraints its symbols must satisfy, or raises
+:class:`ClashError`, which a dialect turns into a :class:`~bcast.BroadcastError` that names
+the mode, the shapes and the axis.
+"""
+
+from __future__ import annotations
+
+from .constraints import Constraint, Constraints
+from .dims import Dim
+
+__all__ = ["ClashError", "Merged", "merge_equal", "merge_multi", "merge_uni"]
+
+Merged = tuple[Dim, tuple[Constraint, ...]]
+
+_NONE: tuple[Constraint, ...] = ()
+
+
+class ClashError(Exception):
+    """Two dims that cannot meet; ``accepted`` says what could have stood there."""
+
+    def __init__(self, accepted: str) -> None:
+        super().__init__(accepted)
+        self.accepted = accepted
+
+
+def _in(symbol: Dim, *allowed: Dim) -> tuple[Constraint, ...]:
+    """``symbol in allowed``, or nothing when ``allowed`` covers every size."""
+    assert symbol.name is not None
+    c = Constraint("in", (symbol.name,), tuple(sorted(set(allowed), key=lambda d: (d.lo, d.hi is None, d.hi))))
+    covered = Constraints([c]).allowed(symbol.name)
+    if covered and covered[0].lo == 0 and covered[0].hi is None:
+        return _NONE
+    return (c,)
+
+
+def _is_static_one(d: Dim) -> bool:
+    return d.is_static and d.value == 1
+
+
+def merge_multi(x: Dim, y: Dim) -> Merged:
+    """Broadcast two dims against each other (either may be 1)."""
+    if _is_static_one(x):
+        return y, _NONE
+    if _is_static_one(y):
+        return x, _NONE
+    if x.name is not None and y.name is not None:
+        if x.name == y.name:
+            return x, _NONE
+        new = Dim.symbol(x.name + "|" + y.name)
+        return new, (Constraint("broadcast", (x.name, y.name)),)
+    if x.name is not None or y.name is not None:
+        s, o = (x, y) if x.name is not None else (y, x)
+        if not o.is_static and o.may_be(1):
+            # o may be 1, so no size of s is ruled out; the result is unknown.
+            return s.hull(o), _NONE
+        return o, _in(s, Dim(1), o)
+    x1, y1 = x.may_be(1), y.may_be(1)
+    if x1 and y1:
+        return x.hull(y), _NONE
+    if x1:
+        return y, _NONE
+    if y1:
+        return x, _NONE
+    m = x.intersect(y)
+    if m is None:
+        raise ClashError(f"dims that are equal, or 1 (here: 1, {x} or {y} on either side)")
+    return m, _NONE
+
+
+def merge_uni(d: Dim, t: Dim) -> Merged:
+    """Broadcast the data dim ``d`` into the target dim ``t`` (only ``d`` may be 1)."""
+    if _is_static_one(d):
+        return t, _NONE
+    if d.name is not None and t.name is not None:
+        if d.name == t.name:
+            return t, _NONE
+        return t, (Constraint("unidirectional", (d.name, t.name)),)
+    if d.name is not None:
+        return t, _in(d, Dim(1), t)
+    if t.name is not None:
+        if d.may_be(1):
+            return t, _NONE  # d may turn out to be 1, and then any t will do
+        return (d if d.is_static else t), _in(t, d)
+    if d.may_be(1):
+        return t, _NONE
+    m = d.intersect(t)
+    if m is None:
+        raise ClashError(f"a data dim of 1 or {t}")
+    return m, _NONE
+
+
+def merge_equal(a: Dim, b: Dim) -> Merged:
+    """Two dims that must be the same size."""
+    if a.name is not None and b.name is not None:
+        if a.name == b.name:
+            return a, _NONE
+        return a, (Constraint("equal", (a.name, b.name)),)
+    if a.name is not None or b.name is not None:
+        s, o = (a, b) if a.name is not None else (b, a)
+        return (o if o.is_static else s), _in(s, o)
+    m = a.intersect(b)
+    if m is None:
+        raise ClashError(f"the same size on both sides ({b})")
+    return m, _NONE

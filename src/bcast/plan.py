@@ -1,0 +1,275 @@
+"""The canonical plan: ``broadcast_in_dim(x, output_shape, axes_mapping)``.
+
+Every dialect's front end produces a :class:`Plan`; views, copies, gradients and
+explanations are written once, here and in :mod:`bcast.engine`, against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from .constraints import Constraints
+from .dims import Shape
+from .errors import BroadcastError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["ElementwisePlan", "Plan"]
+
+
+class Plan:
+    """How data of ``data_shape`` becomes ``output_shape``.
+
+    Attributes
+    ----------
+    mode : str
+        The dialect that made the plan.
+    data_shape, target_shape, output_shape : Shape
+        The data's shape, the target as given, and the result (which a rule may
+        refine: a symbol met by a static size becomes that size).
+    axes_mapping : tuple of int or None, or None
+        For each data axis, the output axis it lands on. ``None`` for a size-1
+        data axis that the rule drops (pdpd's ignored trailing 1s); the whole
+        tuple is ``None`` when a rank is dynamic.
+    broadcast_axes : tuple of int
+        The output axes along which data is replicated: those no data axis maps
+        to, and mapped axes where a data dim 1 meets an output dim other than 1.
+    constraints : Constraints
+        What symbolic dims must satisfy for the plan to hold.
+
+    Examples
+    --------
+    >>> import bcast, numpy as np
+    >>> p = bcast.plan("[3,1]", "[2,3,4]")
+    >>> p.output_shape, p.axes_mapping, p.broadcast_axes
+    (Shape('[2,3,4]'), (1, 2), (0, 2))
+    >>> p(np.arange(3).reshape(3, 1))[1]
+    array([[0, 0, 0, 0],
+           [1, 1, 1, 1],
+           [2, 2, 2, 2]])
+    >>> p.backward(np.ones((2, 3, 4))).tolist()
+    [[8.0], [8.0], [8.0]]
+    """
+
+    __slots__ = (
+        "__dict__",
+        "_replan",
+        "attrs",
+        "axes_mapping",
+        "constraints",
+        "data_shape",
+        "given",
+        "mode",
+        "output_shape",
+        "target_shape",
+    )
+
+    def __init__(
+        self,
+        *,
+        mode: str,
+        data_shape: Shape,
+        target_shape: Shape,
+        output_shape: Shape,
+        axes_mapping: tuple[int | None, ...] | None,
+        constraints: Constraints,
+        attrs: dict[str, Any],
+        given: tuple[str, str],
+        replan: Callable[[Shape, Shape], Plan],
+    ) -> None:
+        self.mode = mode
+        self.data_shape = data_shape
+        self.target_shape = target_shape
+        self.output_shape = output_shape
+        self.axes_mapping = axes_mapping
+        self.constraints = constraints
+        self.attrs = attrs
+        self.given = given
+        self._replan = replan
+
+    # -- derived facts ------------------------------------------------------
+    @cached_property
+    def broadcast_axes(self) -> tuple[int, ...] | None:
+        """Output axes along which the data is replicated (``None``: ranks unknown)."""
+        return self._axes_where(maybe=False)
+
+    @cached_property
+    def maybe_broadcast_axes(self) -> tuple[int, ...] | None:
+        """Mapped output axes where replication depends on an unknown data dim."""
+        return self._axes_where(maybe=True)
+
+    def _axes_where(self, *, maybe: bool) -> tuple[int, ...] | None:
+        if self.axes_mapping is None or self.output_shape.rank is None:
+            return None
+        out = self.output_shape
+        mapped = {a: i for i, a in enumerate(self.axes_mapping) if a is not None}
+        axes = []
+        for k in range(out.rank or 0):
+            i = mapped.get(k)
+            if i is None:
+                if not maybe:
+                    axes.append(k)
+                continue
+            d, o = self.data_shape[i], out[k]
+            out_is_one = o.is_static and o.value == 1
+            if d.is_static:
+                if not maybe and d.value == 1 and not out_is_one:
+                    axes.append(k)
+            elif maybe and d.may_be(1) and not out_is_one:
+                axes.append(k)
+        return tuple(axes)
+
+    @property
+    def is_static(self) -> bool:
+        """True when the data and output shapes are fully known."""
+        return self.data_shape.is_static and self.output_shape.is_static
+
+    @property
+    def new_axes(self) -> tuple[int, ...] | None:
+        """Output axes that no data axis maps to."""
+        if self.axes_mapping is None or self.output_shape.rank is None:
+            return None
+        mapped = set(self.axes_mapping)
+        return tuple(k for k in range(self.output_shape.rank) if k not in mapped)
+
+    # -- specialisation ---------------------------------------------------------
+    def specialize(self, data_shape: object) -> Plan:
+        """The same broadcast for data of a concrete shape (binds the plan's symbols).
+
+        Raises ``BroadcastError`` when the shape is not one this plan admits.
+        """
+        from .engine.numpy import bind_symbols
+
+        concrete = Shape(data_shape)
+        if self.is_static and concrete == self.data_shape:
+            return self
+        values = bind_symbols(self, concrete)
+        return self._replan(concrete, self.target_shape.bind(values))
+
+    def bind(self, values: dict[str, int]) -> Plan:
+        """The same broadcast with symbols replaced by sizes, e.g. ``{"N": 8}``.
+
+        >>> import bcast
+        >>> bcast.plan("[C]", "[N,C,H,W]", "explicit", axes_mapping=[1]).bind(
+        ...     {"N": 2, "C": 3, "H": 4, "W": 5}).output_shape
+        Shape('[2,3,4,5]')
+        """
+        for name, size in values.items():
+            if not isinstance(name, str):
+                raise TypeError(f"bind: symbol names are strings, got {name!r}")
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise TypeError(f"bind: the size of {name} must be an integer, got {size!r}")
+        return self._replan(self.data_shape.bind(values), self.target_shape.bind(values))
+
+    # -- execution (NumPy engine) -------------------------------------------------
+    def __call__(self, x: npt.ArrayLike) -> np.ndarray:
+        """A zero-copy, read-only view of ``x`` broadcast to the output shape."""
+        from .engine.numpy import view
+
+        return view(self, x)
+
+    def materialize(self, x: npt.ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
+        """A new C-contiguous array holding the broadcast, or the broadcast written into ``out``."""
+        from .engine.numpy import materialize
+
+        return materialize(self, x, out)
+
+    def backward(self, dy: npt.ArrayLike) -> np.ndarray:
+        """The adjoint: ``dy`` summed over the broadcast axes, reshaped to the data's shape."""
+        from .engine.numpy import backward
+
+        return backward(self, dy)
+
+    def explain(self) -> str:
+        """The aligned axes side by side, and what is replicated where."""
+        from .explain import explain_plan
+
+        return explain_plan(self)
+
+    # -- presentation ---------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "data_shape": str(self.data_shape),
+            "target_shape": str(self.target_shape),
+            "output_shape": str(self.output_shape),
+            "axes_mapping": None if self.axes_mapping is None else list(self.axes_mapping),
+            "broadcast_axes": None if self.broadcast_axes is None else list(self.broadcast_axes),
+            "constraints": self.constraints.to_list(),
+            "attrs": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.attrs.items()},
+        }
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={list(v) if isinstance(v, tuple) else v!r}" for k, v in self.attrs.items())
+        return (
+            f"Plan(mode={self.mode!r}, data={self.data_shape}, target={self.target_shape}{extra} "
+            f"-> output={self.output_shape}, axes_mapping={self.axes_mapping}, "
+            f"broadcast_axes={self.broadcast_axes})"
+        )
+
+    def __str__(self) -> str:
+        return self.explain()
+
+
+class ElementwisePlan:
+    """Several operands broadcast to one output: one :class:`Plan` per operand.
+
+    >>> import bcast
+    >>> ep = bcast.elementwise_plan("[1,4,5]", "[2,3,1,1]")
+    >>> ep.output_shape, [p.broadcast_axes for p in ep.operands]
+    (Shape('[2,3,4,5]'), [(0, 1), (2, 3)])
+    """
+
+    __slots__ = ("constraints", "mode", "operands", "output_shape", "shapes")
+
+    def __init__(
+        self,
+        mode: str,
+        shapes: tuple[Shape, ...],
+        output_shape: Shape,
+        operands: tuple[Plan, ...],
+        constraints: Constraints,
+    ) -> None:
+        self.mode = mode
+        self.shapes = shapes
+        self.output_shape = output_shape
+        self.operands = operands
+        self.constraints = constraints
+
+    def explain(self) -> str:
+        from .explain import explain_elementwise
+
+        return explain_elementwise(self)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(str(s) for s in self.shapes)
+        return f"ElementwisePlan(mode={self.mode!r}, shapes=[{shapes}] -> output={self.output_shape})"
+
+    def __str__(self) -> str:
+        return self.explain()
+
+
+def require_static(plan: Plan, what: str) -> tuple[int, ...]:
+    """The output shape as ints, or an error saying which output dim is unknown."""
+    out = plan.output_shape
+    if out.rank is None:
+        raise BroadcastError(
+            f"{plan.mode}: cannot {what}: the output shape {out} has a dynamic rank",
+            mode=plan.mode,
+            shapes=plan.given,
+        )
+    for k, d in enumerate(out):
+        if not d.is_static:
+            raise BroadcastError(
+                f"{plan.mode}: cannot {what}: output axis {k} is {d}, not a known size "
+                f"(output {out}); give a static target or bind its symbols",
+                mode=plan.mode,
+                shapes=plan.given,
+                axis=k,
+                dims=(str(d),),
+            )
+    return out.to_tuple()

@@ -1,0 +1,109 @@
+"""Dialect front ends: each turns (shapes, attributes) into the canonical :class:`~bcast.Plan`.
+
+:func:`make_plan` checks the mode and which arguments it takes, then dispatches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dims import ShapeLike, as_shape
+from ..errors import BroadcastError, as_given
+from ..plan import Plan
+from ._common import Ctx, read_axes
+from .axes import plan_axes, plan_like
+from .bidirectional import plan_bidirectional
+from .explicit import plan_explicit
+from .none import plan_none
+from .numpy import plan_multidirectional, plan_numpy
+from .pdpd import plan_pdpd, read_axis
+
+__all__ = [
+    "MODES",
+    "make_plan",
+    "normalize_mode",
+    "plan_axes",
+    "plan_bidirectional",
+    "plan_explicit",
+    "plan_like",
+    "plan_multidirectional",
+    "plan_none",
+    "plan_numpy",
+    "plan_pdpd",
+]
+
+#: Each mode and the extra argument it takes (``None``: none).
+MODES: dict[str, str | None] = {
+    "numpy": None,
+    "bidirectional": None,
+    "explicit": "axes_mapping",
+    "pdpd": "axis",
+    "axes": "broadcast_axes",
+    "like": "broadcast_axes",
+    "none": None,
+}
+
+
+def normalize_mode(mode: object, allowed: tuple[str, ...] = tuple(MODES)) -> str:
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a string, one of {', '.join(repr(m) for m in allowed)}; got {mode!r}")
+    m = mode.strip().lower()
+    if m not in allowed:
+        raise BroadcastError(f"unknown mode {mode!r}; accepted: {', '.join(repr(x) for x in allowed)}")
+    return m
+
+
+def make_plan(
+    data_shape: ShapeLike,
+    target_shape: ShapeLike,
+    mode: str = "numpy",
+    *,
+    axes_mapping: Any = None,
+    axis: Any = -1,
+    broadcast_axes: Any = None,
+) -> Plan:
+    m = normalize_mode(mode)
+    given = {"axes_mapping": axes_mapping, "axis": axis, "broadcast_axes": broadcast_axes}
+    defaults = {"axes_mapping": None, "axis": -1, "broadcast_axes": None}
+    takes = MODES[m]
+    for name, value in given.items():
+        if name == takes:
+            continue
+        unused = (
+            value is None
+            if name != "axis"
+            else (isinstance(value, int) and not isinstance(value, bool) and value == -1)
+        )
+        if not unused:
+            owners = [k for k, v in MODES.items() if v == name]
+            raise TypeError(
+                f"{m}: mode {m!r} takes no {name} (given {as_given(value)}); "
+                f"{name} belongs to mode{'s' if len(owners) > 1 else ''} {' and '.join(repr(o) for o in owners)}"
+                + ("" if defaults[name] is None else f" (default {defaults[name]})")
+            )
+    data, target = as_shape(data_shape), as_shape(target_shape)
+    ctx = Ctx(m, as_given(data_shape), as_given(target_shape))
+    if m == "numpy":
+        return plan_numpy(data, target, ctx)
+    if m == "bidirectional":
+        return plan_bidirectional(data, target, ctx)
+    if m == "none":
+        return plan_none(data, target, ctx)
+    if m == "explicit":
+        axes = read_axes(axes_mapping, "axes_mapping", m)
+        return plan_explicit(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"axes_mapping {list(axes)}"))
+    if m == "pdpd":
+        ax = read_axis(axis, m)
+        return plan_pdpd(
+            data,
+            target,
+            ax,
+            Ctx(m, ctx.data, ctx.target, extra=f"axis {ax}", data_label="B", target_label="A"),
+        )
+    if m == "axes":
+        axes = read_axes(broadcast_axes, "broadcast_axes", m)
+        return plan_axes(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"broadcast_axes {list(axes)}"))
+    # like
+    initial = None if broadcast_axes is None else read_axes(broadcast_axes, "initial_broadcast_axes", m)
+    extra = f"initial_broadcast_axes {list(initial)}" if initial else ""
+    return plan_like(data, target, initial, Ctx(m, ctx.data, ctx.target, extra=extra, target_label="like"))

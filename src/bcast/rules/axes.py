@@ -1,0 +1,95 @@
+"""nGraph v0 ``Broadcast(arg, shape, broadcast_axes)`` and ``BroadcastLike``.
+
+``broadcast_axes`` are the output axes that are *new*; the data must equal the output
+with those axes removed, exactly: no 1 is ever stretched. ``BroadcastLike`` derives the
+axes from a "like" shape by nGraph's designed rule (reference/ngraph-paddle.md section 2).
+"""
+
+from __future__ import annotations
+
+from ..constraints import Constraint
+from ..dims import Shape, Tri
+from ..merge import merge_equal
+from ..plan import Plan
+from ._common import Ctx, check_axes
+
+__all__ = ["like_axes", "plan_axes", "plan_like"]
+
+
+def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, hint: str = "") -> Plan:
+    def replan(d: Shape, t: Shape) -> Plan:
+        return plan_axes(d, t, axes, ctx, hint)
+
+    attrs = {"broadcast_axes": axes}
+    check_axes(axes, "broadcast_axes", target.rank, ctx, want="the output")
+    if target.rank is None or data.rank is None:
+        return ctx.plan(data, target, target, None, (), replan, attrs)
+    keep = tuple(k for k in range(target.rank) if k not in axes)
+    required = Shape._of(target[k] for k in keep)
+    if data.rank != len(keep):
+        raise ctx.error(
+            f"the data has rank {data.rank}, but the target without broadcast_axes "
+            f"{list(axes)} is {required}, of rank {len(keep)}{hint}",
+            accepted=f"data of shape {required}",
+        )
+    out = list(target.dims)
+    cons: list[Constraint] = []
+    for i, k in enumerate(keep):
+        out[k], c = ctx.meet(
+            merge_equal,
+            data[i],
+            target[k],
+            k,
+            hint=f"; data of shape {required} (mode 'axes' never stretches a 1){hint}",
+        )
+        cons.extend(c)
+    return ctx.plan(data, target, Shape._of(out), keep, cons, replan, attrs)
+
+
+def like_axes(data: Shape, like: Shape, ctx: Ctx) -> tuple[int, ...]:
+    """BroadcastLike's axes when none are given: a data dim 1 under a like dim > 1, and
+    every like axis past the data's rank (the data is left-aligned)."""
+    if data.rank is None or like.rank is None:
+        raise ctx.error(
+            "the broadcast axes cannot be derived from a shape of dynamic rank",
+            accepted="initial_broadcast_axes given explicitly, or shapes of known rank",
+        )
+    axes = []
+    for i in range(like.rank):
+        if i >= data.rank:
+            axes.append(i)
+            continue
+        d, t = data[i], like[i]
+        if not (d.is_static and d.value == 1):
+            continue
+        above_one = Tri.YES if t.lo > 1 else (Tri.NO if t.hi is not None and t.hi <= 1 else Tri.MAYBE)
+        if above_one is Tri.MAYBE:
+            raise ctx.error(
+                f"at axis {i} the data dim 1 meets the like dim {t}, which may or may not be "
+                "larger than 1, so BroadcastLike's rule cannot decide whether the axis is broadcast",
+                axis=i,
+                dims=(d, t),
+                accepted="a static like dim there, or initial_broadcast_axes given explicitly",
+            )
+        if above_one is Tri.YES:
+            axes.append(i)
+    return tuple(axes)
+
+
+def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: Ctx) -> Plan:
+    def replan(d: Shape, t: Shape) -> Plan:
+        return plan_like(d, t, initial, ctx)
+
+    if initial:
+        return plan_axes(data, like, initial, ctx)
+    axes = like_axes(data, like, ctx)
+    stretched = [i for i in axes if data.rank is not None and i < data.rank]
+    hint = ""
+    if stretched:
+        hint = (
+            f" (BroadcastLike's rule adds axis {stretched[0]}, where a data dim 1 meets a larger "
+            "like dim, but keeps the data's 1, so the ranks cannot agree; mode 'numpy' stretches 1s)"
+        )
+    p = plan_axes(data, like, axes, ctx, hint)
+    p._replan = replan
+    return p

@@ -1,0 +1,40 @@
+"""Explicit broadcasting: data axis ``i`` lands on output axis ``axes_mapping[i]``.
+
+Broadcast-1/-3 ``explicit`` mode. The spec's requirements, all checked: one entry per
+data axis, sorted (no transposes), unique, within the target's rank, and at each
+mapped axis the data dim is 1 or the target's dim.
+"""
+
+from __future__ import annotations
+
+from ..constraints import Constraint
+from ..dims import Shape
+from ..merge import merge_uni
+from ..plan import Plan
+from ._common import Ctx, check_axes
+
+__all__ = ["plan_explicit"]
+
+
+def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Plan:
+    def replan(d: Shape, t: Shape) -> Plan:
+        return plan_explicit(d, t, axes, ctx)
+
+    attrs = {"axes_mapping": axes}
+    check_axes(axes, "axes_mapping", target.rank, ctx, want="the target")
+    if data.rank is not None and len(axes) != data.rank:
+        raise ctx.error(
+            f"axes_mapping {list(axes)} has {len(axes)} entr{'y' if len(axes) == 1 else 'ies'} "
+            f"but the data has rank {data.rank}",
+            accepted=f"one output axis per data axis: {data.rank} increasing axes"
+            + (f" in 0..{target.rank - 1}" if target.rank else ""),
+        )
+    if target.rank is None or data.rank is None:
+        out = Shape.dynamic_rank() if target.rank is None else target
+        return ctx.plan(data, target, out, None, (), replan, attrs)
+    dims = list(target.dims)
+    cons: list[Constraint] = []
+    for i, a in enumerate(axes):
+        dims[a], c = ctx.meet(merge_uni, data[i], target[a], a)
+        cons.extend(c)
+    return ctx.plan(data, target, Shape._of(dims), axes, cons, replan, attrs)

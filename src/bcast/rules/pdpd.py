@@ -1,0 +1,80 @@
+"""PDPD broadcasting as OpenVINO's broadcast-rules text defines it: B placed into A at ``axis``.
+
+The text's rules, each checked here:
+
+1. rank(B) <= rank(A);
+2. B (its trailing 1s ignored) is a continuous run of A's axes, starting at ``axis``;
+3. only B is broadcast: each of B's dims is 1 or A's dim there;
+4. ``axis = -1`` means ``rank(A) - rank(B)``, with B's rank counted before its
+   trailing 1s are dropped; no other negative axis is allowed.
+
+Real systems differ (OpenVINO's Broadcast op stretches both ways, Paddle lets X be
+the smaller operand): those are profiles, not this rule.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from ..constraints import Constraint
+from ..dims import Shape
+from ..merge import merge_uni
+from ..plan import Plan
+from ._common import Ctx
+
+__all__ = ["plan_pdpd", "read_axis"]
+
+
+def read_axis(axis: object, mode: str) -> int:
+    if isinstance(axis, (bool, float)) or axis is None or isinstance(axis, str):
+        raise TypeError(f"{mode}: axis must be an integer, got {axis!r}")
+    try:
+        return operator.index(axis)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{mode}: axis must be an integer, got {type(axis).__name__} {axis!r}") from None
+
+
+def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
+    """Broadcast B (the data) into A (the target) starting at ``axis``."""
+
+    def replan(d: Shape, t: Shape) -> Plan:
+        return plan_pdpd(d, t, axis, ctx)
+
+    attrs: dict[str, object] = {"axis": axis}
+    if axis < -1:
+        raise ctx.error(
+            f"axis {axis} is negative",
+            accepted="axis -1 (B right-aligned with A) or a start axis >= 0",
+        )
+    if a.rank is None:
+        return ctx.plan(b, a, a, None, (), replan, attrs)
+    if b.rank is None:
+        return ctx.plan(b, a, a, None, (), replan, attrs)
+    ra, rb = a.rank, b.rank
+    if rb > ra:
+        raise ctx.error(
+            f"B has rank {rb}, more than A's rank {ra}",
+            accepted=f"B of rank at most {ra}: pdpd only broadcasts B into A",
+        )
+    start = ra - rb if axis == -1 else axis
+    kept = rb
+    while kept > 0 and b[kept - 1].is_static and b[kept - 1].value == 1:
+        kept -= 1
+    attrs["start"] = start
+    if start + kept > ra:
+        trimmed = f" (its trailing 1s ignored: {b[:kept]})" if kept < rb else ""
+        raise ctx.error(
+            f"B{trimmed} placed at axis {start} runs past A's last axis {ra - 1}",
+            axis=ra,
+            accepted=f"an axis from 0 to {ra - kept}",
+        )
+    cons: list[Constraint] = []
+    out = list(a.dims)
+    for i in range(kept):
+        out[start + i], c = ctx.meet(merge_uni, b[i], a[start + i], start + i, hint=" (pdpd broadcasts B into A only)")
+        cons.extend(c)
+    if start + rb <= ra:
+        mapping: tuple[int | None, ...] = tuple(range(start, start + rb))
+    else:  # the ignored trailing 1s have no axis of A left to sit on: they are dropped
+        mapping = tuple(range(start, start + kept)) + (None,) * (rb - kept)
+    return ctx.plan(b, a, Shape._of(out), mapping, cons, replan, attrs)
