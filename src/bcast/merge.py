@@ -71,7 +71,7 @@ def merge_multi(x: Dim, y: Dim) -> Merged:
         return x, _NONE
     m = x.intersect(y)
     if m is None:
-        raise ClashError(f"dims that are equal, or 1 (here: 1, {x} or {y} on either side)")
+        raise ClashError("dims that are equal, or a 1 on either side")
     return m, _NONE
 
 

@@ -1,0 +1,66 @@
+"""The command line, and the promise that importing bcast imports no optional backend."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bcast.cli import main
+
+OPTIONAL = ["openvino", "onnx", "onnxruntime", "torch", "jax", "cupy", "dask", "ml_dtypes", "rich", "array_api_compat"]
+
+
+def test_import_bcast_imports_no_optional_backend() -> None:
+    code = (
+        "import sys, bcast, numpy as np\n"
+        "bcast.broadcast_to(np.zeros((3, 1)), (2, 3, 4), copy=True)\n"
+        "bcast.plan('[N,1]', '[4,5]').explain()\n"
+        f"print([m for m in {OPTIONAL!r} if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_infer_prints_shape_and_constraints(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["infer", "[N,1]", "[4,5]", "--mode", "numpy"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["[4,5]", "N in {1, 4}"]
+
+
+def test_infer_elementwise(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["infer", "[1,4,5]", "[2,3,1,1]", "[5]"]) == 0
+    assert capsys.readouterr().out.strip() == "[2,3,4,5]"
+
+
+def test_explain_explicit(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "[512,512]", "[8,512,512,16]", "--mode", "explicit", "--axes-mapping", "1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "output axis 0 (8) is new" in out and "output axis 3 (16) is new" in out
+
+
+def test_error_exit_code_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["infer", "[3]", "[2]"]) == 1
+    assert "output axis 0" in capsys.readouterr().err
+    assert main(["infer", "[3,1]", "[2,4]", "--mode", "numpy", "--json"]) == 1
+    err = json.loads(capsys.readouterr().out)["error"]
+    assert err["axis"] == 0 and err["dims"] == ["3", "2"] and err["mode"] == "numpy"
+
+
+def test_json_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["infer", "[3]", "[2,3]", "--mode", "axes", "--broadcast-axes", "0", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["output_shape"] == "[2,3]" and d["axes_mapping"] == [1] and d["broadcast_axes"] == [0]
+
+
+def test_module_entry_point_runs_the_tour() -> None:
+    out = subprocess.run([sys.executable, "-m", "bcast", "tour", "--brief"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "examples agree with their specification text" in out.stdout
+
+
+def test_help_shows_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "bcast infer" in capsys.readouterr().out
