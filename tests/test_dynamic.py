@@ -129,7 +129,7 @@ def test_one_directional_intervals() -> None:
     assert bcast.infer("[2..3]", "[3]") == (3,)
     assert bcast.infer("[0..5]", "[7]") == (7,)  # the data may be 1
     assert bcast.infer("[4]", "[?]") == (4,)  # a data dim that is not 1 fixes the output
-    with pytest.raises(BroadcastError, match="data dim 4..5 meets the target dim 3"):
+    with pytest.raises(BroadcastError, match=r"data dim 4\.\.5 meets the target dim 3"):
         bcast.infer("[4..5]", "[3]")
 
 

@@ -84,7 +84,7 @@ def test_multidirectional_examples_with_a_zero_dim(ex: Example) -> None:
     pa, pb = _padded(tuple(a), r), _padded(tuple(b), r)
     for k in range(r):
         if pa[k] == 1 and pb[k] > 1:
-            zb = pb[:k] + (0,) + pb[k + 1 :]
+            zb = (*pb[:k], 0, *pb[k + 1 :])
             got = bcast.broadcast_shapes(pa, zb)
             assert got == np.broadcast_shapes(pa, zb)
             assert got[k] == 0

@@ -218,7 +218,7 @@ def _check_out(out: object, shape: tuple[int, ...], x: np.ndarray, plan: Plan) -
             )
 
 
-_REDUCIBLE = "iufcmO"
+_REDUCIBLE = "biufcmO"
 
 
 def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
@@ -244,12 +244,14 @@ def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
 
 
 def _accumulator(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    """The dtype to sum a gradient in: its own, widened for half-precision floats."""
+    """The dtype to sum a gradient in: its own (bool: logical or), widened for half-precision floats."""
     if dtype.kind in _REDUCIBLE:
         return np.dtype(np.float32) if dtype == np.float16 else dtype
     if _is_ml_dtype(dtype):  # bfloat16, float8_*, int4...: sum wider, cast back after
         return np.dtype(np.int64 if "int" in dtype.name else np.float32)
-    raise TypeError(f"backward: a gradient must be numeric; dy has dtype {dtype}, which cannot be summed")
+    raise TypeError(
+        f"backward: a gradient must be numeric (bool sums as logical or); dy has dtype {dtype}, which cannot be summed"
+    )
 
 
 def _is_ml_dtype(dtype: np.dtype[Any]) -> bool:
