@@ -40,7 +40,7 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, hint:
             data[i],
             target[k],
             k,
-            hint=f"; data of shape {required} (mode 'axes' never stretches a 1){hint}",
+            hint=f"; data of shape {required} (mode {ctx.mode!r} never stretches a 1){hint}",
         )
         cons.extend(c)
     return ctx.plan(data, target, Shape._of(out), keep, cons, replan, attrs)
