@@ -239,7 +239,9 @@ def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
         )
     acc = _accumulator(g.dtype)
     axes = plan.broadcast_axes or ()
-    summed = np.add.reduce(g, axis=axes, dtype=acc) if axes else np.array(g, dtype=acc, copy=True)
+    # timedelta: NumPy's reduce keeps the unit only when no dtype is forced on it
+    red = None if g.dtype.kind == "m" else acc
+    summed = np.add.reduce(g, axis=axes, dtype=red) if axes else np.array(g, dtype=acc, copy=True)
     return np.asarray(summed, dtype=g.dtype).reshape(plan.data_shape.to_tuple())
 
 
