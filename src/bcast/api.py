@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .dims import Shape, ShapeLike, as_shape
+from .dims import Shape, ShapeLike
 from .engine.numpy import as_array
 from .errors import BroadcastError, as_given
 from .plan import ElementwisePlan, Plan
 from .rules import make_plan, normalize_mode, plan_multidirectional, plan_pdpd
-from .rules._common import Ctx, read_axes
+from .rules._common import Ctx, read_axes, read_shape
 from .rules.none import plan_none
 from .rules.pdpd import read_axis
 
@@ -132,8 +132,8 @@ def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
         and all(isinstance(s, (str, Shape, list, tuple)) for s in shapes[0])
     ):
         shapes = tuple(shapes[0])  # broadcast_shapes([s1, s2, ...]) reads as the shapes themselves
-    parsed = tuple(as_shape(s) for s in shapes)
     given = tuple(as_given(s) for s in shapes)
+    parsed = tuple(read_shape(s, m, given) for s in shapes)
     if m in ("numpy", "bidirectional") and (m == "numpy" or len(parsed) == 2):
         return plan_multidirectional(parsed, given)
     if len(parsed) != 2:
@@ -233,7 +233,12 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
     [[8.0], [8.0], [8.0]]
     """
     g = as_array(dy, "dy")
-    target = as_shape(shape)
-    if not target.is_static:
-        raise BroadcastError(f"unbroadcast: the operand shape {as_given(shape)} must be static")
-    return plan(target, g.shape, "numpy").backward(g)
+    p = plan(shape, g.shape, "numpy")
+    if not p.data_shape.is_static:
+        raise BroadcastError(
+            f"numpy: unbroadcast: the operand shape {as_given(shape)} must be static to sum a gradient into it",
+            mode="numpy",
+            shapes=p.given,
+            accepted="a shape of known sizes",
+        )
+    return p.backward(g)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import operator
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union, overload
 
 from .errors import BroadcastError, as_given
@@ -60,14 +60,22 @@ class Tri(enum.Enum):
         return Tri(2 - self.value)
 
 
-def _check_int(value: int, where: str) -> int:
+_ACCEPT_SIZE = "a size >= 0 (or -1 / '?' for a dynamic dim)"
+_ACCEPT_MAX = f"a size of at most {MAX_DIM} (2**63 - 1)"
+_ACCEPT_DIM = "a size (3), '?' or -1 (dynamic), an interval (2..5, 4.., ..8) or a symbol (N)"
+
+
+def _check_int(value: int, where: str | Callable[[], str]) -> int:
+    """``value`` if it is a valid size; ``where`` (text, or a function making it) names the place."""
+    if 0 <= value <= MAX_DIM:
+        return value
+    place = where() if callable(where) else where
     if value < 0:
-        raise BroadcastError(f"{where}: dim {value} is negative; a dim is a size >= 0 (or -1 / '?' for a dynamic dim)")
-    if value > MAX_DIM:
-        raise BroadcastError(
-            f"{where}: dim {value} is larger than the largest size a shape can hold ({MAX_DIM}, 2**63 - 1)"
-        )
-    return value
+        raise BroadcastError(f"{place}: dim {value} is negative; a dim is {_ACCEPT_SIZE}", accepted=_ACCEPT_SIZE)
+    raise BroadcastError(
+        f"{place}: dim {value} is larger than the largest size a shape can hold ({MAX_DIM}, 2**63 - 1)",
+        accepted=_ACCEPT_MAX,
+    )
 
 
 class Dim:
@@ -116,7 +124,10 @@ class Dim:
         lo_i = _check_int(operator.index(lo), "Dim.interval")
         hi_i = None if hi is None else _check_int(operator.index(hi), "Dim.interval")
         if hi_i is not None and hi_i < lo_i:
-            raise BroadcastError(f"Dim.interval: empty interval {lo_i}..{hi_i} (lower bound above upper)")
+            raise BroadcastError(
+                f"Dim.interval: empty interval {lo_i}..{hi_i} (lower bound above upper)",
+                accepted="an interval lo..hi with lo <= hi",
+            )
         return _make_var(lo_i, hi_i, None)
 
     @staticmethod
@@ -125,7 +136,8 @@ class Dim:
         if not isinstance(name, str):
             raise TypeError(f"Dim.symbol: a symbol name is a string, got {name!r}")
         if not _SYMBOL_RE.match(name):
-            raise BroadcastError(f"Dim.symbol: {name!r} is not a valid symbol name (letters, digits, _)")
+            accepted = "a name of letters, digits and _ that does not start with a digit"
+            raise BroadcastError(f"Dim.symbol: {name!r} is not a valid symbol name: {accepted}", accepted=accepted)
         atoms = sorted(set(name.split("|")))
         return _VarDim._new(0, None, "|".join(atoms))
 
@@ -329,26 +341,33 @@ def _is_integer(value: object) -> bool:
     return True
 
 
+def _parse_int(text: str, where: Callable[[], str]) -> int:
+    digits = text.lstrip("+-").lstrip("0")
+    if len(digits) > len(str(MAX_DIM)):  # int() of thousands of digits is slow, then refused
+        return _check_int(-1 if text.startswith("-") else MAX_DIM + 1, where)
+    return _check_int(int(text), where)
+
+
 def _parse_dim(token: str, where: str) -> Dim:
     t = token.strip()
     if t in ("?", "-1"):
         return _DYNAMIC
     if re.fullmatch(_INT, t):
-        return Dim.static(_check_int(int(t), f"dim {t!r} in {where!r}"))
+        return Dim.static(_parse_int(t, lambda: f"dim {t!r} in {where!r}"))
     m = _INTERVAL_RE.match(t)
     if m:
         lo_s, hi_s = m.groups()
-        lo = 0 if lo_s is None else _check_int(int(lo_s), f"interval {t!r} in {where!r}")
-        hi = None if hi_s is None else _check_int(int(hi_s), f"interval {t!r} in {where!r}")
+        lo = 0 if lo_s is None else _parse_int(lo_s, lambda: f"interval {t!r} in {where!r}")
+        hi = None if hi_s is None else _parse_int(hi_s, lambda: f"interval {t!r} in {where!r}")
         if hi is not None and hi < lo:
-            raise BroadcastError(f"interval {t!r} in {where!r} is empty: its lower bound is above its upper bound")
+            raise BroadcastError(
+                f"interval {t!r} in {where!r} is empty: its lower bound is above its upper bound",
+                accepted="an interval lo..hi with lo <= hi",
+            )
         return _make_var(lo, hi, None)
     if _SYMBOL_RE.match(t):
         return Dim.symbol(t)
-    raise BroadcastError(
-        f"cannot read the dim {t!r} in {where!r}: expected a size (3), '?' or -1 (dynamic), "
-        "an interval (2..5, 4.., ..8) or a symbol (N)"
-    )
+    raise BroadcastError(f"cannot read the dim {t!r} in {where!r}: expected {_ACCEPT_DIM}", accepted=_ACCEPT_DIM)
 
 
 def _coerce_dim(value: object, where: str) -> Dim:
@@ -401,10 +420,16 @@ class Shape(Sequence[Dim]):
     def __init__(self, dims: ShapeLike = ()) -> None:
         if isinstance(dims, Shape):
             self._dims = dims._dims
-        elif isinstance(dims, str):
-            self._dims = _parse_shape(dims)._dims
-        else:
-            self._dims = _dims_from_sequence(dims, as_given(dims))
+            return
+        try:
+            if isinstance(dims, str):
+                self._dims = _parse_shape(dims)._dims
+            else:
+                self._dims = _dims_from_sequence(dims, as_given(dims))
+        except BroadcastError as e:
+            if not e.shapes:  # name the shape as the user gave it
+                e.shapes = (as_given(dims),)
+            raise
 
     @classmethod
     def parse(cls, text: str) -> Shape:
@@ -414,7 +439,7 @@ class Shape(Sequence[Dim]):
         """
         if not isinstance(text, str):
             raise TypeError(f"Shape.parse: expected a string, got {type(text).__name__}")
-        return _parse_shape(text)
+        return Shape(text)
 
     @classmethod
     def dynamic_rank(cls) -> Shape:
@@ -548,7 +573,7 @@ def _parse_shape(text: str) -> Shape:
     if (t.startswith("[") and t.endswith("]")) or (t.startswith("(") and t.endswith(")")):
         t = t[1:-1].strip()
     elif t.startswith(("[", "(")) or t.endswith(("]", ")")):
-        raise BroadcastError(f"cannot read the shape {text!r}: unbalanced brackets")
+        raise BroadcastError(f"cannot read the shape {text!r}: unbalanced brackets", accepted="[2,3], (2,3) or 2,3")
     if t == "...":
         return Shape.dynamic_rank()
     if t == "":
@@ -559,17 +584,18 @@ def _parse_shape(text: str) -> Shape:
     dims = []
     for i, p in enumerate(parts):
         if p.strip() == "":
-            raise BroadcastError(f"cannot read the shape {text!r}: dim {i} is empty")
+            raise BroadcastError(f"cannot read the shape {text!r}: dim {i} is empty", accepted=_ACCEPT_DIM)
         if p.strip() == "...":
             raise BroadcastError(
-                f"cannot read the shape {text!r}: '...' stands for a whole shape of dynamic rank, write '[...]' alone"
+                f"cannot read the shape {text!r}: '...' stands for a whole shape of dynamic rank, write '[...]' alone",
+                accepted="[...] alone, or a list of dims",
             )
         dims.append(_parse_dim(p, text))
     return Shape._of(dims)
 
 
 def _dims_from_sequence(value: object, given: str) -> tuple[Dim, ...]:
-    if isinstance(value, (bool, float)) or value is None:
+    if isinstance(value, (bool, float, bytes, bytearray, memoryview)) or value is None:
         raise TypeError(
             f"a shape must be a Shape, a string such as '[2,3]', or a sequence of integers; "
             f"got {type(value).__name__} {value!r}"

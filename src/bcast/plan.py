@@ -6,16 +6,18 @@ explanations are written once, here and in :mod:`bcast.engine`, against it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .constraints import Constraints
-from .dims import Shape
+from .dims import MAX_DIM, Shape
 from .errors import BroadcastError
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
     import numpy.typing as npt
 
 __all__ = ["ElementwisePlan", "Plan"]
@@ -143,8 +145,9 @@ class Plan:
         Raises ``BroadcastError`` when the shape is not one this plan admits.
         """
         from .engine.numpy import bind_symbols
+        from .rules._common import read_shape
 
-        concrete = Shape(data_shape)
+        concrete = read_shape(data_shape, self.mode, self.given)
         if self.is_static and concrete == self.data_shape:
             return self
         values = bind_symbols(self, concrete)
@@ -158,11 +161,27 @@ class Plan:
         ...     {"N": 2, "C": 3, "H": 4, "W": 5}).output_shape
         Shape('[2,3,4,5]')
         """
+        if not isinstance(values, Mapping):
+            raise TypeError(f"{self.mode}: bind takes a dict (mapping) of symbol names to sizes, got {values!r}")
+        sizes: dict[str, int] = {}
         for name, size in values.items():
             if not isinstance(name, str):
-                raise TypeError(f"bind: symbol names are strings, got {name!r}")
-            if isinstance(size, bool) or not isinstance(size, int):
-                raise TypeError(f"bind: the size of {name} must be an integer, got {size!r}")
+                raise TypeError(f"{self.mode}: bind: symbol names are strings, got {name!r}")
+            if isinstance(size, (bool, np.bool_)) or not hasattr(size, "__index__"):
+                raise TypeError(f"{self.mode}: bind: the size of {name} must be an integer, got {size!r}")
+            k = operator.index(size)
+            if not 0 <= k <= MAX_DIM:
+                what = "negative" if k < 0 else f"larger than {MAX_DIM} (2**63 - 1)"
+                accepted = "a size >= 0" if k < 0 else f"a size of at most {MAX_DIM} (2**63 - 1)"
+                raise BroadcastError(
+                    f"{self.mode}: bind: the size {k} given to {name} is {what}; accepted: {accepted}",
+                    mode=self.mode,
+                    shapes=self.given,
+                    dims=(name,),
+                    accepted=accepted,
+                )
+            sizes[name] = k
+        values = sizes
         return self._replan(self.data_shape.bind(values), self.target_shape.bind(values))
 
     # -- execution (NumPy engine) -------------------------------------------------

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dims import Shape
-from ..errors import BroadcastError
+from ..errors import BroadcastError, as_given
 from ..plan import require_static
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +44,12 @@ def bind_symbols(plan: Plan, concrete: Shape) -> dict[str, int]:
     """Check that ``concrete`` is a shape the plan's data admits; return its symbols' sizes."""
     expected = plan.data_shape
     if not concrete.is_static:
-        raise BroadcastError(f"a concrete data shape is needed to specialise a plan, got {concrete}")
+        raise BroadcastError(
+            f"{plan.mode}: a concrete data shape is needed to specialise the plan for data {expected}, got {concrete}",
+            mode=plan.mode,
+            shapes=(str(expected), str(concrete)),
+            accepted="a shape of known sizes, e.g. the array's .shape",
+        )
     if expected.rank is None:
         return {}
     if concrete.rank != expected.rank:
@@ -107,16 +112,30 @@ def _aligned(plan: Plan, x: np.ndarray) -> np.ndarray:
     return view
 
 
-def _check_view_size(shape: tuple[int, ...], plan: Plan) -> None:
-    n = 1
+def _span(shape: tuple[int, ...], itemsize: int) -> int:
+    """Bytes NumPy must be able to address for an array of this shape (it ignores 0 dims here)."""
+    n = max(itemsize, 1)
     for d in shape:
-        n *= d
-    if n > np.iinfo(np.intp).max:
+        n *= max(d, 1)
+    return n
+
+
+def _call(mode: str | None, given: tuple[str, ...], what: str) -> str:
+    head = f"{mode}: " if mode else ""
+    if len(given) == 2:
+        return f"{head}cannot {what} data {given[0]} to target {given[1]}"
+    return f"{head}cannot {what}"
+
+
+def _check_view_size(shape: tuple[int, ...], dtype: np.dtype[Any], plan: Plan) -> None:
+    limit = np.iinfo(np.intp).max
+    if _span(shape, dtype.itemsize) > limit:
         raise BroadcastError(
-            f"{plan.mode}: the output {Shape(shape)} has {n} elements, more than an array can index "
-            f"({np.iinfo(np.intp).max})",
+            f"{_call(plan.mode, plan.given, 'broadcast')}: an output of shape {as_given(shape)} and dtype "
+            f"{dtype} would span {_span(shape, dtype.itemsize)} bytes, more than NumPy can index ({limit})",
             mode=plan.mode,
             shapes=plan.given,
+            accepted=f"an output spanning at most {limit} bytes",
         )
 
 
@@ -124,7 +143,7 @@ def view(plan: Plan, x: npt.ArrayLike) -> np.ndarray:
     arr = as_array(x)
     p = _static_plan(plan, arr)
     shape = require_static(p, "make a view")
-    _check_view_size(shape, p)
+    _check_view_size(shape, arr.dtype, p)
     result: np.ndarray = np.broadcast_to(_aligned(p, arr), shape)
     return result
 
@@ -144,25 +163,33 @@ def available_memory() -> int | None:
         return None
 
 
-def check_allocation(shape: tuple[int, ...], dtype: np.dtype[Any], what: str, mode: str | None = None) -> None:
+def check_allocation(
+    shape: tuple[int, ...], dtype: np.dtype[Any], *, mode: str | None = None, given: tuple[str, ...] = ()
+) -> None:
     """Refuse, before allocating, an array larger than addressable memory or available RAM."""
     n = 1
     for d in shape:
         n *= d
     nbytes = n * dtype.itemsize
-    if nbytes > sys.maxsize:
+    head = _call(mode, given, "materialize")
+    span = _span(shape, dtype.itemsize)
+    if nbytes > sys.maxsize or span > sys.maxsize:
         raise BroadcastError(
-            f"{what}: an array of shape {Shape(shape)} and dtype {dtype} needs {nbytes} bytes, "
-            f"more than this machine can address ({sys.maxsize} bytes)",
+            f"{head}: an array of shape {as_given(shape)} and dtype {dtype} needs {max(nbytes, span)} bytes "
+            f"of address space, more than this machine can address ({sys.maxsize} bytes)",
             mode=mode,
+            shapes=given,
+            accepted=f"a copy of at most {sys.maxsize} bytes; the read-only view (copy=False) costs nothing",
         )
     avail = available_memory()
     if avail is not None and nbytes > avail:
         raise BroadcastError(
-            f"{what}: an array of shape {Shape(shape)} and dtype {dtype} needs {_size(nbytes)}, "
+            f"{head}: an array of shape {as_given(shape)} and dtype {dtype} needs {_size(nbytes)}, "
             f"more than the {_size(avail)} of memory available; use the read-only view "
             "(copy=False) or write into a smaller out= in pieces",
             mode=mode,
+            shapes=given,
+            accepted=f"a copy of at most {_size(avail)} (the memory available now)",
         )
 
 
@@ -179,7 +206,7 @@ def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> 
     p = _static_plan(plan, arr)
     shape = require_static(p, "materialize")
     if out is None:
-        check_allocation(shape, arr.dtype, f"{p.mode}: materialize", p.mode)
+        check_allocation(shape, arr.dtype, mode=p.mode, given=p.given)
         result = np.empty(shape, dtype=arr.dtype)
     else:
         _check_out(out, shape, arr, p)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dims import ShapeLike, as_shape
+from ..dims import ShapeLike
 from ..errors import BroadcastError, as_given
 from ..plan import Plan
-from ._common import Ctx, read_axes
+from ._common import Ctx, read_axes, read_shape
 from .axes import plan_axes, plan_like
 from .bidirectional import plan_bidirectional
 from .explicit import plan_explicit
@@ -81,8 +81,9 @@ def make_plan(
                 f"{name} belongs to mode{'s' if len(owners) > 1 else ''} {' and '.join(repr(o) for o in owners)}"
                 + ("" if defaults[name] is None else f" (default {defaults[name]})")
             )
-    data, target = as_shape(data_shape), as_shape(target_shape)
     ctx = Ctx(m, as_given(data_shape), as_given(target_shape))
+    data = read_shape(data_shape, m, (ctx.data, ctx.target))
+    target = read_shape(target_shape, m, (ctx.data, ctx.target))
     if m == "numpy":
         return plan_numpy(data, target, ctx)
     if m == "bidirectional":

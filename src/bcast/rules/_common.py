@@ -98,14 +98,29 @@ class Ctx:
             symbol, which = bad
             detail = "; ".join(f"{c} (output axis {c.axis})" for c in which)
             raise BroadcastError(
-                f"{self.mode}: cannot broadcast {self.call}: no size of {symbol} satisfies every axis: {detail}",
+                f"{self.mode}: cannot broadcast {self.call}: no size of {symbol} satisfies every axis: {detail}; "
+                f"accepted: shapes in which every axis allows one same size of {symbol}",
                 mode=self.mode,
                 shapes=(self.data, self.target),
                 axis=which[-1].axis,
                 dims=(symbol,),
-                accepted=None,
+                accepted=f"shapes in which every axis allows one same size of {symbol}",
             )
         return cons
+
+
+def read_shape(value: object, mode: str, given: Sequence[str]) -> Shape:
+    """A shape argument of a call in ``mode``; its errors name the mode and the call's shapes."""
+    from ..dims import as_shape
+
+    try:
+        return as_shape(value)
+    except BroadcastError as e:
+        raise BroadcastError(
+            f"{mode}: {e}", mode=mode, shapes=tuple(given), axis=e.axis, dims=e.dims, accepted=e.accepted
+        ) from None
+    except TypeError as e:
+        raise TypeError(f"{mode}: {e}") from None
 
 
 def _at(c: Constraint, axis: int, mode: str) -> Constraint:
@@ -177,5 +192,5 @@ def check_axes(
             raise ctx.error(
                 f"{name} {list(axes)} is not in increasing order (axis {axes[i]} after {axes[i - 1]})",
                 axis=axes[i],
-                accepted=f"increasing axes, {sorted(axes)}; a broadcast never transposes",
+                accepted="strictly increasing axes, each at most once (a broadcast never transposes)",
             )

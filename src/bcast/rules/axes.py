@@ -84,12 +84,19 @@ def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: Ct
         return plan_axes(data, like, initial, ctx)
     axes = like_axes(data, like, ctx)
     stretched = [i for i in axes if data.rank is not None and i < data.rank]
-    hint = ""
     if stretched:
-        hint = (
-            f" (BroadcastLike's rule adds axis {stretched[0]}, where a data dim 1 meets a larger "
-            "like dim, but keeps the data's 1, so the ranks cannot agree; mode 'numpy' stretches 1s)"
+        # The designed rule marks the axis as broadcast but keeps the data's 1 there, so the
+        # data can never equal the like shape with those axes removed.
+        k = stretched[0]
+        raise ctx.error(
+            f"at output axis {k}, the data dim 1 meets the like dim {like[k]}: BroadcastLike's rule makes "
+            f"axis {k} a broadcast axis but keeps the data's 1 there, so the ranks cannot agree "
+            "(nGraph's designed rule)",
+            axis=k,
+            dims=(data[k], like[k]),
+            accepted=f"a data dim equal to the like dim ({like[k]}), explicit initial_broadcast_axes, "
+            "or mode 'numpy', which stretches 1s",
         )
-    p = plan_axes(data, like, axes, ctx, hint)
+    p = plan_axes(data, like, axes, ctx)
     p._replan = replan
     return p

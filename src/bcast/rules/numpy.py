@@ -76,8 +76,8 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
                     dims=(str(cur), str(d)),
                     accepted=e.accepted,
                 ) from None
-            if src is None and not (d.is_static and d.value == 1):
-                src = j
+            if merged != cur or (src is None and not (d.is_static and d.value == 1)):
+                src = j  # the operand that last set this axis's size
             cur = merged
             cons.extend(Constraint(x.kind, x.symbols, x.allowed, axis=k, mode=mode) for x in c)
         out_dims.append(cur)
