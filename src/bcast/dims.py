@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Union, overload
 
+import numpy as np
+
 from .errors import BroadcastError, as_given
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -602,20 +604,10 @@ def _dims_from_sequence(value: object, given: str) -> tuple[Dim, ...]:
         )
     if _is_integer(value) and not hasattr(value, "shape"):
         return (_dim_from_number(value, f"shape {given}"),)
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            if value.ndim != 1 or not (value.dtype.kind in "iu" or value.size == 0):
-                raise TypeError(
-                    f"a shape given as an array must be 1-D and of an integer dtype; "
-                    f"got {value.ndim}-D {value.dtype} array {given}"
-                )
-            value = value.tolist()
-        elif isinstance(value, np.generic) and _is_integer(value):
-            return (_dim_from_number(value, f"shape {given}"),)
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(value, np.ndarray):
+        value = int_list(value, f"a shape given as an array ({given})")
+    elif isinstance(value, np.generic) and _is_integer(value):
+        return (_dim_from_number(value, f"shape {given}"),)
     if isinstance(value, (set, frozenset, dict)) or not isinstance(value, (tuple, list, Sequence)):
         raise TypeError(
             f"a shape must be a Shape, a string such as '[2,3]', or a tuple/list of integers; "
@@ -630,6 +622,13 @@ def _dims_from_sequence(value: object, given: str) -> tuple[Dim, ...]:
             )
         dims.append(_coerce_dim(v, f"dim {i} of the shape {given}"))
     return tuple(dims)
+
+
+def int_list(array: np.ndarray, what: str) -> list[int]:
+    """The values of a 1-D integer array (shapes and axes given as arrays)."""
+    if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
+        raise TypeError(f"{what} must be 1-D and of an integer dtype, got a {array.ndim}-D {array.dtype} array")
+    return [int(v) for v in array.tolist()]
 
 
 def as_shape(value: ShapeLike) -> Shape:

@@ -7,8 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..constraints import Constraint, Constraints
-from ..dims import Dim, Shape
+from ..dims import Dim, Shape, int_list
 from ..errors import BroadcastError, as_given
 from ..merge import ClashError, Merged
 from ..plan import Plan
@@ -132,18 +134,8 @@ def read_axes(value: object, name: str, mode: str) -> tuple[int, ...]:
     if value is None:
         raise TypeError(f"{mode}: {name} is required in mode {mode!r}")
     seq: Any = value
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            if value.ndim != 1 or not (value.dtype.kind in "iu" or value.size == 0):
-                raise TypeError(
-                    f"{mode}: {name} given as an array must be 1-D and of an integer dtype, "
-                    f"got a {value.ndim}-D {value.dtype} array"
-                )
-            seq = value.tolist()
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(value, np.ndarray):
+        seq = int_list(value, f"{mode}: {name} given as an array")
     if isinstance(seq, (str, bytes, set, frozenset, dict)) or not isinstance(seq, (list, tuple, range)):
         if isinstance(seq, int) and not isinstance(seq, bool):
             seq = [seq]
