@@ -8,7 +8,7 @@ from .dims import Shape, ShapeLike
 from .engine.numpy import as_array
 from .errors import BroadcastError, as_given
 from .plan import ElementwisePlan, Plan
-from .rules import make_plan, normalize_mode, plan_multidirectional, plan_pdpd
+from .rules import make_plan, normalize_mode, plan_multidirectional, plan_pdpd, reject_foreign_args
 from .rules._common import Ctx, read_axes, read_shape
 from .rules.none import plan_none
 from .rules.pdpd import read_axis
@@ -123,15 +123,8 @@ def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
     Shape('[2,3,4,5]')
     """
     m = normalize_mode(mode, _ELEMENTWISE)
-    if m != "pdpd" and not (isinstance(axis, int) and not isinstance(axis, bool) and axis == -1):
-        raise TypeError(f"{m}: mode {m!r} takes no axis (given {axis!r}); axis belongs to mode 'pdpd'")
-    if (
-        len(shapes) == 1
-        and isinstance(shapes[0], (list, tuple))
-        and shapes[0]
-        and all(isinstance(s, (str, Shape, list, tuple)) for s in shapes[0])
-    ):
-        shapes = tuple(shapes[0])  # broadcast_shapes([s1, s2, ...]) reads as the shapes themselves
+    if m != "pdpd":
+        reject_foreign_args(m, axis=axis)
     given = tuple(as_given(s) for s in shapes)
     parsed = tuple(read_shape(s, m, given) for s in shapes)
     if m in ("numpy", "bidirectional") and (m == "numpy" or len(parsed) == 2):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..dims import ShapeLike
 from ..errors import BroadcastError, as_given
 from ..plan import Plan
@@ -30,6 +32,7 @@ __all__ = [
     "plan_none",
     "plan_numpy",
     "plan_pdpd",
+    "reject_foreign_args",
 ]
 
 #: Each mode and the extra argument it takes (``None``: none).
@@ -53,6 +56,28 @@ def normalize_mode(mode: object, allowed: tuple[str, ...] = tuple(MODES)) -> str
     return m
 
 
+_DEFAULTS: dict[str, Any] = {"axes_mapping": None, "axis": -1, "broadcast_axes": None}
+
+
+def _same_int(value: Any, default: int) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value) == default
+
+
+def reject_foreign_args(mode: str, **given: Any) -> None:
+    """A ``TypeError`` for an argument that belongs to another mode than ``mode``."""
+    takes = MODES.get(mode)
+    for name, value in given.items():
+        default = _DEFAULTS[name]
+        unused = value is None if default is None else _same_int(value, default)
+        if name == takes or unused:
+            continue
+        owners = " and ".join(repr(k) for k, v in MODES.items() if v == name)
+        raise TypeError(
+            f"{mode}: mode {mode!r} takes no {name} (given {as_given(value)}); {name} belongs to mode"
+            f"{'s' if ' and ' in owners else ''} {owners}" + ("" if default is None else f" (default {default})")
+        )
+
+
 def make_plan(
     data_shape: ShapeLike,
     target_shape: ShapeLike,
@@ -63,24 +88,7 @@ def make_plan(
     broadcast_axes: Any = None,
 ) -> Plan:
     m = normalize_mode(mode)
-    given = {"axes_mapping": axes_mapping, "axis": axis, "broadcast_axes": broadcast_axes}
-    defaults = {"axes_mapping": None, "axis": -1, "broadcast_axes": None}
-    takes = MODES[m]
-    for name, value in given.items():
-        if name == takes:
-            continue
-        unused = (
-            value is None
-            if name != "axis"
-            else (isinstance(value, int) and not isinstance(value, bool) and value == -1)
-        )
-        if not unused:
-            owners = [k for k, v in MODES.items() if v == name]
-            raise TypeError(
-                f"{m}: mode {m!r} takes no {name} (given {as_given(value)}); "
-                f"{name} belongs to mode{'s' if len(owners) > 1 else ''} {' and '.join(repr(o) for o in owners)}"
-                + ("" if defaults[name] is None else f" (default {defaults[name]})")
-            )
+    reject_foreign_args(m, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
     ctx = Ctx(m, as_given(data_shape), as_given(target_shape))
     data = read_shape(data_shape, m, (ctx.data, ctx.target))
     target = read_shape(target_shape, m, (ctx.data, ctx.target))
