@@ -6,7 +6,6 @@ explanations are written once, here and in :mod:`bcast.engine`, against it.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .constraints import Constraints
-from .dims import MAX_DIM, Shape
+from .dims import Dim, Shape
 from .errors import BroadcastError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -169,17 +168,16 @@ class Plan:
                 raise TypeError(f"{self.mode}: bind: symbol names are strings, got {name!r}")
             if isinstance(size, (bool, np.bool_)) or not hasattr(size, "__index__"):
                 raise TypeError(f"{self.mode}: bind: the size of {name} must be an integer, got {size!r}")
-            k = operator.index(size)
-            if not 0 <= k <= MAX_DIM:
-                what = "negative" if k < 0 else f"larger than {MAX_DIM} (2**63 - 1)"
-                accepted = "a size >= 0" if k < 0 else f"a size of at most {MAX_DIM} (2**63 - 1)"
+            try:
+                k = int(Dim.static(size))  # the one check of a size: >= 0 and at most 2**63 - 1
+            except BroadcastError as e:
                 raise BroadcastError(
-                    f"{self.mode}: bind: the size {k} given to {name} is {what}; accepted: {accepted}",
+                    f"{self.mode}: bind: the size given to {name} is out of range: {e}",
                     mode=self.mode,
                     shapes=self.given,
                     dims=(name,),
-                    accepted=accepted,
-                )
+                    accepted=e.accepted,
+                ) from None
             sizes[name] = k
         values = sizes
         return self._replan(self.data_shape.bind(values), self.target_shape.bind(values))

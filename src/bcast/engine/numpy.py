@@ -84,10 +84,6 @@ def bind_symbols(plan: Plan, concrete: Shape) -> dict[str, int]:
     return values
 
 
-def _static_plan(plan: Plan, x: np.ndarray) -> Plan:
-    return plan.specialize(x.shape)
-
-
 def _aligned(plan: Plan, x: np.ndarray) -> np.ndarray:
     """``x`` with its axes lined up on the output's: new axes inserted, dropped 1s removed."""
     mapping = plan.axes_mapping
@@ -138,7 +134,7 @@ def _check_view_size(shape: tuple[int, ...], dtype: np.dtype[Any], plan: Plan) -
 
 def view(plan: Plan, x: npt.ArrayLike) -> np.ndarray:
     arr = as_array(x)
-    p = _static_plan(plan, arr)
+    p = plan.specialize(arr.shape)
     shape = require_static(p, "make a view")
     _check_view_size(shape, arr.dtype, p)
     result: np.ndarray = np.broadcast_to(_aligned(p, arr), shape)
@@ -200,7 +196,7 @@ def _size(nbytes: int) -> str:
 
 def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
     arr = as_array(x)
-    p = _static_plan(plan, arr)
+    p = plan.specialize(arr.shape)
     shape = require_static(p, "materialize")
     if out is None:
         check_allocation(shape, arr.dtype, mode=p.mode, given=p.given)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..constraints import Constraint, Constraints
-from ..dims import Dim, Shape, int_list
+from ..dims import Dim, Shape, as_shape, int_list
 from ..errors import BroadcastError, as_given
 from ..merge import ClashError, Merged
 from ..plan import Plan
@@ -113,8 +113,6 @@ class Ctx:
 
 def read_shape(value: object, mode: str, given: Sequence[str]) -> Shape:
     """A shape argument of a call in ``mode``; its errors name the mode and the call's shapes."""
-    from ..dims import as_shape
-
     try:
         return as_shape(value)
     except BroadcastError as e:

@@ -16,9 +16,9 @@ from ._common import Ctx, check_axes
 __all__ = ["like_axes", "plan_axes", "plan_like"]
 
 
-def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, hint: str = "") -> Plan:
+def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Plan:
     def replan(d: Shape, t: Shape) -> Plan:
-        return plan_axes(d, t, axes, ctx, hint)
+        return plan_axes(d, t, axes, ctx)
 
     attrs = {"broadcast_axes": axes}
     check_axes(axes, "broadcast_axes", target.rank, ctx, want="the output")
@@ -29,7 +29,7 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, hint:
     if data.rank != len(keep):
         raise ctx.error(
             f"the data has rank {data.rank}, but the target without broadcast_axes "
-            f"{list(axes)} is {required}, of rank {len(keep)}{hint}",
+            f"{list(axes)} is {required}, of rank {len(keep)}",
             accepted=f"data of shape {required}",
         )
     out = list(target.dims)
@@ -40,7 +40,7 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, hint:
             data[i],
             target[k],
             k,
-            hint=f"; data of shape {required} (mode {ctx.mode!r} never stretches a 1){hint}",
+            hint=f"; data of shape {required} (mode {ctx.mode!r} never stretches a 1)",
         )
         cons.extend(c)
     return ctx.plan(data, target, Shape._of(out), keep, cons, replan, attrs)
