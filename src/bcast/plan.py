@@ -207,6 +207,15 @@ class Plan:
 
         return explain_plan(self)
 
+    def to_onnx(self, **options: Any) -> Any:
+        """An ONNX model (or graph) that realises this broadcast; see :func:`bcast.onnx.lowering.plan_to_onnx`.
+
+        Needs the ``onnx`` package (``pip install bcast[onnx]``).
+        """
+        from .onnx.lowering import plan_to_onnx
+
+        return plan_to_onnx(self, **options)
+
     # -- presentation ---------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {
