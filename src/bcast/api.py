@@ -8,7 +8,7 @@ from .dims import Shape, ShapeLike
 from .engine.numpy import as_array
 from .errors import BroadcastError, as_given
 from .plan import ElementwisePlan, Plan
-from .rules import make_plan, normalize_mode, plan_multidirectional, plan_pdpd, reject_foreign_args
+from .rules import make_plan, normalize_mode, plan_legacy, plan_multidirectional, plan_pdpd, reject_foreign_args
 from .rules._common import Ctx, read_axes, read_shape
 from .rules.none import plan_none
 from .rules.pdpd import read_axis
@@ -109,21 +109,22 @@ def infer(
     ).output_shape
 
 
-_ELEMENTWISE = ("numpy", "pdpd", "none", "bidirectional")
+_ELEMENTWISE = ("numpy", "pdpd", "none", "bidirectional", "legacy")
 
 
 def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> ElementwisePlan:
     """Plans for operands of an elementwise operation, one per operand, and their output.
 
-    ``numpy`` is multidirectional and takes any number of shapes; ``pdpd`` and ``none``
-    take two shapes (A, B), and pdpd broadcasts the second into the first.
+    ``numpy`` is multidirectional and takes any number of shapes; ``pdpd``, ``legacy``
+    (ONNX opsets 1-6, ``broadcast=1``) and ``none`` take two shapes (A, B), and pdpd
+    and legacy broadcast the second into the first at ``axis`` (-1: right-aligned).
 
     >>> import bcast
     >>> bcast.elementwise_plan("[2,3,4,5]", "[3,1]", mode="pdpd", axis=1).output_shape
     Shape('[2,3,4,5]')
     """
     m = normalize_mode(mode, _ELEMENTWISE)
-    if m != "pdpd":
+    if m not in ("pdpd", "legacy"):
         reject_foreign_args(m, axis=axis)
     given = tuple(as_given(s) for s in shapes)
     parsed = tuple(read_shape(s, m, given) for s in shapes)
@@ -138,7 +139,8 @@ def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
         out = pb.output_shape
     else:
         ax = read_axis(axis, m)
-        pb = plan_pdpd(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {ax}", data_label="B", target_label="A"))
+        into = plan_pdpd if m == "pdpd" else plan_legacy
+        pb = into(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {ax}", data_label="B", target_label="A"))
         out = pb.output_shape
         pa = plan_none(a, out, Ctx(m, given[0], str(out)))
     return ElementwisePlan(m, parsed, out, (pa, pb), pb.constraints)
@@ -147,8 +149,8 @@ def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
 def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> Shape:
     """The shape that elementwise operands broadcast to.
 
-    ``numpy`` (multidirectional, ONNX and NumPy) takes any number of shapes; ``pdpd``
-    and ``none`` take two (A, B).
+    ``numpy`` (multidirectional, ONNX and NumPy) takes any number of shapes; ``pdpd``,
+    ``legacy`` and ``none`` take two (A, B).
 
     >>> import bcast
     >>> bcast.broadcast_shapes((1, 4, 5), (2, 3, 1, 1))

@@ -16,6 +16,7 @@ from ._common import Ctx, read_axes, read_shape
 from .axes import plan_axes, plan_like
 from .bidirectional import plan_bidirectional
 from .explicit import plan_explicit
+from .legacy import plan_legacy
 from .none import plan_none
 from .numpy import plan_multidirectional, plan_numpy
 from .pdpd import plan_pdpd, read_axis
@@ -27,6 +28,7 @@ __all__ = [
     "plan_axes",
     "plan_bidirectional",
     "plan_explicit",
+    "plan_legacy",
     "plan_like",
     "plan_multidirectional",
     "plan_none",
@@ -44,6 +46,7 @@ MODES: dict[str, str | None] = {
     "axes": "broadcast_axes",
     "like": "broadcast_axes",
     "none": None,
+    "legacy": "axis",
 }
 
 
@@ -101,14 +104,11 @@ def make_plan(
     if m == "explicit":
         axes = read_axes(axes_mapping, "axes_mapping", m)
         return plan_explicit(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"axes_mapping {list(axes)}"))
-    if m == "pdpd":
+    if m in ("pdpd", "legacy"):
         ax = read_axis(axis, m)
-        return plan_pdpd(
-            data,
-            target,
-            ax,
-            Ctx(m, ctx.data, ctx.target, extra=f"axis {ax}", data_label="B", target_label="A"),
-        )
+        into = plan_pdpd if m == "pdpd" else plan_legacy
+        labelled = Ctx(m, ctx.data, ctx.target, extra=f"axis {ax}", data_label="B", target_label="A")
+        return into(data, target, ax, labelled)
     if m == "axes":
         axes = read_axes(broadcast_axes, "broadcast_axes", m)
         return plan_axes(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"broadcast_axes {list(axes)}"))

@@ -1,0 +1,223 @@
+"""What every operator shares: reading inputs, ONNX type checks, the broadcast plan, ``out=``.
+
+An operator never broadcasts by itself: it asks :func:`bcast.elementwise_plan` (or
+:func:`bcast.plan` for the unidirectional ones) for the plan, which checks the shapes and
+words the errors, and hands its kernel operands that NumPy can combine without copying
+a broadcast operand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..api import elementwise_plan, plan
+from ..dims import Shape
+from ..engine.numpy import as_array, check_allocation
+from ..errors import BroadcastError
+from ._types import onnx_type
+
+__all__ = [
+    "MODES",
+    "Spec",
+    "aligned",
+    "check_types",
+    "deliver",
+    "read",
+    "run_binary",
+    "run_nary",
+    "unidirectional",
+]
+
+#: OpenVINO's auto_broadcast names for binary ops, plus ONNX's legacy (opset 1-6) rule.
+MODES = ("numpy", "pdpd", "none", "legacy")
+
+Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An ONNX operator's name, input names and type constraints."""
+
+    onnx: str
+    inputs: tuple[str, ...]
+    types: frozenset[str]
+    bool_output: bool = False
+    #: the type set of the second input when it differs (Pow's T1); ``None``: same as the first
+    second_types: frozenset[str] | None = None
+
+    @property
+    def name(self) -> str:
+        return _snake(self.onnx)
+
+
+def _snake(name: str) -> str:
+    out = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+    return out + "_" if out in ("and", "or") else out
+
+
+def read(spec: Spec, values: Sequence[object], names: Sequence[str] | None = None) -> list[np.ndarray]:
+    """The inputs as arrays (never copied); a ``TypeError`` naming the input otherwise."""
+    names = names or spec.inputs
+    return [as_array(v, f"{spec.name}: input {n}") for v, n in zip(values, names, strict=True)]
+
+
+def _types_text(types: frozenset[str]) -> str:
+    return ", ".join(sorted(types))
+
+
+def check_types(spec: Spec, arrays: Sequence[np.ndarray], names: Sequence[str] | None = None) -> None:
+    """ONNX's type constraints: each input's element type is allowed, and inputs of ``T`` agree."""
+    names = names or spec.inputs
+    first = None
+    for i, (x, n) in enumerate(zip(arrays, names, strict=True)):
+        allowed = spec.second_types if (i == 1 and spec.second_types is not None) else spec.types
+        t = onnx_type(x.dtype)
+        if t not in allowed:
+            raise TypeError(
+                f"{spec.name}: input {n} has dtype {x.dtype} (ONNX {t}); {spec.onnx} takes {_types_text(allowed)}"
+            )
+        if i == 1 and spec.second_types is not None:
+            continue
+        if first is None:
+            first = (n, x.dtype, t)
+        elif t != first[2] or (t != "string" and x.dtype != first[1]):
+            raise TypeError(
+                f"{spec.name}: inputs {first[0]} and {n} must have the same type (ONNX's T), got "
+                f"{first[1]} and {x.dtype}; cast one of them first"
+            )
+
+
+def _in_context(spec: Spec, e: BroadcastError) -> BroadcastError:
+    err = BroadcastError(
+        f"{spec.name}: {e}",
+        mode=e.mode,
+        shapes=e.shapes,
+        axis=e.axis,
+        dims=e.dims,
+        accepted=e.accepted,
+    )
+    return err
+
+
+def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> tuple[list[np.ndarray], tuple[int, ...]]:
+    """Operands NumPy can combine elementwise, and the output shape, from the plan of ``mode``.
+
+    Multidirectional operands need no change (NumPy's own rule is the same); pdpd and
+    legacy place B into A, which takes a zero-copy view of B.
+    """
+    if not isinstance(mode, str):
+        raise TypeError(f"{spec.name}: mode must be a string, one of {', '.join(map(repr, MODES))}; got {mode!r}")
+    m = mode.strip().lower()
+    if m not in MODES or (m != "numpy" and len(arrays) != 2):
+        allowed = MODES if len(arrays) == 2 else ("numpy",)
+        raise BroadcastError(
+            f"{spec.name}: unknown mode {mode!r} for {len(arrays)} inputs; accepted: {', '.join(map(repr, allowed))}",
+            mode=mode,
+            accepted=", ".join(allowed),
+        )
+    try:
+        ep = elementwise_plan(*(x.shape for x in arrays), mode=m, axis=axis)
+    except BroadcastError as e:
+        raise _in_context(spec, e) from None
+    out_shape = ep.output_shape.to_tuple()
+    if m == "numpy":
+        return list(arrays), out_shape
+    return [p(x) for p, x in zip(ep.operands, arrays, strict=True)], out_shape
+
+
+def unidirectional(spec: Spec, x: np.ndarray, name: str, target: tuple[int, ...], target_name: str) -> np.ndarray:
+    """``x`` broadcast one way to ``target`` (ONNX unidirectional), as a read-only view."""
+    try:
+        return plan(x.shape, target, "numpy")(x)
+    except BroadcastError as e:
+        raise BroadcastError(
+            f"{spec.name}: input {name} {Shape(x.shape)} must broadcast unidirectionally to "
+            f"{target_name} {Shape(target)}: {e}",
+            mode="numpy",
+            shapes=(str(Shape(x.shape)), str(Shape(target))),
+            axis=e.axis,
+            dims=e.dims,
+            accepted=e.accepted,
+        ) from None
+
+
+def output(spec: Spec, shape: tuple[int, ...], dtype: np.dtype[Any], out: object) -> np.ndarray:
+    """``out`` checked against the result's shape and dtype, or a new array (size-checked first)."""
+    if out is None:
+        check_allocation(shape, dtype, mode=spec.name)
+        return np.empty(shape, dtype=dtype)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{spec.name}: out must be a NumPy array, got {type(out).__name__}")
+    if out.shape != shape:
+        raise BroadcastError(
+            f"{spec.name}: out has shape {Shape(out.shape)}, but the result has shape {Shape(shape)}",
+            mode=spec.name,
+            shapes=(str(Shape(out.shape)), str(Shape(shape))),
+        )
+    if out.dtype != dtype:
+        raise TypeError(f"{spec.name}: out has dtype {out.dtype}, but {spec.onnx} gives {dtype} here")
+    if not out.flags.writeable:
+        raise BroadcastError(f"{spec.name}: out is read-only", mode=spec.name)
+    return out
+
+
+def deliver(spec: Spec, result: object, shape: tuple[int, ...], dtype: np.dtype[Any], out: object) -> np.ndarray:
+    """A computed ``result`` as an array of ``dtype``, written into ``out`` when given."""
+    res = np.asarray(result)
+    if out is None:
+        return res if res.dtype == dtype else res.astype(dtype)
+    dest = output(spec, shape, dtype, out)
+    np.copyto(dest, res, casting="unsafe")
+    return dest
+
+
+def result_dtype(spec: Spec, first: np.ndarray) -> np.dtype[Any]:
+    return np.dtype(np.bool_) if spec.bool_output else first.dtype
+
+
+def run_binary(
+    spec: Spec,
+    kernel: Kernel,
+    a: object,
+    b: object,
+    mode: str,
+    axis: int,
+    out: object,
+) -> np.ndarray:
+    """Read, type-check and align two inputs, then let ``kernel`` write the result into ``out``."""
+    return run_nary(spec, kernel, (a, b), mode, axis, out)
+
+
+def run_nary(
+    spec: Spec,
+    kernel: Kernel,
+    values: Sequence[object],
+    mode: str,
+    axis: int,
+    out: object,
+    names: Sequence[str] | None = None,
+) -> np.ndarray:
+    """``kernel`` folded over the inputs left to right (variadic ops), into one output."""
+    names = names or spec.inputs
+    arrays = read(spec, values, names)
+    check_types(spec, arrays, names)
+    ops, shape = aligned(spec, arrays, mode, axis)
+    dest = output(spec, shape, result_dtype(spec, arrays[0]), out)
+    if len(ops) == 1:
+        np.copyto(dest, ops[0], casting="no")
+        return dest
+    kernel(ops[0], ops[1], dest)
+    for extra in ops[2:]:
+        kernel(dest, extra, dest)
+    return dest
+
+
+def ufunc_kernel(fn: np.ufunc) -> Kernel:
+    def kernel(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+        fn(x, y, out=out, casting="unsafe")
+
+    return kernel

@@ -1,0 +1,79 @@
+"""Equal, Greater, GreaterOrEqual, Less, LessOrEqual: multidirectional comparisons giving bool."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Spec, run_binary, ufunc_kernel
+from ._types import BOOL, NUMERIC
+
+__all__ = ["equal", "greater", "greater_or_equal", "less", "less_or_equal"]
+
+EQUAL = Spec("Equal", ("A", "B"), NUMERIC | BOOL | frozenset({"string"}), bool_output=True)
+GREATER = Spec("Greater", ("A", "B"), NUMERIC, bool_output=True)
+GREATER_OR_EQUAL = Spec("GreaterOrEqual", ("A", "B"), NUMERIC, bool_output=True)
+LESS = Spec("Less", ("A", "B"), NUMERIC, bool_output=True)
+LESS_OR_EQUAL = Spec("LessOrEqual", ("A", "B"), NUMERIC, bool_output=True)
+
+
+def equal(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
+    """ONNX ``Equal``: elementwise ``a == b`` as bool; strings compare too.
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.equal(np.array(["a", "b"]), np.array([["a"], ["b"]]))
+    array([[ True, False],
+           [False,  True]])
+    """
+    return run_binary(EQUAL, _equal, a, b, mode, axis, out)
+
+
+def greater(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
+    """ONNX ``Greater``: ``a > b`` as bool.
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.greater(np.array([1, 5]), np.array(3))
+    array([False,  True])
+    """
+    return run_binary(GREATER, ufunc_kernel(np.greater), a, b, mode, axis, out)
+
+
+def greater_or_equal(
+    a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None
+) -> np.ndarray:
+    """ONNX ``GreaterOrEqual``: ``a >= b`` as bool.
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.greater_or_equal(np.array([1, 3]), np.array(3))
+    array([False,  True])
+    """
+    return run_binary(GREATER_OR_EQUAL, ufunc_kernel(np.greater_equal), a, b, mode, axis, out)
+
+
+def less(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
+    """ONNX ``Less``: ``a < b`` as bool.
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.less(np.array([1, 5]), np.array(3))
+    array([ True, False])
+    """
+    return run_binary(LESS, ufunc_kernel(np.less), a, b, mode, axis, out)
+
+
+def less_or_equal(
+    a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None
+) -> np.ndarray:
+    """ONNX ``LessOrEqual``: ``a <= b`` as bool.
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.less_or_equal(np.array([3, 5]), np.array(3))
+    array([ True, False])
+    """
+    return run_binary(LESS_OR_EQUAL, ufunc_kernel(np.less_equal), a, b, mode, axis, out)
+
+
+def _equal(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    if x.dtype.kind in "UO" or y.dtype.kind in "UO":
+        # str and object (ONNX's usual string container) arrays compare element by element
+        np.copyto(out, np.asarray(np.equal(x.astype(object), y.astype(object)), dtype=bool))
+        return
+    np.equal(x, y, out=out)

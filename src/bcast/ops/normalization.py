@@ -1,0 +1,136 @@
+"""LayerNormalization and RMSNormalization: scale (and bias) broadcast unidirectionally to X."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..errors import BroadcastError
+from ._base import Spec, check_types, read, unidirectional
+from ._types import FLOATS
+
+__all__ = ["layer_normalization", "rms_normalization"]
+
+LAYER_NORMALIZATION = Spec("LayerNormalization", ("X", "Scale", "B"), FLOATS)
+RMS_NORMALIZATION = Spec("RMSNormalization", ("X", "scale"), FLOATS)
+
+#: ONNX TensorProto element types allowed as stash_type, and the NumPy dtype each names.
+_STASH = {1: "float32", 10: "float16", 11: "float64", 16: "bfloat16"}
+
+
+def _stash_dtype(spec: Spec, stash_type: object, x: np.ndarray) -> np.dtype:
+    if isinstance(stash_type, bool) or not isinstance(stash_type, (int, np.integer)):
+        raise TypeError(f"{spec.name}: stash_type must be an integer ONNX element type, got {stash_type!r}")
+    st = int(stash_type)
+    if st not in _STASH:
+        raise TypeError(
+            f"{spec.name}: stash_type {st} is not a float type; accepted: 1 (float), 10 (float16), "
+            "11 (double), 16 (bfloat16)"
+        )
+    if x.dtype == np.float64:  # a runtime never computes a double input in less than double
+        return np.dtype(np.float64)
+    if _STASH[st] == "bfloat16":
+        import ml_dtypes  # an optional extra; bfloat16 inputs already need it
+
+        bf16: np.dtype = np.dtype(ml_dtypes.bfloat16)
+        return bf16
+    return np.dtype(_STASH[st])
+
+
+def _axis(spec: Spec, axis: object, rank: int) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{spec.name}: axis must be an integer, got {axis!r}")
+    a = operator.index(axis)
+    if not -rank <= a < rank:
+        raise BroadcastError(
+            f"{spec.name}: axis {a} is out of range for X of rank {rank}",
+            mode=spec.name,
+            axis=a,
+            accepted=f"an axis from {-rank} to {rank - 1}",
+        )
+    return a + rank if a < 0 else a
+
+
+def _epsilon(spec: Spec, epsilon: object) -> float:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{spec.name}: epsilon must be a number, got {epsilon!r}")
+    return float(epsilon)
+
+
+def layer_normalization(
+    x: object,
+    scale: object,
+    bias: object = None,
+    *,
+    axis: int = -1,
+    epsilon: float = 1e-5,
+    stash_type: int = 1,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ONNX ``LayerNormalization``: ``(Y, Mean, InvStdDev)``, normalising over axes ``axis..``.
+
+    ``scale`` and ``bias`` broadcast unidirectionally to ``x``. ``Mean`` and ``InvStdDev``
+    have ``x``'s leading dims and 1s over the normalised axes, in the stash type
+    (float32 by default; float64 for a float64 ``x``).
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> y, mean, inv = ops.layer_normalization(np.array([[1.0, 3.0], [2.0, 2.0]]), np.array([1.0, 1.0]))
+    >>> y.round(3), mean.ravel(), mean.shape
+    (array([[-1.,  1.],
+           [ 0.,  0.]]), array([2., 2.]), (2, 1))
+    """
+    spec = LAYER_NORMALIZATION
+    names = ("X", "Scale") if bias is None else ("X", "Scale", "B")
+    arrays = read(spec, (x, scale) if bias is None else (x, scale, bias), names)
+    check_types(spec, arrays, names)
+    xa = arrays[0]
+    if xa.ndim == 0:
+        raise BroadcastError(f"{spec.name}: X must have rank >= 1, got a scalar", mode=spec.name)
+    ax = _axis(spec, axis, xa.ndim)
+    eps = _epsilon(spec, epsilon)
+    stash = _stash_dtype(spec, stash_type, xa)
+    s = unidirectional(spec, arrays[1], "Scale", xa.shape, "X")
+    b = None if bias is None else unidirectional(spec, arrays[2], "B", xa.shape, "X")
+    red = tuple(range(ax, xa.ndim))
+    xs = xa.astype(stash)
+    mean = np.mean(xs, axis=red, keepdims=True, dtype=stash)
+    diff = xs - mean
+    var = np.mean(diff * diff, axis=red, keepdims=True, dtype=stash)
+    inv = (1 / np.sqrt(var + np.asarray(eps, dtype=stash))).astype(stash)
+    y = diff * inv * s.astype(stash)
+    if b is not None:
+        y += b.astype(stash)
+    return y.astype(xa.dtype), mean, inv
+
+
+def rms_normalization(
+    x: object,
+    scale: object,
+    *,
+    axis: int = -1,
+    epsilon: float = 1e-5,
+    stash_type: int = 1,
+) -> np.ndarray:
+    """ONNX ``RMSNormalization``: ``x / sqrt(mean(x**2 over axes axis..) + epsilon) * scale``.
+
+    ``scale`` broadcasts unidirectionally to ``x``; the result has ``scale``'s type (ONNX's V).
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.rms_normalization(np.array([[3.0, 4.0]]), np.array([1.0, 2.0]), epsilon=0.0).round(4)
+    array([[0.8485, 2.2627]])
+    """
+    spec = RMS_NORMALIZATION
+    xa, sa = read(spec, (x, scale))
+    for name, arr in (("X", xa), ("scale", sa)):
+        check_types(Spec(spec.onnx, (name,), spec.types), (arr,))
+    if xa.ndim == 0:
+        raise BroadcastError(f"{spec.name}: X must have rank >= 1, got a scalar", mode=spec.name)
+    ax = _axis(spec, axis, xa.ndim)
+    eps = _epsilon(spec, epsilon)
+    stash = _stash_dtype(spec, stash_type, xa)
+    s = unidirectional(spec, sa, "scale", xa.shape, "X")
+    xs = xa.astype(stash)
+    ms = np.mean(xs * xs, axis=tuple(range(ax, xa.ndim)), keepdims=True, dtype=stash)
+    y = xs / np.sqrt(ms + np.asarray(eps, dtype=stash)) * s.astype(stash)
+    result: np.ndarray = y.astype(sa.dtype)
+    return result

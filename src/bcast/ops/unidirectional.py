@@ -1,0 +1,113 @@
+"""PRelu and Gemm: one operand (slope, C) broadcast one way to the other's shape."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..dims import Shape
+from ..errors import BroadcastError
+from ._base import Spec, check_types, deliver, output, read, unidirectional
+from ._types import FLOATS
+
+__all__ = ["gemm", "prelu"]
+
+_NUMERIC_32_64 = FLOATS | frozenset({"int32", "int64", "uint32", "uint64"})
+PRELU = Spec("PRelu", ("X", "slope"), _NUMERIC_32_64)
+GEMM = Spec("Gemm", ("A", "B", "C"), _NUMERIC_32_64)
+
+
+def prelu(x: object, slope: object, *, out: np.ndarray | None = None) -> np.ndarray:
+    """ONNX ``PRelu``: ``x`` where ``x >= 0``, else ``slope * x``; ``slope`` broadcasts unidirectionally to ``x``.
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.prelu(np.array([[-2.0, 3.0], [-4.0, 5.0]]), np.array([0.5, 0.1]))
+    array([[-1.,  3.],
+           [-2.,  5.]])
+    """
+    xa, sa = read(PRELU, (x, slope))
+    check_types(PRELU, (xa, sa))
+    s = unidirectional(PRELU, sa, "slope", xa.shape, "X")
+    dest = output(PRELU, xa.shape, xa.dtype, out)
+    with np.errstate(over="ignore"):
+        np.multiply(xa, s, out=dest, casting="unsafe")
+    np.copyto(dest, xa, where=~(xa < 0))
+    return dest
+
+
+def _flag(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"gemm: {name} must be 0 or 1, got {value!r}")
+    return 1 if operator.index(value) else 0
+
+
+def _number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"gemm: {name} must be a number, got {value!r}")
+    return float(value)
+
+
+def gemm(
+    a: object,
+    b: object,
+    c: object = None,
+    *,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    trans_a: int = 0,
+    trans_b: int = 0,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """ONNX ``Gemm``: ``alpha * A' @ B' + beta * C``, with C broadcast unidirectionally to ``(M, N)``.
+
+    ``A'`` is ``A`` transposed when ``trans_a`` is 1 (likewise ``B``); ``C`` may be omitted.
+
+    >>> import numpy as np, bcast.ops as ops
+    >>> ops.gemm(np.ones((2, 3)), np.ones((3, 4)), np.array([0.0, 1.0, 2.0, 3.0]), beta=2.0)
+    array([[3., 5., 7., 9.],
+           [3., 5., 7., 9.]])
+    """
+    al, be = _number("alpha", alpha), _number("beta", beta)
+    ta, tb = _flag("trans_a", trans_a), _flag("trans_b", trans_b)
+    names = ("A", "B") if c is None else ("A", "B", "C")
+    arrays = read(GEMM, (a, b) if c is None else (a, b, c), names)
+    check_types(GEMM, arrays, names)
+    am, bm = arrays[0], arrays[1]
+    for name, m in (("A", am), ("B", bm)):
+        if m.ndim != 2:
+            raise BroadcastError(
+                f"gemm: input {name} must be a matrix (rank 2), got shape {Shape(m.shape)}",
+                mode="gemm",
+                shapes=(str(Shape(am.shape)), str(Shape(bm.shape))),
+            )
+    am = am.T if ta else am
+    bm = bm.T if tb else bm
+    if am.shape[1] != bm.shape[0]:
+        raise BroadcastError(
+            f"gemm: the inner dims differ: A' is {Shape(am.shape)} and B' is {Shape(bm.shape)} "
+            f"(trans_a={ta}, trans_b={tb}); A's K is {am.shape[1]}, B's K is {bm.shape[0]}",
+            mode="gemm",
+            shapes=(str(Shape(arrays[0].shape)), str(Shape(arrays[1].shape))),
+            dims=(str(am.shape[1]), str(bm.shape[0])),
+            accepted=f"B' with {am.shape[1]} rows",
+        )
+    shape = (am.shape[0], bm.shape[1])
+    cv = None if c is None else unidirectional(GEMM, arrays[2], "C", shape, "A' @ B'")
+    wide = _accumulator(am.dtype, al, be)
+    y = np.matmul(am.astype(wide, copy=False), bm.astype(wide, copy=False))
+    if al != 1.0:
+        y *= np.asarray(al).astype(wide)
+    if cv is not None and be != 0.0:
+        y += cv.astype(wide, copy=False) * np.asarray(be).astype(wide)
+    return deliver(GEMM, y, shape, am.dtype, out)
+
+
+def _accumulator(dtype: np.dtype, alpha: float, beta: float) -> np.dtype:
+    """Half floats accumulate in float32; integers in their own type (wrapping as runtimes do),
+    unless alpha or beta has a fraction, which needs float64 and truncates at the end."""
+    if dtype.kind in "iu":
+        return dtype if alpha.is_integer() and beta.is_integer() else np.dtype(np.float64)
+    if dtype == np.float64 or dtype == np.float32:
+        return dtype
+    return np.dtype(np.float32)
