@@ -77,7 +77,8 @@ def mod(
 ) -> np.ndarray:
     """ONNX ``Mod``: the remainder, with the divisor's sign (``fmod=0``) or the dividend's (``fmod=1``).
 
-    ONNX requires ``fmod=1`` for floating-point inputs.
+    Floating-point inputs take either (Mod-28; before it, ONNX required ``fmod=1`` for them,
+    which the ONNX backend enforces for older models).
 
     >>> import numpy as np, bcast.ops as ops
     >>> a, b = np.array([-7, 7], np.int32), np.array([3], np.int32)
@@ -89,9 +90,7 @@ def mod(
     return run_binary(MOD, _fmod if fmod else _mod_floor, a, b, mode, axis, out)
 
 
-def pow(
-    x: object, y: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None
-) -> np.ndarray:
+def pow(x: object, y: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
     """ONNX ``Pow``: ``x ** y``, in the type of ``x`` whatever the type of ``y``.
 
     An integer base with a float exponent is computed in double precision and
@@ -133,10 +132,11 @@ def _div(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
 
 
 def _mod_floor(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    if x.dtype.kind not in "iu":
-        raise TypeError(f"mod: fmod=0 (the divisor's sign) is for integers; ONNX requires fmod=1 for {x.dtype} inputs")
-    _no_zero_divisor("mod", y)
-    np.remainder(x, y, out=out)
+    if x.dtype.kind in "iu":
+        _no_zero_divisor("mod", y)
+    # floats (allowed with fmod=0 since Mod-28): NumPy's floor remainder has ONNX's special cases
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.remainder(x, y, out=out)
 
 
 def _fmod(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:

@@ -25,9 +25,7 @@ def _variadic(spec: Spec, fn: np.ufunc, inputs: tuple[object, ...], mode: str, a
     return run_nary(spec, ufunc_kernel(fn), inputs, mode, axis, out, _names(len(inputs)))
 
 
-def max(
-    *inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None
-) -> np.ndarray:
+def max(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
     """ONNX ``Max``: the elementwise maximum of one or more inputs (NaN propagates).
 
     >>> import numpy as np, bcast.ops as ops
@@ -38,9 +36,7 @@ def max(
     return _variadic(MAX, np.maximum, inputs, mode, axis, out)
 
 
-def min(
-    *inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None
-) -> np.ndarray:
+def min(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
     """ONNX ``Min``: the elementwise minimum of one or more inputs (NaN propagates).
 
     >>> import numpy as np, bcast.ops as ops
@@ -50,9 +46,7 @@ def min(
     return _variadic(MIN, np.minimum, inputs, mode, axis, out)
 
 
-def sum(
-    *inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None
-) -> np.ndarray:
+def sum(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
     """ONNX ``Sum``: the elementwise sum of one or more float inputs, added left to right.
 
     >>> import numpy as np, bcast.ops as ops
