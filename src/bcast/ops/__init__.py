@@ -19,8 +19,10 @@ bcast.errors.BroadcastError: add: numpy: shapes (2, 3) and (3, 2) cannot be broa
 from __future__ import annotations
 
 from ..api import expand
+from . import grad
 from .arithmetic import add, div, mod, mul, pow, sub
 from .compare import equal, greater, greater_or_equal, less, less_or_equal
+from .grad import vjp
 from .logical import and_, bitshift, bitwise_and, bitwise_or, bitwise_xor, or_, xor
 from .normalization import layer_normalization, rms_normalization
 from .unidirectional import gemm, prelu
@@ -38,6 +40,7 @@ __all__ = [
     "equal",
     "expand",
     "gemm",
+    "grad",
     "greater",
     "greater_or_equal",
     "layer_normalization",
@@ -54,6 +57,7 @@ __all__ = [
     "rms_normalization",
     "sub",
     "sum",
+    "vjp",
     "where",
     "xor",
 ]
