@@ -93,7 +93,7 @@ def merge_uni(d: Dim, t: Dim) -> Merged:
         return t, _NONE
     m = d.intersect(t)
     if m is None:
-        raise ClashError(f"a data dim of 1 or {t}")
+        raise ClashError("a data dim of 1" if t.is_static and t.value == 1 else f"a data dim of 1 or {t}")
     return m, _NONE
 
 

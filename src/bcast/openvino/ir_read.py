@@ -1,0 +1,654 @@
+"""Reading an OpenVINO IR model (``.xml`` + ``.bin``) safely, into plain data.
+
+An IR is an XML file listing layers (each with ``id``, ``name``, ``type``, ``version``, a
+``<data>`` element of attributes, and ``<input>``/``<output>`` ports holding ``<dim>`` sizes)
+and the edges between their ports; the ``Const`` layers' values live in the ``.bin`` file at
+``offset``/``size``. :func:`read_ir` reads both files, :func:`parse_ir` the same from memory.
+
+Safety: the XML goes through expat with a handler that refuses any ``<!DOCTYPE`` before a
+single declaration in it is read, so no entity can be declared (billion laughs), no external
+entity or DTD is ever resolved, and nothing touches the network. Every malformed file is an
+:class:`IRError` naming the file, the line or layer, and what is wrong; a truncated or corrupt
+``.bin`` is caught when the model is read (every ``Const`` is checked against the file size)
+and again when a value is decoded.
+
+What the IR itself cannot say, and how it is read here:
+
+* port dims: ``-1`` is ``?``; OpenVINO writes an interval dim as ``-1`` too, so intervals survive
+  only in a ``Parameter``'s ``shape`` attribute (``"1..10,50"``), which :meth:`IRModel.output_shape`
+  prefers;
+* a port with no ``<dim>`` is either a scalar or a shape of dynamic rank (OpenVINO writes both the
+  same way): :attr:`IRPort.shape` reads it as ``[]`` and :attr:`IRPort.rank_known` is ``False``;
+  ``Parameter`` and ``Const`` layers settle it from their ``shape`` attribute.
+
+>>> xml = '''<?xml version="1.0"?>
+... <net name="tiny" version="11"><layers>
+...  <layer id="0" name="x" type="Parameter" version="opset1"><data shape="1..4,3" element_type="f32"/>
+...   <output><port id="0" precision="FP32"><dim>-1</dim><dim>3</dim></port></output></layer>
+...  <layer id="1" name="t" type="Const" version="opset1"><data element_type="i64" shape="2" offset="0" size="16"/>
+...   <output><port id="0" precision="I64"><dim>2</dim></port></output></layer>
+... </layers><edges/></net>'''
+>>> import numpy as np
+>>> m = parse_ir(xml, np.array([2, 3], np.int64).tobytes())
+>>> [(layer.name, layer.type) for layer in m.layers]
+[('x', 'Parameter'), ('t', 'Const')]
+>>> m.output_shape(m.layer("x"))
+Shape('[1..4,3]')
+>>> m.const_value(m.layer("t"))
+array([2, 3])
+>>> parse_ir('<!DOCTYPE net [<!ENTITY a "aaaa">]><net/>')
+Traceback (most recent call last):
+...
+bcast.openvino.ir_read.IRError: <string>: line 1: the XML has a <!DOCTYPE> declaration; ... so it is refused
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+from xml.parsers import expat
+
+import numpy as np
+
+from ..dims import Dim, Shape
+from ..errors import BroadcastError
+
+__all__ = [
+    "ELEMENT_TYPES",
+    "IRConst",
+    "IREdge",
+    "IRError",
+    "IRLayer",
+    "IRModel",
+    "IRPort",
+    "parse_ir",
+    "read_ir",
+]
+
+
+class IRError(ValueError):
+    """An IR file that cannot be read: malformed XML, a refused construct, a bad ``.bin``.
+
+    ``source`` is the file (or ``"<string>"``), ``layer`` the layer concerned (``"name" (id N)``) or
+    ``None``; the message says what is wrong and where.
+    """
+
+    def __init__(self, message: str, *, source: str = "<string>", layer: str | None = None) -> None:
+        super().__init__(message)
+        self.source = source
+        self.layer = layer
+
+
+# element_type -> (NumPy dtype used to decode it, or None when bcast does not decode it; bits per element,
+# or None when the size is not a fixed multiple of the count). From OpenVINO's element::Type names.
+ELEMENT_TYPES: Mapping[str, tuple[str | None, int | None]] = {
+    "boolean": ("bool", 8),
+    "u8": ("<u1", 8),
+    "i8": ("<i1", 8),
+    "u16": ("<u2", 16),
+    "i16": ("<i2", 16),
+    "u32": ("<u4", 32),
+    "i32": ("<i4", 32),
+    "u64": ("<u8", 64),
+    "i64": ("<i8", 64),
+    "f16": ("<f2", 16),
+    "f32": ("<f4", 32),
+    "f64": ("<f8", 64),
+    "bf16": ("bf16", 16),  # decoded by hand into float32 (no ml_dtypes needed)
+    "u1": (None, 1),
+    "u2": (None, 2),
+    "u3": (None, None),
+    "u4": (None, 4),
+    "u6": (None, None),
+    "i4": (None, 4),
+    "nf4": (None, 4),
+    "f4e2m1": (None, 4),
+    "f8e4m3": (None, 8),
+    "f8e5m2": (None, 8),
+    "f8e8m0": (None, 8),
+    "string": (None, None),
+    "dynamic": (None, None),
+}
+
+# What a <dim> may hold: a size, -1 or ? (dynamic), or an interval such as 1..10, 2.. or ..8.
+_DIM_RE = re.compile(r"-1|\?|\d+|\d+\.\.\d*|\.\.\d+")
+
+# A sub-graph of TensorIterator / Loop / If is a nested <net>-like element under one of these tags.
+_BODY_TAGS = ("body", "then_body", "else_body")
+
+
+@dataclass(frozen=True)
+class IRPort:
+    """One input or output port of a layer, as the XML declares it.
+
+    ``shape`` reads ``-1`` (and any ``?``) as ``?``; ``rank_known`` is ``False`` for a port with no
+    ``<dim>`` (a scalar or a dynamic rank: the IR cannot tell which).
+    """
+
+    id: int
+    shape: Shape
+    rank_known: bool = True
+    precision: str | None = None
+    names: tuple[str, ...] = ()
+
+    @property
+    def declared(self) -> Shape:
+        """The shape as best the port alone says it: ``[...]`` when the rank is not known."""
+        return self.shape if self.rank_known else Shape.dynamic_rank()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The port as plain data."""
+        return {
+            "id": self.id,
+            "shape": str(self.shape) if self.rank_known else "[] or [...]",
+            "precision": self.precision,
+            "names": list(self.names),
+        }
+
+
+@dataclass(frozen=True)
+class IRConst:
+    """Where a ``Const`` layer's value lives in the ``.bin``: ``element_type``, ``shape``, ``offset``, ``size``."""
+
+    element_type: str
+    shape: tuple[int, ...]
+    offset: int
+    size: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The constant's location as plain data."""
+        return {"element_type": self.element_type, "shape": list(self.shape), "offset": self.offset, "size": self.size}
+
+
+@dataclass(frozen=True)
+class IRLayer:
+    """One ``<layer>``: its identity, ``<data>`` attributes, ports, and sub-graphs (``body`` etc.)."""
+
+    id: int
+    name: str
+    type: str
+    version: str | None
+    data: Mapping[str, str]
+    inputs: tuple[IRPort, ...]
+    outputs: tuple[IRPort, ...]
+    line: int | None = None
+    const: IRConst | None = None
+    bodies: Mapping[str, IRModel] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """How messages name the layer: ``'name' (Type-version, id N)``."""
+        return f"{self.name!r} ({self.type}{'-' + self.version if self.version else ''}, id {self.id})"
+
+    def input_port(self, port_id: int) -> IRPort:
+        """The input port with this id; ``KeyError`` if there is none."""
+        for p in self.inputs:
+            if p.id == port_id:
+                return p
+        raise KeyError(f"layer {self.label} has no input port {port_id}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The layer as plain data (sub-graphs included)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": self.type,
+            "version": self.version,
+            "data": dict(self.data),
+            "inputs": [p.to_dict() for p in self.inputs],
+            "outputs": [p.to_dict() for p in self.outputs],
+            "const": None if self.const is None else self.const.to_dict(),
+            "bodies": {k: v.to_dict() for k, v in self.bodies.items()},
+        }
+
+
+@dataclass(frozen=True)
+class IREdge:
+    """``<edge from-layer from-port to-layer to-port>``."""
+
+    from_layer: int
+    from_port: int
+    to_layer: int
+    to_port: int
+
+    def to_dict(self) -> dict[str, int]:
+        """The edge as plain data."""
+        return {
+            "from_layer": self.from_layer,
+            "from_port": self.from_port,
+            "to_layer": self.to_layer,
+            "to_port": self.to_port,
+        }
+
+
+class _Weights:
+    """The ``.bin`` contents, read lazily from a file (a large model's weights are never all loaded)."""
+
+    def __init__(self, source: str, data: bytes | None = None, path: Path | None = None) -> None:
+        self.source = source
+        self._data = data
+        self._path = path
+        self.size = len(data) if data is not None else (path.stat().st_size if path is not None else 0)
+
+    def read(self, offset: int, size: int) -> bytes:
+        if offset + size > self.size:  # checked at load time too; the file may have changed since
+            raise IRError(
+                f"{self.source}: bytes {offset}..{offset + size} lie past its end ({self.size} bytes)",
+                source=self.source,
+            )
+        if self._data is not None:
+            return self._data[offset : offset + size]
+        assert self._path is not None
+        with self._path.open("rb") as f:
+            f.seek(offset)
+            chunk = f.read(size)
+        if len(chunk) != size:
+            raise IRError(
+                f"{self.source}: only {len(chunk)} of {size} bytes at offset {offset} could be read: "
+                "the file was truncated after the model was read",
+                source=self.source,
+            )
+        return chunk
+
+
+@dataclass(frozen=True, eq=False)
+class IRModel:
+    """A parsed IR graph (the whole ``<net>``, or one sub-graph of a TensorIterator/Loop/If layer)."""
+
+    name: str
+    source: str
+    ir_version: int | None
+    layers: tuple[IRLayer, ...]
+    edges: tuple[IREdge, ...]
+    weights: _Weights | None = field(default=None, repr=False)
+    _by_id: dict[int, IRLayer] = field(default_factory=dict, repr=False)
+    _into: dict[tuple[int, int], IREdge] = field(default_factory=dict, repr=False)
+    _values: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for layer in self.layers:
+            self._by_id[layer.id] = layer
+        for e in self.edges:
+            self._into[(e.to_layer, e.to_port)] = e
+
+    # -- navigation -------------------------------------------------------------------------
+    def layer(self, key: int | str) -> IRLayer:
+        """The layer with this id (an int) or name (a string); ``KeyError`` naming the model otherwise."""
+        if isinstance(key, int) and not isinstance(key, bool):
+            if key in self._by_id:
+                return self._by_id[key]
+        elif isinstance(key, str):
+            found = [layer for layer in self.layers if layer.name == key]
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                ids = ", ".join(str(layer.id) for layer in found)
+                raise KeyError(f"{self.source}: {len(found)} layers are named {key!r} (ids {ids}); give the id")
+        else:
+            raise TypeError(f"a layer is named by its id (int) or its name (str), got {type(key).__name__}")
+        raise KeyError(f"{self.source}: no layer with {'id' if isinstance(key, int) else 'name'} {key!r}")
+
+    def producer(self, layer: IRLayer, port_id: int) -> tuple[IRLayer, IRPort] | None:
+        """The layer and output port that feed ``layer``'s input port ``port_id``; ``None`` if no edge does."""
+        e = self._into.get((layer.id, port_id))
+        if e is None:
+            return None
+        src = self._by_id[e.from_layer]
+        for p in src.outputs:
+            if p.id == e.from_port:
+                return src, p
+        return None  # pragma: no cover - edges are validated at load time
+
+    def walk(self) -> Iterator[tuple[tuple[str, ...], IRModel, IRLayer]]:
+        """Every layer with its model and the names of the layers whose sub-graphs enclose it."""
+        for layer in self.layers:
+            yield (), self, layer
+            for tag, body in layer.bodies.items():
+                for path, model, inner in body.walk():
+                    yield (f"{layer.name}/{tag}", *path), model, inner
+
+    # -- shapes and values ------------------------------------------------------------------
+    def output_shape(self, layer: IRLayer, port_id: int | None = None) -> Shape:
+        """The best shape the IR gives for an output port (the first one by default).
+
+        A ``Parameter``'s ``shape`` attribute keeps intervals and the dynamic rank, a ``Const``'s is
+        exact; any other port gives its ``<dim>`` list, or ``[...]`` when it has none.
+        """
+        port = layer.outputs[0] if port_id is None else next((p for p in layer.outputs if p.id == port_id), None)
+        if port is None:
+            raise KeyError(f"layer {layer.label} has no output port {port_id}")
+        if layer.const is not None:
+            return Shape(layer.const.shape)
+        if layer.type == "Parameter" and "shape" in layer.data:
+            return _attr_shape(layer.data["shape"], self.source, layer)
+        return port.declared
+
+    def const_value(self, layer: IRLayer) -> np.ndarray:
+        """The value of a ``Const`` layer, decoded from the ``.bin`` (cached; read-only)."""
+        c = layer.const
+        if c is None:
+            raise IRError(f"{self.source}: layer {layer.label} is not a Const", source=self.source, layer=layer.label)
+        if layer.id in self._values:
+            return self._values[layer.id]
+        dtype, _ = ELEMENT_TYPES[c.element_type]
+        where = f"{self.source}: Const layer {layer.label}"
+        if dtype is None:
+            raise IRError(
+                f"{where}: element type {c.element_type} is not decoded by bcast; decoded types: "
+                + ", ".join(k for k, v in ELEMENT_TYPES.items() if v[0] is not None),
+                source=self.source,
+                layer=layer.label,
+            )
+        if self.weights is None:
+            raise IRError(f"{where}: the model has no .bin to read it from", source=self.source, layer=layer.label)
+        raw = self.weights.read(c.offset, c.size)
+        count = int(np.prod(c.shape, dtype=np.int64))
+        if dtype == "bf16":  # bfloat16 is the upper half of a float32
+            value = (np.frombuffer(raw, "<u2", count).astype(np.uint32) << 16).view(np.float32)
+        else:
+            value = np.frombuffer(raw, np.dtype(dtype), count).astype(np.dtype(dtype).newbyteorder("="))
+            if dtype == "bool":
+                value = np.frombuffer(raw, np.uint8, count) != 0
+        value = value.reshape(c.shape)
+        value.flags.writeable = False
+        self._values[layer.id] = value
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The graph as plain data."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "ir_version": self.ir_version,
+            "layers": [layer.to_dict() for layer in self.layers],
+            "edges": [e.to_dict() for e in self.edges],
+        }
+
+
+# ------------------------------------------------------------------------------------------------
+# reading
+
+
+def read_ir(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] | None = None) -> IRModel:
+    """Read an IR model from ``xml_path`` and its weights from ``bin_path``.
+
+    Parameters
+    ----------
+    xml_path
+        The ``.xml`` file.
+    bin_path
+        The ``.bin`` file; by default ``xml_path`` with the suffix ``.bin``. It may be missing
+        only if no ``Const`` layer needs it.
+
+    Returns
+    -------
+    IRModel
+        Layers, ports, edges and constant locations; values are decoded on demand by
+        :meth:`IRModel.const_value`.
+
+    Raises
+    ------
+    IRError
+        The file cannot be read, is not well-formed, has a ``<!DOCTYPE>``, is not an IR, or a
+        ``Const`` layer does not fit the ``.bin``.
+
+    Examples
+    --------
+    >>> read_ir("/nonexistent/model.xml")
+    Traceback (most recent call last):
+    ...
+    bcast.openvino.ir_read.IRError: /nonexistent/model.xml: cannot read it: No such file or directory
+    """
+    xml_p = Path(xml_path)
+    try:
+        text = xml_p.read_bytes()
+    except OSError as e:
+        raise IRError(f"{xml_p}: cannot read it: {e.strerror or e}", source=str(xml_p)) from None
+    bin_p = Path(bin_path) if bin_path is not None else xml_p.with_suffix(".bin")
+    weights = None
+    if bin_p.is_file():
+        weights = _Weights(str(bin_p), path=bin_p)
+    elif bin_path is not None:
+        raise IRError(f"{bin_p}: the weights file does not exist", source=str(bin_p))
+    return _build(text, weights, str(xml_p), str(bin_p))
+
+
+def parse_ir(xml: str | bytes, weights: bytes | None = None, *, source: str = "<string>") -> IRModel:
+    """Parse an IR from memory: ``xml`` text and the ``.bin`` contents ``weights``.
+
+    The same checks as :func:`read_ir`; ``source`` names the text in error messages.
+
+    >>> parse_ir("<net><layers><layer id='0' type='Relu'/></layers></net>")
+    Traceback (most recent call last):
+    ...
+    bcast.openvino.ir_read.IRError: <string>: line 1: a <layer> has no 'name' attribute
+    """
+    if not isinstance(xml, (str, bytes)):
+        raise TypeError(f"parse_ir: xml must be str or bytes, got {type(xml).__name__}")
+    if weights is not None and not isinstance(weights, (bytes, bytearray, memoryview)):
+        raise TypeError(f"parse_ir: weights must be bytes, got {type(weights).__name__}")
+    w = None if weights is None else _Weights(f"{source} (weights)", data=bytes(weights))
+    return _build(xml.encode("utf-8") if isinstance(xml, str) else xml, w, source, f"{source} (weights)")
+
+
+class _Reader:
+    """expat -> ElementTree, with DOCTYPE (and so every entity declaration) refused; keeps line numbers."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines: dict[ET.Element, int] = {}
+        self._builder = ET.TreeBuilder()
+        p = expat.ParserCreate()
+        # Nothing external is ever loaded: no parameter entities, no external entity handler.
+        p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        p.StartDoctypeDeclHandler = self._doctype
+        p.EntityDeclHandler = self._entity
+        p.ExternalEntityRefHandler = self._external
+        p.StartElementHandler = self._start
+        p.EndElementHandler = self._builder.end
+        p.CharacterDataHandler = self._builder.data
+        p.buffer_text = True
+        self._p = p
+
+    def _fail(self, what: str) -> NoReturn:
+        raise IRError(f"{self.source}: line {self._p.CurrentLineNumber}: {what}", source=self.source)
+
+    def _doctype(self, *_: object) -> NoReturn:
+        self._fail(
+            "the XML has a <!DOCTYPE> declaration; an IR never needs one, and it could declare entities "
+            "(billion laughs) or load external files, so it is refused"
+        )
+
+    def _entity(self, *_: object) -> NoReturn:  # unreachable while DOCTYPE is refused; kept as a second lock
+        self._fail("the XML declares an entity; entity declarations are refused")
+
+    def _external(self, *_: object) -> NoReturn:
+        self._fail("the XML refers to an external entity; nothing external is ever loaded")
+
+    def _start(self, tag: str, attrs: dict[str, str]) -> None:
+        elem = self._builder.start(tag, attrs)
+        self.lines[elem] = self._p.CurrentLineNumber
+
+    def parse(self, text: bytes) -> ET.Element:
+        try:
+            self._p.Parse(text, True)
+        except expat.ExpatError as e:
+            raise IRError(
+                f"{self.source}: line {e.lineno}, column {e.offset}: not well-formed XML: "
+                f"{expat.ErrorString(e.code) if e.code is not None else e}",
+                source=self.source,
+            ) from None
+        return self._builder.close()
+
+
+def _build(text: bytes, weights: _Weights | None, source: str, bin_source: str) -> IRModel:
+    reader = _Reader(source)
+    root = reader.parse(text)
+    if root.tag != "net":
+        raise IRError(f"{source}: the root element is <{root.tag}>, not <net>: this is not an OpenVINO IR")
+    version = root.get("version")
+    ir_version = _int(version, source, "the <net> 'version' attribute") if version is not None else None
+    ctx = _Ctx(source, bin_source, weights, reader.lines)
+    return ctx.graph(root, root.get("name", ""), ir_version)
+
+
+@dataclass
+class _Ctx:
+    source: str
+    bin_source: str
+    weights: _Weights | None
+    lines: dict[ET.Element, int]
+
+    def where(self, elem: ET.Element) -> str:
+        line = self.lines.get(elem)
+        return f"{self.source}: line {line}" if line is not None else self.source
+
+    def fail(self, elem: ET.Element, what: str, layer: str | None = None) -> NoReturn:
+        raise IRError(f"{self.where(elem)}: {what}", source=self.source, layer=layer)
+
+    def graph(self, root: ET.Element, name: str, ir_version: int | None) -> IRModel:
+        layers_el = root.find("layers")
+        if layers_el is None:
+            self.fail(root, f"<{root.tag}> has no <layers> element")
+        layers: list[IRLayer] = []
+        seen: dict[int, IRLayer] = {}
+        for el in layers_el:
+            if el.tag != "layer":
+                continue
+            layer = self.layer(el, ir_version)
+            if layer.id in seen:
+                self.fail(el, f"two layers have id {layer.id}: {seen[layer.id].label} and {layer.label}")
+            seen[layer.id] = layer
+            layers.append(layer)
+        edges = tuple(self.edge(el, seen) for el in root.iterfind("edges/edge"))
+        into: dict[tuple[int, int], IREdge] = {}
+        for el, e in zip(root.iterfind("edges/edge"), edges, strict=True):
+            if (e.to_layer, e.to_port) in into:
+                self.fail(el, f"input port {e.to_port} of layer {seen[e.to_layer].label} has two incoming edges")
+            into[(e.to_layer, e.to_port)] = e
+        return IRModel(name, self.source, ir_version, tuple(layers), edges, self.weights)
+
+    def layer(self, el: ET.Element, ir_version: int | None) -> IRLayer:
+        for attr in ("id", "name", "type"):
+            if el.get(attr) is None:
+                self.fail(el, f"a <layer> has no {attr!r} attribute")
+        layer_id = _int(el.get("id"), self.where(el), "a layer 'id'")
+        label = f"{el.get('name')!r} (id {layer_id})"
+        data_el = el.find("data")
+        data = dict(data_el.attrib) if data_el is not None else {}
+        inputs = tuple(self.port(p, label) for p in el.iterfind("input/port"))
+        outputs = tuple(self.port(p, label) for p in el.iterfind("output/port"))
+        for kind, ports in (("input", inputs), ("output", outputs)):
+            ids = [p.id for p in ports]
+            if len(set(ids)) != len(ids):
+                self.fail(el, f"layer {label} has two {kind} ports with the same id ({ids})", label)
+        const = self.const(el, data, label) if el.get("type") == "Const" else None
+        bodies: dict[str, IRModel] = {}
+        for tag in _BODY_TAGS:
+            body = el.find(tag)
+            if body is not None:
+                bodies[tag] = self.graph(body, f"{el.get('name')}/{tag}", ir_version)
+        return IRLayer(
+            id=layer_id,
+            name=str(el.get("name")),
+            type=str(el.get("type")),
+            version=el.get("version"),
+            data=data,
+            inputs=inputs,
+            outputs=outputs,
+            line=self.lines.get(el),
+            const=const,
+            bodies=bodies,
+        )
+
+    def port(self, el: ET.Element, label: str) -> IRPort:
+        where = f"{self.where(el)}: layer {label}"
+        port_id = _int(el.get("id"), where, "a port 'id'")
+        dims: list[Dim] = []
+        for i, d in enumerate(el.iterfind("dim")):
+            text = (d.text or "").strip()
+            if not _DIM_RE.fullmatch(text):
+                self.fail(el, f"layer {label}, port {port_id}: dim {i} is {text!r}, not a size, -1 or an interval")
+            dims.append(Dim.parse(text))
+        names = tuple(n.strip() for n in (el.get("names") or "").split(",") if n.strip())
+        return IRPort(port_id, Shape(dims), rank_known=bool(dims), precision=el.get("precision"), names=names)
+
+    def const(self, el: ET.Element, data: dict[str, str], label: str) -> IRConst:
+        where = f"{self.where(el)}: Const layer {label}"
+        missing = [a for a in ("element_type", "shape", "offset", "size") if a not in data]
+        if missing:
+            self.fail(el, f"Const layer {label}: <data> lacks {', '.join(missing)}", label)
+        et = data["element_type"]
+        if et not in ELEMENT_TYPES:
+            self.fail(el, f"Const layer {label}: unknown element_type {et!r}; known: {', '.join(ELEMENT_TYPES)}", label)
+        shape_text = data["shape"].strip()
+        try:
+            shape = Shape(f"[{shape_text}]").to_tuple() if shape_text else ()
+        except BroadcastError:
+            self.fail(el, f"Const layer {label}: shape {shape_text!r} is not a list of non-negative sizes", label)
+        offset = _int(data["offset"], where, "'offset'")
+        size = _int(data["size"], where, "'size'")
+        if offset < 0 or size < 0:
+            self.fail(el, f"Const layer {label}: offset {offset} and size {size} must not be negative", label)
+        count = int(np.prod(shape, dtype=object)) if shape else 1
+        bits = ELEMENT_TYPES[et][1]
+        if bits is not None and size != (count * bits + 7) // 8:
+            self.fail(
+                el,
+                f"Const layer {label}: size {size} does not match {count} elements of {et} ({(count * bits + 7) // 8} "
+                "bytes)",
+                label,
+            )
+        if size > 0:
+            if self.weights is None:
+                self.fail(el, f"Const layer {label} needs {size} bytes of weights, but {self.bin_source} is missing")
+            if offset + size > self.weights.size:
+                self.fail(
+                    el,
+                    f"Const layer {label}: bytes {offset}..{offset + size} lie past the end of {self.bin_source} "
+                    f"({self.weights.size} bytes): the weights file is truncated or does not belong to this model",
+                    label,
+                )
+        return IRConst(et, shape, offset, size)
+
+    def edge(self, el: ET.Element, layers: dict[int, IRLayer]) -> IREdge:
+        where = self.where(el)
+        vals = [_int(el.get(a), where, f"an edge's {a!r}") for a in ("from-layer", "from-port", "to-layer", "to-port")]
+        e = IREdge(*vals)
+        src, dst = layers.get(e.from_layer), layers.get(e.to_layer)
+        if src is None or dst is None:
+            self.fail(
+                el, f"an edge refers to layer {e.from_layer if src is None else e.to_layer}, which does not exist"
+            )
+        if all(p.id != e.from_port for p in src.outputs):
+            self.fail(el, f"an edge leaves output port {e.from_port} of layer {src.label}, which has no such port")
+        if all(p.id != e.to_port for p in dst.inputs):
+            self.fail(el, f"an edge enters input port {e.to_port} of layer {dst.label}, which has no such port")
+        return e
+
+
+def _int(text: str | None, where: str, what: str) -> int:
+    if text is None:
+        raise IRError(f"{where}: {what} is missing")
+    try:
+        return int(text.strip(), 10)
+    except ValueError:
+        raise IRError(f"{where}: {what} is {text!r}, not an integer") from None
+
+
+def _attr_shape(text: str, source: str, layer: IRLayer) -> Shape:
+    """A ``shape`` attribute (``"1..10,?,3"``, ``"..."``, ``""``) as a Shape."""
+    t = text.strip()
+    try:
+        return Shape.dynamic_rank() if t == "..." else Shape(f"[{t}]")
+    except BroadcastError:
+        raise IRError(
+            f"{source}: layer {layer.label}: shape attribute {text!r} is not a list of sizes, ?, intervals, or ...",
+            source=source,
+            layer=layer.label,
+        ) from None
