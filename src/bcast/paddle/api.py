@@ -1,0 +1,191 @@
+"""The PaddlePaddle 3.x profile's entry points: elementwise ops with ``axis`` and their gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..engine.numpy import as_array
+from ..errors import BroadcastError
+from .grads import GRAD_DTYPES, GRADS
+from .kernels import DTYPES, DTYPES_WITH_AXIS, KERNELS
+from .shapes import MODE, Alignment, align
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy.typing as npt
+
+__all__ = ["elementwise", "elementwise_grad"]
+
+# Paddle 3.3.1's pow/max/min grad kernels take no axis and run with -1 (right alignment)
+_GRAD_IGNORES_AXIS = ("pow", "max", "min")
+
+
+def _op_name(op: object, table: Mapping[str, object]) -> str:
+    if not isinstance(op, str):
+        raise TypeError(f"{MODE}: op must be a string such as 'add', got {type(op).__name__} {op!r}")
+    name = op.removeprefix("elementwise_")
+    if name not in table:
+        raise TypeError(f"{MODE}: unknown op {op!r}; accepted: {', '.join(table)}")
+    return name
+
+
+def _operands(name: str, x: object, y: object, dtypes: dict[str, tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    a, b = as_array(x, "x"), as_array(y, "y")
+    if a.dtype != b.dtype:
+        raise TypeError(
+            f"{MODE}: {name}: X is {a.dtype} and Y is {b.dtype}; Paddle's elementwise kernels take one dtype "
+            "(cast one operand first)"
+        )
+    if a.dtype.name not in dtypes[name]:
+        where = " with an axis other than -1" if dtypes is DTYPES_WITH_AXIS and a.dtype.name in DTYPES[name] else ""
+        raise TypeError(
+            f"{MODE}: {name}: Paddle 3.3.1 has no CPU kernel for {a.dtype}{where}; accepted: {', '.join(dtypes[name])}"
+        )
+    return a, b
+
+
+def _views(al: Alignment, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    px, py = al.plans()
+    return px(a), py(b)
+
+
+def elementwise(op: str, x: npt.ArrayLike, y: npt.ArrayLike, axis: int = -1) -> np.ndarray:
+    """PaddlePaddle 3.x ``elementwise_<op>(X, Y, axis)`` on NumPy arrays.
+
+    Parameters
+    ----------
+    op : {"add", "sub", "mul", "div", "floordiv", "mod", "pow", "max", "min"}
+        The operation (an ``elementwise_`` prefix is accepted).
+    x, y : array_like
+        The operands, of one dtype that Paddle's CPU kernel for ``op`` supports.
+    axis : int, default -1
+        Where the lower-rank operand starts (see :func:`bcast.paddle.elementwise_shape`).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array of the operands' dtype and the broadcast shape.
+
+    Raises
+    ------
+    BroadcastError
+        Where Paddle rejects (or cannot define) the shapes and axis.
+    TypeError
+        For an unknown op, mixed dtypes, or a dtype Paddle has no kernel for.
+    ZeroDivisionError
+        Integer ``div``/``floordiv``/``mod`` by zero (Paddle raises too).
+    OverflowError
+        ``int32``/``int64`` minimum divided by -1 (Paddle's process dies of SIGFPE).
+
+    Examples
+    --------
+    >>> import numpy as np, bcast.paddle
+    >>> bcast.paddle.elementwise("add", np.zeros((2, 3)), np.array([10.0, 20.0]), axis=0)
+    array([[10., 10., 10.],
+           [20., 20., 20.]])
+    >>> bcast.paddle.elementwise("div", np.array([7, -7], np.int32), np.array([2, 2], np.int32))
+    array([ 3, -3], dtype=int32)
+    >>> bcast.paddle.elementwise("mod", np.array([7, -7], np.int32), np.array([-2, 2], np.int32))
+    array([-1,  1], dtype=int32)
+    """
+    name = _op_name(op, KERNELS)
+    a, b = _operands(name, x, y, DTYPES if axis == -1 else DTYPES_WITH_AXIS)
+    va, vb = _views(align(a.shape, b.shape, axis), a, b)
+    result: np.ndarray = np.asarray(KERNELS[name](va, vb), dtype=a.dtype)
+    if not (result.flags.c_contiguous and result.flags.owndata):
+        result = result.copy()
+    return result
+
+
+def elementwise_grad(
+    op: str, x: npt.ArrayLike, y: npt.ArrayLike, dout: npt.ArrayLike, axis: int = -1
+) -> tuple[np.ndarray, np.ndarray]:
+    """The gradients ``(dX, dY)`` that PaddlePaddle 3.x computes for ``elementwise_<op>(X, Y, axis)``.
+
+    Each is the op's local derivative times ``dout``, summed over the axes along which
+    that operand was broadcast, in the operand's shape and dtype.
+
+    Paddle 3.3.1's ``pow``, ``max`` and ``min`` grad kernels take no ``axis``: they always
+    right-align the operands (axis -1). Where ``axis`` placed the lower-rank operand
+    elsewhere, Paddle's gradient is the right-aligned one (reproduced here). Where right
+    alignment gives a different output shape, Paddle reads ``dout``'s buffer as that shape:
+    reproduced while it is no larger than ``dout``; beyond that Paddle reads past the
+    buffer, and this raises a BroadcastError.
+
+    Parameters
+    ----------
+    op : {"add", "sub", "mul", "div", "pow", "max", "min"}
+    x, y : array_like
+        The forward operands (float32/float64; complex too except for max/min).
+    dout : array_like
+        The gradient of the output: its shape is the forward output's, its dtype X's.
+    axis : int, default -1
+
+    Raises
+    ------
+    BroadcastError
+        Where the forward op or Paddle's grad kernel rejects the shapes, or ``dout`` has
+        the wrong shape.
+    TypeError
+        For an op with no gradient, mixed dtypes, or an unsupported dtype.
+
+    Examples
+    --------
+    >>> import numpy as np, bcast.paddle
+    >>> dx, dy = bcast.paddle.elementwise_grad("add", np.zeros((2, 3)), np.zeros(2), np.ones((2, 3)), axis=0)
+    >>> dy
+    array([3., 3.])
+    >>> bcast.paddle.elementwise_grad("max", np.array([1.0, 2.0]), np.array([1.0, 1.0]), np.ones(2))
+    (array([0.5, 1. ]), array([0.5, 0. ]))
+    """
+    name = _op_name(op, GRADS)
+    a, b = _operands(name, x, y, GRAD_DTYPES)
+    g = as_array(dout, "dout")
+    al = align(a.shape, b.shape, axis)
+    if name in _GRAD_IGNORES_AXIS and al.start != _right_start(al):
+        try:
+            right = align(a.shape, b.shape, -1)
+        except BroadcastError as e:
+            raise _grad_axis_error(name, a, b, axis, al, str(e)) from None
+        if right.output_shape != al.output_shape:
+            n_right, n_out = int(np.prod(right.output_shape.to_tuple())), int(np.prod(al.output_shape.to_tuple()))
+            if n_right > n_out or g.shape != al.output_shape:
+                raise _grad_axis_error(name, a, b, axis, al, f"right-aligned, they broadcast to {right.output_shape}")
+            # Paddle reads dout's buffer as if it had the right-aligned output's shape: its first elements
+            g = np.ascontiguousarray(g).reshape(-1)[:n_right].reshape(right.output_shape.to_tuple())
+        al = right
+    if g.shape != al.output_shape:
+        raise BroadcastError(
+            f"{MODE}: {name} grad: dout has shape {g.shape}, but the forward output has shape {al.output_shape}",
+            mode=MODE,
+            shapes=(str(al.x_shape), str(al.y_shape), str(g.shape)),
+            accepted=f"dout of shape {al.output_shape}",
+        )
+    if g.dtype != a.dtype:
+        raise TypeError(f"{MODE}: {name} grad: dout is {g.dtype}, but X and Y are {a.dtype} (cast dout first)")
+    px, py = al.plans()
+    va, vb = px(a), py(b)
+    gx, gy = GRADS[name](va, vb, np.asarray(KERNELS[name](va, vb), dtype=a.dtype), g)
+    full = al.output_shape.to_tuple()
+    dx = px.backward(np.broadcast_to(np.asarray(gx, dtype=a.dtype), full))
+    dy = py.backward(np.broadcast_to(np.asarray(gy, dtype=a.dtype), full))
+    return dx, dy
+
+
+def _right_start(al: Alignment) -> int:
+    """The start axis that right alignment (axis -1) gives the lower-rank operand."""
+    rx, ry = al.x_shape.rank or 0, al.y_shape.rank or 0
+    return abs(rx - ry) if rx != ry else 0
+
+
+def _grad_axis_error(name: str, a: np.ndarray, b: np.ndarray, axis: int, al: Alignment, why: str) -> BroadcastError:
+    return BroadcastError(
+        f"{MODE}: {name} grad: X {a.shape} and Y {b.shape} with axis {axis} give {al.output_shape} forward, but "
+        f"Paddle 3.3.1's {name} grad kernel ignores axis and right-aligns the operands ({why}); "
+        "it then fails, or reads past dout's buffer",
+        mode=MODE,
+        shapes=(str(al.x_shape), str(al.y_shape)),
+        accepted=f"an axis that right-aligns the lower-rank operand (-1 or {_right_start(al)})",
+    )
