@@ -201,11 +201,11 @@ class Plan:
 
         return backward(self, dy)
 
-    def explain(self) -> str:
-        """The aligned axes side by side, and what is replicated where."""
+    def explain(self, *, colour: bool = False) -> str:
+        """The aligned axes side by side, and what is replicated where (ANSI colour when ``colour``)."""
         from .explain import explain_plan
 
-        return explain_plan(self)
+        return explain_plan(self, colour=colour)
 
     def to_onnx(self, **options: Any) -> Any:
         """An ONNX model (or graph) that realises this broadcast; see :func:`bcast.onnx.lowering.plan_to_onnx`.
@@ -266,10 +266,11 @@ class ElementwisePlan:
         self.operands = operands
         self.constraints = constraints
 
-    def explain(self) -> str:
+    def explain(self, *, colour: bool = False) -> str:
+        """The operands' axes side by side, and which is replicated along which axis."""
         from .explain import explain_elementwise
 
-        return explain_elementwise(self)
+        return explain_elementwise(self, colour=colour)
 
     def __repr__(self) -> str:
         shapes = ", ".join(str(s) for s in self.shapes)

@@ -1,0 +1,133 @@
+"""A picture of a broadcast: each operand's cells, the replicated ones shaded, the output beside them.
+
+The drawing shows the output's last two axes as a grid (at most 6 rows and 8 columns are
+drawn; an ellipsis marks the rest); leading axes are listed under each panel. A cell an
+operand really holds is solid, a cell that exists only by replication is hatched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from .plan import ElementwisePlan, Plan
+
+__all__ = ["broadcast_svg"]
+
+_CELL = 22
+_MAX_ROWS, _MAX_COLS = 6, 8
+_HOLD, _COPY, _OUT = "#4a7fc1", "#d9e3f0", "#5aa469"
+
+
+def _size(d: object) -> int | None:
+    v = getattr(d, "value", None)
+    return int(v) if v is not None else None
+
+
+def _grid_axes(rank: int) -> tuple[int | None, int | None]:
+    if rank == 0:
+        return None, None
+    if rank == 1:
+        return None, 0
+    return rank - 2, rank - 1
+
+
+def _panel(
+    x: int,
+    y: int,
+    title: str,
+    out_dims: Sequence[object],
+    replicated: set[int],
+    colour: str,
+    notes: Sequence[str],
+) -> tuple[list[str], int, int]:
+    rank = len(out_dims)
+    ra, ca = _grid_axes(rank)
+    rows = _size(out_dims[ra]) if ra is not None else 1
+    cols = _size(out_dims[ca]) if ca is not None else 1
+    shown_r = min(rows if rows is not None else 3, _MAX_ROWS)
+    shown_c = min(cols if cols is not None else 3, _MAX_COLS)
+    parts = [f'<text x="{x}" y="{y}" font-size="13" font-weight="bold">{escape(title)}</text>']
+    top = y + 10
+    for i in range(shown_r):
+        for j in range(shown_c):
+            copied = (ra in replicated and i > 0) or (ca in replicated and j > 0)
+            fill = "url(#hatch)" if copied else colour
+            parts.append(
+                f'<rect x="{x + j * _CELL}" y="{top + i * _CELL}" width="{_CELL - 2}" height="{_CELL - 2}" '
+                f'fill="{fill}" stroke="#555" stroke-width="0.5"><title>{"replicated" if copied else "held"}'
+                "</title></rect>"
+            )
+    more_r = rows is None or rows > shown_r
+    more_c = cols is None or cols > shown_c
+    if more_c:
+        parts.append(f'<text x="{x + shown_c * _CELL + 2}" y="{top + 14}" font-size="12">…</text>')
+    if more_r:
+        parts.append(f'<text x="{x + 4}" y="{top + shown_r * _CELL + 12}" font-size="12">⋮</text>')
+    text_y = top + shown_r * _CELL + (20 if more_r else 14)
+    for k, line in enumerate(notes):
+        parts.append(f'<text x="{x}" y="{text_y + 15 * k}" font-size="11" fill="#333">{escape(line)}</text>')
+    width = max(shown_c * _CELL + 16, 7 * max([len(title), *(len(n) for n in notes)]))
+    height = text_y + 15 * len(notes) - y
+    return parts, width, height
+
+
+def broadcast_svg(p: Plan | ElementwisePlan) -> str:
+    """An SVG document picturing ``p``: one panel per operand and one for the output.
+
+    >>> import bcast
+    >>> svg = broadcast_svg(bcast.plan("[3,1]", "[2,3,4]"))
+    >>> svg.startswith("<svg") and "replicated along output axes 0, 2" in svg
+    True
+    """
+    if isinstance(p, ElementwisePlan):
+        operands = list(p.operands)
+        labels = [f"operand {j} {s}" for j, s in enumerate(p.shapes)]
+        out = p.output_shape
+    else:
+        operands = [p]
+        labels = [f"data {p.data_shape}"]
+        out = p.output_shape
+    if out.rank is None:
+        raise ValueError("cannot draw a broadcast whose output rank is unknown")
+    rank = out.rank
+    parts: list[str] = []
+    x, y = 10, 40
+    heights = []
+    for q, label in zip(operands, labels, strict=True):
+        rep = set(q.broadcast_axes or ())
+        notes = []
+        if rep:
+            notes.append("replicated along output axes " + ", ".join(map(str, sorted(rep))))
+        else:
+            notes.append("not replicated")
+        panel, w, h = _panel(x, y, label, list(out), rep, _HOLD, notes)
+        parts.extend(panel)
+        heights.append(h)
+        x += w + 30
+    arrow_y = y + 40
+    parts.append(f'<text x="{x - 22}" y="{arrow_y}" font-size="18">→</text>')
+    panel, w, h = _panel(x, y, f"output {out}", list(out), set(), _OUT, [f"rank {rank}"])
+    parts.extend(panel)
+    heights.append(h)
+    width = x + w + 20
+    height = y + max(heights) + 20
+    title = escape(
+        f"{p.mode}: "
+        + (
+            ", ".join(str(s) for s in p.shapes)
+            if isinstance(p, ElementwisePlan)
+            else f"{p.data_shape} -> {p.target_shape}"
+        )
+        + f" = {out}"
+    )
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif">'
+        '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#d9e3f0"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" stroke="#7a9cc6" stroke-width="2"/></pattern></defs>'
+        f'<rect width="{width}" height="{height}" fill="white"/>'
+        f'<text x="10" y="20" font-size="14">{title}</text>'
+    )
+    return head + "".join(parts) + "</svg>\n"
