@@ -16,39 +16,9 @@ from onnx.backend.test.case.node import collect_testcases  # noqa: E402
 
 from bcast.onnx import backend  # noqa: E402
 from bcast.onnx.handlers import HANDLERS  # noqa: E402
+from bcast.ops import ONNX_OPERATORS  # noqa: E402
 
-OPERATORS = frozenset(
-    [
-        "Add",
-        "And",
-        "BitShift",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-        "Div",
-        "Equal",
-        "Greater",
-        "GreaterOrEqual",
-        "Less",
-        "LessOrEqual",
-        "Max",
-        "Mean",
-        "Min",
-        "Mod",
-        "Mul",
-        "Or",
-        "Pow",
-        "Sub",
-        "Sum",
-        "Where",
-        "Xor",
-        "Gemm",
-        "PRelu",
-        "LayerNormalization",
-        "RMSNormalization",
-        "Expand",
-    ]
-)
+OPERATORS = ONNX_OPERATORS
 
 
 def _cases() -> list:

@@ -19,40 +19,14 @@ from ..constraints import Constraint
 from ..dims import Dim, Shape, Tri
 from ..errors import BroadcastError
 from ..onnx.handlers import LEGACY_BROADCAST
+from ..ops import MULTIDIRECTIONAL, ONNX_OPERATORS
 from .report import CheckInputError, NodeReport, Problem, Report
 
 __all__ = ["BROADCASTING", "check_onnx"]
 
-_MULTI = frozenset(
-    {
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Pow",
-        "Mod",
-        "BitShift",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-        "And",
-        "Or",
-        "Xor",
-        "Equal",
-        "Greater",
-        "GreaterOrEqual",
-        "Less",
-        "LessOrEqual",
-        "Max",
-        "Min",
-        "Mean",
-        "Sum",
-        "Where",
-    }
-)
-_UNI = frozenset({"PRelu", "Gemm", "LayerNormalization", "RMSNormalization"})
+_MULTI = MULTIDIRECTIONAL
 #: the ONNX operators whose definition broadcasts
-BROADCASTING = _MULTI | _UNI | frozenset({"Expand"})
+BROADCASTING = ONNX_OPERATORS
 _SAME_SHAPE_BEFORE_8 = frozenset({"Max", "Min", "Mean", "Sum"})
 
 Progress = Callable[[int, int], None]

@@ -29,7 +29,43 @@ from .unidirectional import gemm, prelu
 from .variadic import max, mean, min, sum
 from .where import where
 
+#: ONNX operators whose definition broadcasts, by rule (the names ONNX uses)
+MULTIDIRECTIONAL = frozenset(
+    {
+        "Add",
+        "And",
+        "BitShift",
+        "BitwiseAnd",
+        "BitwiseOr",
+        "BitwiseXor",
+        "Div",
+        "Equal",
+        "Greater",
+        "GreaterOrEqual",
+        "Less",
+        "LessOrEqual",
+        "Max",
+        "Mean",
+        "Min",
+        "Mod",
+        "Mul",
+        "Or",
+        "Pow",
+        "Sub",
+        "Sum",
+        "Where",
+        "Xor",
+    }
+)
+UNIDIRECTIONAL = frozenset({"Gemm", "PRelu", "LayerNormalization", "RMSNormalization"})
+BIDIRECTIONAL = frozenset({"Expand"})
+ONNX_OPERATORS = MULTIDIRECTIONAL | UNIDIRECTIONAL | BIDIRECTIONAL
+
 __all__ = [
+    "BIDIRECTIONAL",
+    "MULTIDIRECTIONAL",
+    "ONNX_OPERATORS",
+    "UNIDIRECTIONAL",
     "add",
     "and_",
     "bitshift",
