@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .dims import Shape, ShapeLike
-from .engine.numpy import as_array
+from .engine.cache import NO_KEY, PlanCache, arg_key
+from .engine.numpy import as_array, materialize, view
 from .errors import BroadcastError, as_given
 from .plan import ElementwisePlan, Plan
 from .rules import make_plan, normalize_mode, plan_legacy, plan_multidirectional, plan_pdpd, reject_foreign_args
@@ -14,7 +17,6 @@ from .rules.none import plan_none
 from .rules.pdpd import read_axis
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
     import numpy.typing as npt
 
 __all__ = [
@@ -111,6 +113,22 @@ def infer(
 
 _ELEMENTWISE = ("numpy", "pdpd", "none", "bidirectional", "legacy")
 
+#: Elementwise plans keyed on the exact arguments of :func:`elementwise_plan` (see :mod:`bcast.engine.cache`).
+ELEMENTWISE_PLANS: PlanCache[ElementwisePlan] = PlanCache(4096)
+
+
+def _elementwise_key(shapes: tuple[ShapeLike, ...], mode: object, axis: object) -> Any:
+    """The cache key of an elementwise call, or ``NO_KEY`` when an argument cannot be keyed exactly."""
+    if type(mode) is not str or type(axis) is not int:
+        return NO_KEY
+    key: list[Any] = [mode, axis]
+    for s in shapes:
+        k = arg_key(s)
+        if k is NO_KEY:
+            return NO_KEY
+        key.append(k)
+    return tuple(key)
+
 
 def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> ElementwisePlan:
     """Plans for operands of an elementwise operation, one per operand, and their output.
@@ -123,6 +141,17 @@ def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
     >>> bcast.elementwise_plan("[2,3,4,5]", "[3,1]", mode="pdpd", axis=1).output_shape
     Shape('[2,3,4,5]')
     """
+    key = _elementwise_key(shapes, mode, axis)
+    if key is NO_KEY:
+        return _elementwise_plan(shapes, mode, axis)
+    ep = ELEMENTWISE_PLANS.get(key)
+    if ep is None:
+        ep = _elementwise_plan(shapes, mode, axis)
+        ELEMENTWISE_PLANS.put(key, ep)
+    return ep
+
+
+def _elementwise_plan(shapes: tuple[ShapeLike, ...], mode: str, axis: int) -> ElementwisePlan:
     m = normalize_mode(mode, _ELEMENTWISE)
     if m not in ("pdpd", "legacy"):
         reject_foreign_args(m, axis=axis)
@@ -158,6 +187,11 @@ def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
     >>> bcast.broadcast_shapes("[N,3]", "[4,1]")
     Shape('[4,3]')
     """
+    key = _elementwise_key(shapes, mode, axis)
+    if key is not NO_KEY:  # the hot path: one dictionary look-up
+        ep = ELEMENTWISE_PLANS.get(key)
+        if ep is not None:
+            return ep.output_shape
     return elementwise_plan(*shapes, mode=mode, axis=axis).output_shape
 
 
@@ -185,9 +219,9 @@ def broadcast_to(
     """
     if not isinstance(copy, bool):
         raise TypeError(f"copy must be True or False, got {copy!r}")
-    arr = as_array(x)
-    p = plan(arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
-    return p.materialize(arr) if copy else p(arr)
+    arr = x if type(x) is np.ndarray else as_array(x)
+    p = make_plan(arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
+    return materialize(p, arr) if copy else view(p, arr)
 
 
 def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_axes: Any = None) -> np.ndarray:

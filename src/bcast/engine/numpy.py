@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from ..dims import Shape
 from ..errors import BroadcastError, as_given
 from ..plan import require_static
+from .kernels import SERIAL_BYTES, fill_broadcast, reduce_sum
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -132,8 +134,68 @@ def _check_view_size(shape: tuple[int, ...], dtype: np.dtype[Any], plan: Plan) -
         )
 
 
+class _Static:
+    """What a static plan needs at run time, worked out once: shapes as int tuples."""
+
+    __slots__ = ("aligned", "data", "elem_strides", "output", "span", "strides")
+
+    def __init__(self, plan: Plan) -> None:
+        mapping = plan.axes_mapping or ()
+        self.data = plan.data_shape.to_tuple()
+        self.output = plan.output_shape.to_tuple()
+        aligned = [1] * len(self.output)
+        for i, a in enumerate(mapping):
+            if a is not None:
+                aligned[a] = self.data[i]
+        self.aligned = tuple(aligned)  # the data's shape with its axes on the output's
+        self.span = _span(self.output, 1)
+        # strides (in elements) of a C-contiguous data array seen through the broadcast: 0 where replicated
+        elem: list[int] = [0] * len(aligned)
+        step = 1
+        for k in reversed(range(len(aligned))):
+            if aligned[k] == self.output[k] and aligned[k] != 1:
+                elem[k] = step
+            step *= aligned[k]
+        self.elem_strides = tuple(elem)
+        self.strides: dict[int, tuple[int, ...]] = {}  # byte strides per itemsize
+
+    def fast_view(self, arr: np.ndarray) -> np.ndarray:
+        """The broadcast view of C-contiguous data of a plain numeric dtype, built in one constructor call."""
+        size = arr.dtype.itemsize
+        strides = self.strides.get(size)
+        if strides is None:
+            strides = self.strides[size] = tuple(s * size for s in self.elem_strides)
+        v: np.ndarray = np.ndarray(self.output, arr.dtype, arr, 0, strides)
+        v.flags.writeable = False
+        return v
+
+
+_RECIPE = "_bcast_static"
+
+
+def _static(plan: Plan) -> _Static | None:
+    """The plan's run-time facts, cached on the plan; ``None`` for a plan with unknown dims."""
+    cached: _Static | bool | None = plan.__dict__.get(_RECIPE, False)
+    if cached is False:
+        cached = _Static(plan) if plan.is_static and plan.axes_mapping is not None else None
+        plan.__dict__[_RECIPE] = cached
+    return cached  # type: ignore[return-value]
+
+
+_INDEX_LIMIT = np.iinfo(np.intp).max
+#: dtype kinds whose arrays export a plain buffer that ``np.ndarray(..., buffer=)`` takes
+_PLAIN = "biufc"
+
+
 def view(plan: Plan, x: npt.ArrayLike) -> np.ndarray:
-    arr = as_array(x)
+    arr = x if type(x) is np.ndarray else as_array(x)
+    st = _static(plan)
+    if st is not None and arr.shape == st.data and st.span * arr.dtype.itemsize <= _INDEX_LIMIT:
+        # the hot path: a static plan and data of its shape
+        if arr.flags.c_contiguous and arr.dtype.kind in _PLAIN and arr.size:
+            return st.fast_view(arr)
+        fast: np.ndarray = np.broadcast_to(arr.reshape(st.aligned), st.output)  # adding/dropping 1s never copies
+        return fast
     p = plan.specialize(arr.shape)
     shape = require_static(p, "make a view")
     _check_view_size(shape, arr.dtype, p)
@@ -141,8 +203,22 @@ def view(plan: Plan, x: npt.ArrayLike) -> np.ndarray:
     return result
 
 
+#: (time read, bytes): /proc/meminfo costs ~30 us to read, so a reading is reused for a moment
+_MEM_SEEN: list[tuple[float, int | None]] = []
+_MEM_FRESH_S = 0.05
+
+
 def available_memory() -> int | None:
-    """Bytes of RAM available now (``MemAvailable``), or ``None`` when unknown."""
+    """Bytes of RAM available now (``MemAvailable``, at most 50 ms old), or ``None`` when unknown."""
+    now = time.monotonic()
+    if _MEM_SEEN and now - _MEM_SEEN[0][0] < _MEM_FRESH_S:
+        return _MEM_SEEN[0][1]
+    value = _read_available_memory()
+    _MEM_SEEN[:] = [(now, value)]
+    return value
+
+
+def _read_available_memory() -> int | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
             for line in f:
@@ -195,7 +271,20 @@ def _size(nbytes: int) -> str:
 
 
 def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
-    arr = as_array(x)
+    arr = x if type(x) is np.ndarray else as_array(x)
+    st = _static(plan)
+    if st is not None and arr.shape == st.data:  # the hot path: a static plan, no re-planning
+        if out is None:
+            check_allocation(st.output, arr.dtype, mode=plan.mode, given=plan.given)
+            dest = np.empty(st.output, dtype=arr.dtype)
+        else:
+            _check_out(out, st.output, arr, plan)
+            dest = out
+        if dest.nbytes < SERIAL_BYTES:
+            np.copyto(dest, arr.reshape(st.aligned), casting="no")  # copyto broadcasts: no view to build
+        else:
+            fill_broadcast(dest, np.broadcast_to(arr.reshape(st.aligned), st.output))
+        return dest
     p = plan.specialize(arr.shape)
     shape = require_static(p, "materialize")
     if out is None:
@@ -204,8 +293,7 @@ def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> 
     else:
         _check_out(out, shape, arr, p)
         result = out
-    src = np.broadcast_to(_aligned(p, arr), shape)
-    np.copyto(result, src, casting="no")
+    fill_broadcast(result, np.broadcast_to(_aligned(p, arr), shape))
     return result
 
 
@@ -261,7 +349,9 @@ def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
     axes = plan.broadcast_axes or ()
     # timedelta: NumPy's reduce keeps the unit only when no dtype is forced on it
     red = None if g.dtype.kind == "m" else acc
-    summed = np.add.reduce(g, axis=axes, dtype=red) if axes else np.array(g, dtype=acc, copy=True)
+    if not axes:
+        return np.array(g, dtype=g.dtype, copy=True).reshape(plan.data_shape.to_tuple())
+    summed = reduce_sum(g, tuple(axes), red)
     return np.asarray(summed, dtype=g.dtype).reshape(plan.data_shape.to_tuple())
 
 

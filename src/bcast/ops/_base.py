@@ -16,6 +16,7 @@ import numpy as np
 
 from ..api import elementwise_plan, plan
 from ..dims import Shape
+from ..engine.kernels import elementwise
 from ..engine.numpy import as_array, check_allocation
 from ..errors import BroadcastError
 from ._types import onnx_type
@@ -54,7 +55,13 @@ class Spec:
         return _snake(self.onnx)
 
 
+#: ONNX names whose bcast function is not their plain snake_case (acronyms, one-word names)
+_IRREGULAR = {"PRelu": "prelu", "BitShift": "bitshift", "RMSNormalization": "rms_normalization"}
+
+
 def _snake(name: str) -> str:
+    if name in _IRREGULAR:
+        return _IRREGULAR[name]
     out = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
     return out + "_" if out in ("and", "or") else out
 
@@ -123,6 +130,8 @@ def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> t
         ep = elementwise_plan(*(x.shape for x in arrays), mode=m, axis=axis)
     except BroadcastError as e:
         raise _in_context(spec, e) from None
+    except TypeError as e:
+        raise TypeError(f"{spec.name}: {e}") from None
     out_shape = ep.output_shape.to_tuple()
     if m == "numpy":
         return list(arrays), out_shape
@@ -210,14 +219,31 @@ def run_nary(
     if len(ops) == 1:
         np.copyto(dest, ops[0], casting="no")
         return dest
-    kernel(ops[0], ops[1], dest)
+    if _unit_safe(kernel, ops) and not (out is not None and any(np.may_share_memory(dest, x) for x in ops)):
+        try:  # cut into units over the output, on every core; no operand is materialised
+            elementwise(kernel, ops, dest)
+            return dest
+        except Exception:  # rerun whole below, so the error is the one the full arrays give
+            pass
+    acc = dest
+    if len(ops) > 2 and out is not None and any(np.may_share_memory(dest, x) for x in ops[2:]):
+        acc = np.empty_like(dest)  # the fold would overwrite a later input that out aliases before reading it
+    kernel(ops[0], ops[1], acc)
     for extra in ops[2:]:
-        kernel(dest, extra, dest)
+        kernel(acc, extra, acc)
+    if acc is not dest:
+        np.copyto(dest, acc)
     return dest
+
+
+def _unit_safe(kernel: Kernel, ops: Sequence[np.ndarray]) -> bool:
+    """Whether ``kernel`` may run unit by unit: a plain ufunc, or a kernel on floats (no whole-array checks)."""
+    return getattr(kernel, "pure_ufunc", False) or all(x.dtype.kind in "fc" for x in ops)
 
 
 def ufunc_kernel(fn: np.ufunc) -> Kernel:
     def kernel(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
         fn(x, y, out=out, casting="unsafe")
 
+    kernel.pure_ufunc = True  # type: ignore[attr-defined]  # elementwise, no whole-array checks: unit-safe
     return kernel

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..dims import ShapeLike
+from ..engine.cache import NO_KEY, PlanCache, arg_key
 from ..errors import BroadcastError, as_given
 from ..plan import Plan
 from ._common import Ctx, read_axes, read_shape
@@ -23,6 +24,7 @@ from .pdpd import plan_pdpd, read_axis
 
 __all__ = [
     "MODES",
+    "PLANS",
     "make_plan",
     "normalize_mode",
     "plan_axes",
@@ -81,6 +83,10 @@ def reject_foreign_args(mode: str, **given: Any) -> None:
         )
 
 
+#: Plans made by :func:`make_plan`, keyed on its exact arguments (see :mod:`bcast.engine.cache`).
+PLANS: PlanCache[Plan] = PlanCache(4096)
+
+
 def make_plan(
     data_shape: ShapeLike,
     target_shape: ShapeLike,
@@ -89,6 +95,36 @@ def make_plan(
     axes_mapping: Any = None,
     axis: Any = -1,
     broadcast_axes: Any = None,
+) -> Plan:
+    """The plan of one broadcast, from the cache when these exact arguments were planned before."""
+    key: tuple[Any, ...]
+    if axes_mapping is None and broadcast_axes is None and type(axis) is int and axis == -1:
+        key = (mode if type(mode) is str else NO_KEY, arg_key(data_shape), arg_key(target_shape))  # the usual call
+    else:
+        key = (
+            mode if type(mode) is str else NO_KEY,
+            arg_key(data_shape),
+            arg_key(target_shape),
+            arg_key(axes_mapping),
+            arg_key(axis),
+            arg_key(broadcast_axes),
+        )
+    if NO_KEY in key:
+        return _make_plan(data_shape, target_shape, mode, axes_mapping, axis, broadcast_axes)
+    p = PLANS.get(key)
+    if p is None:
+        p = _make_plan(data_shape, target_shape, mode, axes_mapping, axis, broadcast_axes)
+        PLANS.put(key, p)
+    return p
+
+
+def _make_plan(
+    data_shape: ShapeLike,
+    target_shape: ShapeLike,
+    mode: str,
+    axes_mapping: Any,
+    axis: Any,
+    broadcast_axes: Any,
 ) -> Plan:
     m = normalize_mode(mode)
     reject_foreign_args(m, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)

@@ -1,0 +1,247 @@
+"""Multi-threaded NumPy kernels: broadcast copies, elementwise folds and unbroadcast sums.
+
+Broadcasting is memory-bound, so each kernel does three things: it lines the operands
+up on as few axes as it can (adjacent axes with the same broadcast pattern coalesced),
+cuts the output into units of about :data:`UNIT_BYTES` along its outer axes (small
+enough that a unit's operands stay in the core's cache, large enough that Python's
+per-unit cost is noise), and hands the units to :mod:`bcast.engine.threads`. Arrays
+under :data:`SERIAL_BYTES` are done in one NumPy call on the caller's thread: below
+that, starting threads costs more than it saves (measured: see ``docs/benchmarks.md``).
+
+>>> import numpy as np
+>>> from bcast.engine.kernels import coalesce
+>>> coalesce((8, 256, 128, 128), [(0, 1, 0, 0)])
+((8, 256, 16384), [(0, 1, 0)])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from .threads import num_threads, run_units
+
+__all__ = [
+    "SERIAL_BYTES",
+    "UNIT_BYTES",
+    "blockwise",
+    "coalesce",
+    "elementwise",
+    "fill_broadcast",
+    "reduce_sum",
+    "units",
+]
+
+#: Outputs smaller than this many bytes are computed on the calling thread alone.
+SERIAL_BYTES = 1 << 20
+#: The target size of one unit of work (bytes of output) handed to a thread.
+UNIT_BYTES = 1 << 18
+#: An innermost broadcast run shorter than this is written once and replicated with memcpy.
+SHORT_RUN = 128
+
+Index = tuple[Any, ...]
+
+
+def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """Merge adjacent axes that every operand walks in one constant step; drop size-1 axes.
+
+    ``strides`` holds one stride tuple per operand (in elements or bytes, alike for
+    all). Axis ``k`` merges into ``k + 1`` when, for every operand,
+    ``stride[k] == stride[k + 1] * shape[k + 1]`` (a broadcast axis has stride 0, so
+    two adjacent broadcast axes merge, and so do two adjacent copied axes).
+
+    >>> coalesce((2, 1, 3, 4), [(12, 12, 4, 1), (0, 0, 0, 1)])
+    ((6, 4), [(4, 1), (0, 1)])
+    >>> coalesce((), [()])
+    ((), [()])
+    """
+    keep = [k for k, n in enumerate(shape) if n != 1]
+    out_shape: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in strides]
+    for k in keep:
+        n = shape[k]
+        if out_shape and all(s[-1] == st[k] * n for s, st in zip(out_strides, strides, strict=True)):
+            out_shape[-1] *= n
+            for s, st in zip(out_strides, strides, strict=True):
+                s[-1] = st[k]
+            continue
+        out_shape.append(n)
+        for s, st in zip(out_strides, strides, strict=True):
+            s.append(st[k])
+    return tuple(out_shape), [tuple(s) for s in out_strides]
+
+
+def units(shape: Sequence[int], unit: int) -> list[Index]:
+    """Index tuples that cut ``shape`` (C order) into blocks of about ``unit`` elements.
+
+    The split axis is the outermost one whose inner block fits in a unit; the axes
+    before it are taken one index at a time, the split axis in runs.
+
+    >>> units((4, 6), 12)
+    [(slice(0, 2, None),), (slice(2, 4, None),)]
+    >>> len(units((8, 256, 16384), 1 << 16))
+    512
+    """
+    if not shape:
+        return [()]
+    inner = 1
+    for n in shape:
+        inner *= n
+    k = 0
+    while k < len(shape) - 1 and inner // max(shape[k], 1) > unit:
+        inner //= max(shape[k], 1)
+        k += 1
+    step = max(1, unit // max(inner // max(shape[k], 1), 1))
+    lead = np.ndindex(*shape[:k]) if k else iter([()])
+    return [(*i, slice(a, min(a + step, shape[k]))) for i in lead for a in range(0, shape[k], step)]
+
+
+def _as_view(a: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    view: np.ndarray = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    return view
+
+
+def _coalesced(dest: np.ndarray, srcs: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``dest`` and the sources (already broadcast to ``dest.shape``) on the fewest axes."""
+    shape, strides = coalesce(dest.shape, [dest.strides, *(s.strides for s in srcs)])
+    views = [_as_view(a, shape, st) for a, st in zip((dest, *srcs), strides, strict=True)]
+    return views[0], views[1:]
+
+
+def _serial(nbytes: int) -> bool:
+    return nbytes < SERIAL_BYTES or num_threads() <= 1
+
+
+def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
+    """Write ``src`` (a view already broadcast to ``dest.shape``, same dtype) into ``dest``.
+
+    Coalesced, cut into units and threaded. When the outermost coalesced axis is a
+    broadcast one and the innermost broadcast run is short (NumPy's copy loop would
+    restart every few elements), each unit is written once under index 0 of the outer
+    axis and replicated from there with contiguous copies that read from cache.
+    """
+    if _serial(dest.nbytes) or dest.dtype.hasobject:
+        np.copyto(dest, src, casting="no")  # object arrays: NumPy's loop holds the GIL anyway
+        return
+    d, (s,) = _coalesced(dest, [src])
+    item = dest.dtype.itemsize
+    unit = max(1, UNIT_BYTES // item)
+    if d.ndim >= 3 and s.strides[0] == 0 and s.strides[-1] == 0 and d.shape[-1] < SHORT_RUN:
+        first_d, first_s = d[0], s[0]
+
+        def replicate(u: Index) -> None:
+            block = first_d[u]
+            np.copyto(block, first_s[u], casting="no")
+            for i in range(1, d.shape[0]):
+                np.copyto(d[i][u], block, casting="no")
+
+        run_units(replicate, units(d.shape[1:], unit))
+        return
+
+    def copy(u: Index) -> None:
+        np.copyto(d[u], s[u], casting="no")
+
+    run_units(copy, units(d.shape, unit))
+
+
+def elementwise(
+    kernel: Callable[[np.ndarray, np.ndarray, np.ndarray], None],
+    operands: Sequence[np.ndarray],
+    dest: np.ndarray,
+) -> None:
+    """``dest = kernel(...kernel(kernel(op0, op1), op2)..., opN)``, computed unit by unit on threads.
+
+    Every operand must broadcast to ``dest.shape`` by NumPy's rule; none is ever
+    materialised (each unit is a view), and a unit's partial results stay in cache
+    between the folds. ``dest`` must not overlap any operand (the caller checks).
+    """
+
+    def fold(*views: np.ndarray) -> None:
+        du = views[-1]
+        kernel(views[0], views[1], du)
+        for extra in views[2:-1]:
+            kernel(du, extra, du)
+
+    blockwise(fold, operands, dest)
+
+
+def blockwise(fn: Callable[..., None], operands: Sequence[np.ndarray], dest: np.ndarray) -> None:
+    """``fn(*operands, dest)`` called on matching blocks of the operands and ``dest``, on threads.
+
+    ``fn`` must be elementwise (a block of ``dest`` depends only on the same block of
+    each operand) and must not raise for one block where it would not for the whole.
+    Operands broadcast to ``dest.shape`` by NumPy's rule and are never materialised.
+
+    >>> import numpy as np
+    >>> from bcast.engine.kernels import blockwise
+    >>> d = np.empty((2, 3))
+    >>> blockwise(lambda x, y, out: np.add(x, y, out=out), [np.ones((2, 1)), np.arange(3.0)], d)
+    >>> d.tolist()
+    [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    """
+    if _serial(dest.nbytes):
+        fn(*operands, dest)
+        return
+    srcs = [np.broadcast_to(op, dest.shape) for op in operands]
+    d, views = _coalesced(dest, srcs)
+
+    def block(u: Index) -> None:
+        fn(*(v[u] for v in views), d[u])
+
+    run_units(block, units(d.shape, max(1, UNIT_BYTES // dest.dtype.itemsize)))
+
+
+def reduce_sum(g: np.ndarray, axes: tuple[int, ...], dtype: np.dtype[Any] | None) -> np.ndarray:
+    """``np.add.reduce(g, axis=axes, dtype=dtype)`` with the summed axes kept as size 1, threaded.
+
+    The axes are coalesced into alternating summed and kept runs; the outermost run is
+    cut across threads: a kept outer run gives each thread its own rows of the result,
+    a summed one gives each thread a partial sum of its rows (combined at the end, in
+    the accumulator dtype). Contiguous inner runs are reduced first by NumPy's pairwise
+    summation, so accuracy is NumPy's.
+    """
+    keep_shape = tuple(1 if k in axes else n for k, n in enumerate(g.shape))
+    acc = np.dtype(dtype) if dtype is not None else g.dtype
+    if _serial(g.nbytes) or g.dtype.hasobject or not axes:
+        r: np.ndarray = np.add.reduce(g, axis=axes, dtype=dtype, keepdims=True)
+        return r
+    # coalesce with a marker operand whose stride is 0 on summed axes: runs of one kind merge
+    marker = tuple(0 if k in axes else 1 for k in range(g.ndim))
+    mark_strides = []
+    step = 1
+    for k in reversed(range(g.ndim)):
+        mark_strides.append(step * marker[k])
+        step *= g.shape[k] if marker[k] else 1
+    mark = tuple(reversed(mark_strides))
+    shape, (gs, ms) = coalesce(g.shape, [g.strides, mark])
+    view = _as_view(g, shape, gs)
+    red = tuple(k for k, m in enumerate(ms) if m == 0)
+    out_shape = tuple(1 if k in red else n for k, n in enumerate(shape))
+    n0 = shape[0]
+    threads = num_threads()
+    pieces = min(n0, max(threads, (g.nbytes + (64 << 20) - 1) // (64 << 20)))
+    if pieces <= 1:  # pragma: no cover - coalescing leaves an outer axis of at least 2
+        whole: np.ndarray = np.add.reduce(g, axis=axes, dtype=dtype, keepdims=True)
+        return whole
+    bounds = [n0 * i // pieces for i in range(pieces + 1)]
+    chunks = [slice(a, b) for a, b in pairwise(bounds) if b > a]
+    if 0 in red:
+        partial = np.empty((len(chunks), *out_shape[1:]), dtype=acc)
+
+        def part(i: int) -> None:
+            np.add.reduce(view[chunks[i]], axis=red, dtype=acc, keepdims=True, out=partial[i : i + 1])
+
+        run_units(part, range(len(chunks)))
+        total = np.add.reduce(partial, axis=0, dtype=acc, keepdims=True)
+    else:
+        total = np.empty(out_shape, dtype=acc)
+
+        def rows(i: int) -> None:
+            np.add.reduce(view[chunks[i]], axis=red, dtype=acc, keepdims=True, out=total[chunks[i]])
+
+        run_units(rows, range(len(chunks)))
+    result: np.ndarray = total.reshape(keep_shape)
+    return result

@@ -1,0 +1,43 @@
+"""A smoke test of ``bcast bench``: the quick run completes and its JSON has the documented structure.
+
+Timings are never asserted: this machine is shared and they are noise at these sizes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bcast import bench
+from bcast.cli import main
+
+
+@pytest.mark.parametrize("filter_text", ["broadcast_", "materialize small"])
+def test_quick_run_structure(filter_text: str, tmp_path: Path) -> None:
+    report = bench.run(quick=True, filter=filter_text, repeat=1)
+    assert set(report) == {"machine", "bandwidth", "results"}
+    assert report["bandwidth"]["fill_gbps"] > 0
+    assert report["machine"]["versions"]["numpy"]
+    assert report["results"], "the filter keeps at least one case"
+    for r in report["results"]:
+        assert filter_text in r["name"]
+        assert {"group", "name", "pattern", "shape", "bytes", "times", "against", "ratio", "target", "met"} <= set(r)
+        assert "bcast" in r["times"] and all(t > 0 for t in r["times"].values())
+        assert r["met"] == (r["ratio"] >= r["target"])
+    svg = bench.svg_plot(report)
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert "bcast" in bench.table(report)
+
+
+def test_cli_bench_writes_json_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    js, svg = tmp_path / "b.json", tmp_path / "b.svg"
+    rc = main(
+        ["bench", "--quick", "--filter", "broadcast_shapes", "--repeat", "1", "--json", str(js), "--plot", str(svg)]
+    )
+    assert rc == 0
+    data = json.loads(js.read_text())
+    assert [r["name"] for r in data["results"]] == ["broadcast_shapes (3,1) (2,3,4)"]
+    assert svg.read_text().startswith("<svg")
+    assert "broadcast_shapes" in capsys.readouterr().out
