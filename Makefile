@@ -20,8 +20,8 @@ demo: $(BIN)/python
 	$(BIN)/bcast explain "[2,3]" "[4,3,3]"; test $$? -eq 1
 
 lint: $(BIN)/python
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests conftest.py
+	$(BIN)/ruff format --check src tests conftest.py
 	$(BIN)/mypy src
 
 test: $(BIN)/python

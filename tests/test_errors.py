@@ -369,7 +369,9 @@ MODE_ERRORS = cases(
     *_foreign_argument_rows(),
     (
         "numpy-given-axis-float-minus-one",
-        Bad(lambda: bcast.infer((3,), (2, 3), axis=-1.0), TE, "numpy", accepted=r"belongs to modes 'pdpd' and 'legacy'"),
+        Bad(
+            lambda: bcast.infer((3,), (2, 3), axis=-1.0), TE, "numpy", accepted=r"belongs to modes 'pdpd' and 'legacy'"
+        ),
     ),
     (
         "explicit-without-axes_mapping",
@@ -408,7 +410,12 @@ MODE_ERRORS = cases(
     ),
     (
         "broadcast_shapes-numpy-given-axis",
-        Bad(lambda: bcast.broadcast_shapes((3,), (2, 3), axis=1), TE, "numpy", accepted=r"belongs to modes 'pdpd' and 'legacy'"),
+        Bad(
+            lambda: bcast.broadcast_shapes((3,), (2, 3), axis=1),
+            TE,
+            "numpy",
+            accepted=r"belongs to modes 'pdpd' and 'legacy'",
+        ),
     ),
     (
         "broadcast_shapes-none-given-axis",

@@ -78,6 +78,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the table")
         if name == "explain":
             p.add_argument("--svg", metavar="FILE", default=None, help="also draw the broadcast as an SVG picture")
+    from .bench import add_arguments
+
+    b = sub.add_parser("bench", help="time the engine against NumPy, PyTorch, ONNX Runtime and OpenVINO")
+    add_arguments(b)
     return ap
 
 
@@ -92,6 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if tour(brief=args.brief) else 0
     if args.command == "check":
         return _check_command(args)
+    if args.command == "bench":
+        from .bench import main_with
+
+        return main_with(args)
     return _shapes_command(args)
 
 
@@ -150,7 +158,7 @@ def _shapes_command(args: argparse.Namespace) -> int:
 
         try:
             with open(args.svg, "w", encoding="utf-8") as f:
-                f.write(broadcast_svg(drawn))  # type: ignore[arg-type]
+                f.write(broadcast_svg(drawn))
         except (OSError, ValueError) as e:
             print(f"error: cannot write the picture to {args.svg}: {e}", file=sys.stderr)
             return 2
@@ -176,6 +184,8 @@ def _explain_failure(e: BroadcastError, args: argparse.Namespace, mode: str, col
         return f"error: {e}"
     two_as_plan = len(shapes) == 2 and (args.mode is not None or args.axes_mapping or args.broadcast_axes)
     labels = ("data", "target") if two_as_plan and mode not in ("pdpd", "legacy") else None
+    if two_as_plan and mode in ("pdpd", "legacy"):
+        shapes.reverse()  # the plan form takes B (the data) first; explain_error lines up (A, B)
     return explain_error(
         e,
         shapes,

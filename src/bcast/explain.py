@@ -16,7 +16,7 @@ __all__ = ["explain_elementwise", "explain_error", "explain_plan"]
 #: ANSI styles: a replicated cell, the output row, a clash, the header
 _STYLE = {"rep": "33", "out": "1", "clash": "1;31", "head": "2"}
 
-_LABELS = {"pdpd": ("B", "A")}
+_LABELS = {"pdpd": ("B", "A"), "legacy": ("B", "A")}
 
 
 def _row_cells(plan: Plan) -> list[str]:

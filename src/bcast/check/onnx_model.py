@@ -41,15 +41,20 @@ def _load(source: Any) -> Any:
     if not os.path.exists(path):
         raise CheckInputError(f"{path}: no such file")
     try:
-        return onnx.load(path)
+        model = onnx.load(path)
     except Exception as e:  # onnx raises DecodeError, google.protobuf errors, OSError...
         raise CheckInputError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    # protobuf parses many byte strings (an empty file, a TensorProto .pb) as a ModelProto without a graph
+    if not model.HasField("graph"):
+        raise CheckInputError(f"{path}: not an ONNX model (it holds no graph)")
+    return model
 
 
 def _dim(d: Any) -> Dim:
     if d.HasField("dim_value"):
         return Dim.static(d.dim_value) if d.dim_value >= 0 else Dim.dynamic()
-    if d.HasField("dim_param"):
+    # onnx.shape_inference names a dim it cannot compute "unk__<n>": an unknown size, not the model's symbol
+    if d.HasField("dim_param") and not d.dim_param.startswith("unk__"):
         try:
             return Dim.symbol(d.dim_param)
         except BroadcastError:  # expressions such as "2*N" are not symbols bcast can reason about

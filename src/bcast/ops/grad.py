@@ -7,8 +7,10 @@ input is always its :class:`bcast.Plan`'s ``backward`` (the sum over its broadca
 never a rule of its own.
 
 Conventions where the derivative is not defined: ``max``/``min`` split the gradient
-evenly among tied inputs (as PyTorch does for two); ``prelu`` at ``x == 0`` uses the
-slope, and ``pow``'s exponent gradient is 0 where the base is 0 (both as PyTorch).
+evenly among tied inputs (as PyTorch's ``maximum`` does for two, and its ``amax`` over the
+stacked inputs for more); ``prelu`` at ``x == 0`` uses the slope; ``pow``'s base gradient
+is 0 where the exponent is 0, and its exponent gradient is 0 where the base is 0 and the
+exponent is not negative (all as PyTorch).
 
 >>> import numpy as np
 >>> from bcast.ops.grad import vjp
@@ -36,9 +38,16 @@ Grads = tuple[np.ndarray | None, ...]
 
 
 def _floats(op: str, arrays: Sequence[np.ndarray]) -> None:
+    """Float inputs of one dtype, as the forward operator requires (ONNX's T)."""
     for i, a in enumerate(arrays):
         if a.dtype.kind != "f" and "float" not in a.dtype.name:
             raise TypeError(f"{op}: gradients need floating-point inputs; input {i} has dtype {a.dtype}")
+    dtypes = {a.dtype for a in arrays}
+    if op != "pow" and len(dtypes) > 1:
+        raise TypeError(
+            f"{op}: the inputs must have one dtype (ONNX's T), as in the forward operator; got "
+            + ", ".join(str(a.dtype) for a in arrays)
+        )
 
 
 def _dy(op: str, dy: object, shape: tuple[int, ...]) -> np.ndarray:
@@ -76,15 +85,18 @@ def _binary(
     (pa, pb), shape = _plans(op, (xa, xb), mode, axis)
     g = _dy(op, dy, shape)
     va, vb = pa(xa), pb(xb)
+    # infinities and NaNs are the gradient's true values here (pow at base 0, div by 0), not faults
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ga, gb = rule(va, vb, g)
-    return _reduce(pa, ga, xa), _reduce(pb, gb, xb)
+        return _reduce(pa, ga, xa), _reduce(pb, gb, xb)
 
 
 def _pow_rule(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> tuple[Any, Any]:
-    gx = g * y * np.power(x, y - 1)
+    # PyTorch's conventions: an exponent of 0 gives the base no gradient (0 * 0 ** -1 would be NaN),
+    # and a base of 0 gives the exponent none unless the exponent is negative (then 0 ** y is inf)
+    gx = np.where(y == 0, 0.0, g * y * np.power(x, y - 1))
     out = np.power(x, y)
-    gy = np.where(x == 0, 0.0, g * out * np.log(np.where(x == 0, 1, x)))
+    gy = np.where((x == 0) & (y >= 0), 0.0, g * out * np.log(x))
     return gx, gy
 
 
@@ -124,6 +136,8 @@ def _spread(op: str, inputs: Sequence[object], dy: object, mode: str, axis: int)
 
 def _where(condition: object, x: object, y: object, dy: object) -> Grads:
     c = as_array(condition, "where: input condition")
+    if c.dtype != np.bool_:
+        raise TypeError(f"where: the condition must be bool, as in the forward operator; got {c.dtype}")
     xa, ya = as_array(x, "where: input X"), as_array(y, "where: input Y")
     _floats("where", (xa, ya))
     (_, px, py), shape = _plans("where", (c, xa, ya), "numpy", -1)
@@ -176,10 +190,13 @@ def _gemm(
 
 def _expand(x: object, shape: object, dy: object) -> Grads:
     xa = as_array(x, "expand: input")
+    _floats("expand", (xa,))
     p = plan(xa.shape, shape, "bidirectional")
     g = _dy("expand", dy, p.output_shape.to_tuple())
     return (_reduce(p, g, xa), None)
 
+
+_GEMM_ATTRIBUTES = ("alpha", "beta", "trans_a", "trans_b")
 
 #: the operators :func:`vjp` differentiates
 DIFFERENTIABLE = ("add", "sub", "mul", "div", "pow", "max", "min", "mean", "sum", "where", "prelu", "gemm", "expand")
@@ -216,6 +233,11 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
         raise TypeError(f"vjp: unknown or non-differentiable operator {op!r}; accepted: {', '.join(DIFFERENTIABLE)}")
     if op not in ("gemm",) and attributes:
         raise TypeError(f"vjp: {op} takes no attributes, got {sorted(attributes)}")
+    if op == "gemm" and set(attributes) - set(_GEMM_ATTRIBUTES):
+        raise TypeError(
+            f"vjp: gemm takes the attributes {', '.join(_GEMM_ATTRIBUTES)}; "
+            f"got {sorted(set(attributes) - set(_GEMM_ATTRIBUTES))}"
+        )
     if op not in ("add", "sub", "mul", "div", "pow", "max", "min", "mean", "sum") and (mode != "numpy" or axis != -1):
         raise TypeError(f"vjp: {op} broadcasts by ONNX's own rule; it takes no mode or axis")
     if op in _BINARY:

@@ -16,26 +16,30 @@ LAYER_NORMALIZATION = Spec("LayerNormalization", ("X", "Scale", "B"), FLOATS)
 RMS_NORMALIZATION = Spec("RMSNormalization", ("X", "scale"), FLOATS)
 
 #: ONNX TensorProto element types allowed as stash_type, and the NumPy dtype each names.
-_STASH = {1: "float32", 10: "float16", 11: "float64", 16: "bfloat16"}
+_STASH = {1: "float32", 16: "bfloat16"}  # ONNX's U: float or bfloat16
 
 
-def _stash_dtype(spec: Spec, stash_type: object, x: np.ndarray) -> np.dtype:
+def _stash_dtype(spec: Spec, stash_type: object) -> np.dtype:
+    """The NumPy dtype that ``stash_type`` (an ONNX element type number) names."""
     if isinstance(stash_type, bool) or not isinstance(stash_type, (int, np.integer)):
         raise TypeError(f"{spec.name}: stash_type must be an integer ONNX element type, got {stash_type!r}")
     st = int(stash_type)
     if st not in _STASH:
         raise TypeError(
-            f"{spec.name}: stash_type {st} is not a float type; accepted: 1 (float), 10 (float16), "
-            "11 (double), 16 (bfloat16)"
+            f"{spec.name}: stash_type {st} is not one ONNX allows for the statistics (U); accepted: "
+            "1 (float), 16 (bfloat16)"
         )
-    if x.dtype == np.float64:  # a runtime never computes a double input in less than double
-        return np.dtype(np.float64)
     if _STASH[st] == "bfloat16":
         import ml_dtypes  # an optional extra; bfloat16 inputs already need it
 
         bf16: np.dtype = np.dtype(ml_dtypes.bfloat16)
         return bf16
     return np.dtype(_STASH[st])
+
+
+def _compute_dtype(stash: np.dtype, x: np.ndarray) -> np.dtype:
+    """Stage one's precision: the stash type, but a runtime never computes a double input in less than double."""
+    return np.dtype(np.float64) if x.dtype == np.float64 else stash
 
 
 def _axis(spec: Spec, axis: object, rank: int) -> int:
@@ -55,7 +59,7 @@ def _axis(spec: Spec, axis: object, rank: int) -> int:
 def _epsilon(spec: Spec, epsilon: object) -> float:
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
         raise TypeError(f"{spec.name}: epsilon must be a number, got {epsilon!r}")
-    return float(epsilon)
+    return float(np.float32(epsilon))  # ONNX's epsilon is a FLOAT attribute: 1e-5 means float32(1e-5)
 
 
 def layer_normalization(
@@ -70,14 +74,14 @@ def layer_normalization(
     """ONNX ``LayerNormalization``: ``(Y, Mean, InvStdDev)``, normalising over axes ``axis..``.
 
     ``scale`` and ``bias`` broadcast unidirectionally to ``x``. ``Mean`` and ``InvStdDev``
-    have ``x``'s leading dims and 1s over the normalised axes, in the stash type
-    (float32 by default; float64 for a float64 ``x``).
+    have ``x``'s leading dims and 1s over the normalised axes, in the stash type (ONNX's
+    ``U``, float32 by default); a float64 ``x`` is computed in double all the same.
 
     >>> import numpy as np, bcast.ops as ops
     >>> y, mean, inv = ops.layer_normalization(np.array([[1.0, 3.0], [2.0, 2.0]]), np.array([1.0, 1.0]))
     >>> y.round(3), mean.ravel(), mean.shape
     (array([[-1.,  1.],
-           [ 0.,  0.]]), array([2., 2.]), (2, 1))
+           [ 0.,  0.]]), array([2., 2.], dtype=float32), (2, 1))
     """
     spec = LAYER_NORMALIZATION
     names = ("X", "Scale") if bias is None else ("X", "Scale", "B")
@@ -88,7 +92,8 @@ def layer_normalization(
         raise BroadcastError(f"{spec.name}: X must have rank >= 1, got a scalar", mode=spec.name)
     ax = _axis(spec, axis, xa.ndim)
     eps = _epsilon(spec, epsilon)
-    stash = _stash_dtype(spec, stash_type, xa)
+    named = _stash_dtype(spec, stash_type)
+    stash = _compute_dtype(named, xa)
     s = unidirectional(spec, arrays[1], "Scale", xa.shape, "X")
     b = None if bias is None else unidirectional(spec, arrays[2], "B", xa.shape, "X")
     red = tuple(range(ax, xa.ndim))
@@ -100,7 +105,7 @@ def layer_normalization(
     y = diff * inv * s.astype(stash)
     if b is not None:
         y += b.astype(stash)
-    return y.astype(xa.dtype), mean, inv
+    return y.astype(xa.dtype), mean.astype(named), inv.astype(named)  # ONNX's U: the stash type itself
 
 
 def rms_normalization(
@@ -127,7 +132,7 @@ def rms_normalization(
         raise BroadcastError(f"{spec.name}: X must have rank >= 1, got a scalar", mode=spec.name)
     ax = _axis(spec, axis, xa.ndim)
     eps = _epsilon(spec, epsilon)
-    stash = _stash_dtype(spec, stash_type, xa)
+    stash = _compute_dtype(_stash_dtype(spec, stash_type), xa)
     s = unidirectional(spec, sa, "scale", xa.shape, "X")
     xs = xa.astype(stash)
     ms = np.mean(xs * xs, axis=tuple(range(ax, xa.ndim)), keepdims=True, dtype=stash)

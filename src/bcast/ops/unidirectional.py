@@ -30,9 +30,10 @@ def prelu(x: object, slope: object, *, out: np.ndarray | None = None) -> np.ndar
     check_types(PRELU, (xa, sa))
     s = unidirectional(PRELU, sa, "slope", xa.shape, "X")
     dest = output(PRELU, xa.shape, xa.dtype, out)
+    neg = xa < 0  # taken first: out may be x itself, and the multiply must not change which elements are negative
     with np.errstate(over="ignore"):
-        np.multiply(xa, s, out=dest, casting="unsafe")
-    np.copyto(dest, xa, where=~(xa < 0))
+        np.multiply(xa, s, out=dest, where=neg, casting="unsafe")
+    np.copyto(dest, xa, where=~neg)
     return dest
 
 
@@ -45,7 +46,7 @@ def _flag(name: str, value: object) -> int:
 def _number(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"gemm: {name} must be a number, got {value!r}")
-    return float(value)
+    return float(np.float32(value))  # ONNX's alpha and beta are FLOAT attributes: 0.1 means float32(0.1)
 
 
 def gemm(
