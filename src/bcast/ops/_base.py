@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ class Spec:
     #: the type set of the second input when it differs (Pow's T1); ``None``: same as the first
     second_types: frozenset[str] | None = None
 
-    @property
+    @cached_property  # an op's name is read on every call: computed once
     def name(self) -> str:
         return _snake(self.onnx)
 

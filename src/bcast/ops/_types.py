@@ -6,6 +6,8 @@ against ``onnx.defs`` so that a change upstream is noticed.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = [
@@ -37,6 +39,7 @@ _BY_NAME = {
 }
 
 
+@functools.lru_cache(maxsize=256)  # read for every input of every call; dtypes are few and hashable
 def onnx_type(dtype: np.dtype) -> str:
     """The ONNX element type name of a NumPy dtype (``"float"``, ``"int64"``, ``"string"``, ...).
 
