@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -62,7 +63,13 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--quiet", action="store_true", help="only the problems, one per line; no progress bar")
     c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the report")
-    t = sub.add_parser("tour", help="explain and evaluate every worked example of the spec texts")
+    t = sub.add_parser(
+        "tour",
+        help="explain and evaluate every worked example of the spec texts",
+        epilog="examples:\n  bcast tour           each example: its plan, its explanation, its values\n"
+        "  bcast tour --brief   one line per example (mode, shapes, whether it agrees with its text)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     t.add_argument("--brief", action="store_true", help="one line per example")
     for name, helptext in (
         ("infer", "print the output shape (and constraints)"),
@@ -80,12 +87,28 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--svg", metavar="FILE", default=None, help="also draw the broadcast as an SVG picture")
     from .bench import add_arguments
 
-    b = sub.add_parser("bench", help="time the engine against NumPy, PyTorch, ONNX Runtime and OpenVINO")
+    b = sub.add_parser(
+        "bench",
+        help="time the engine against NumPy, PyTorch, ONNX Runtime and OpenVINO",
+        epilog="examples:\n  bcast bench --quick                        a smoke test (small sizes)\n"
+        "  bcast bench --json r.json --plot r.svg     the full table, its data and a throughput plot\n"
+        "  bcast bench --filter materialize           only the materialise cases",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(b)
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # e.g. `bcast check --json | head`: the reader left; no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command is None:
         _parser().print_help()
