@@ -13,3 +13,14 @@ _NEEDS = {
 }
 
 collect_ignore = [path for path, module in _NEEDS.items() if importlib.util.find_spec(module) is None]
+
+try:  # CI runs each property test on the same examples every time: a red build is reproducible
+    import os
+
+    from hypothesis import settings
+
+    settings.register_profile("ci", derandomize=True, print_blob=True)
+    if os.environ.get("CI"):
+        settings.load_profile("ci")
+except ImportError:  # pragma: no cover - hypothesis is a test extra
+    pass

@@ -17,6 +17,7 @@ from ..dims import Shape
 from ..errors import BroadcastError, as_given
 from ..plan import require_static
 from .kernels import SERIAL_BYTES, fill_broadcast, reduce_sum
+from .pool import empty as pooled_empty
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -276,7 +277,7 @@ def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> 
     if st is not None and arr.shape == st.data:  # the hot path: a static plan, no re-planning
         if out is None:
             check_allocation(st.output, arr.dtype, mode=plan.mode, given=plan.given)
-            dest = np.empty(st.output, dtype=arr.dtype)
+            dest = pooled_empty(st.output, arr.dtype)
         else:
             _check_out(out, st.output, arr, plan)
             dest = out
@@ -289,7 +290,7 @@ def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> 
     shape = require_static(p, "materialize")
     if out is None:
         check_allocation(shape, arr.dtype, mode=p.mode, given=p.given)
-        result = np.empty(shape, dtype=arr.dtype)
+        result = pooled_empty(shape, arr.dtype)
     else:
         _check_out(out, shape, arr, p)
         result = out

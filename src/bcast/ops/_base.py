@@ -19,6 +19,7 @@ from ..api import elementwise_plan, plan
 from ..dims import Shape
 from ..engine.kernels import elementwise
 from ..engine.numpy import as_array, check_allocation
+from ..engine.pool import empty as pooled_empty
 from ..errors import BroadcastError
 from ._types import onnx_type
 
@@ -159,7 +160,7 @@ def output(spec: Spec, shape: tuple[int, ...], dtype: np.dtype[Any], out: object
     """``out`` checked against the result's shape and dtype, or a new array (size-checked first)."""
     if out is None:
         check_allocation(shape, dtype, mode=spec.name)
-        return np.empty(shape, dtype=dtype)
+        return pooled_empty(shape, dtype)
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{spec.name}: out must be a NumPy array, got {type(out).__name__}")
     if out.shape != shape:

@@ -1,0 +1,92 @@
+"""The output-buffer pool: recycled memory is never handed out while any array still sees it."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import bcast
+import bcast.ops as ops
+from bcast.engine import pool
+
+BIG = (512, 1024)  # 2 MiB of float32: above pool.MIN_BYTES
+F32 = np.dtype(np.float32)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_pool() -> Iterator[None]:
+    pool.clear()
+    pool.set_limit(64 << 20)
+    yield
+    pool.set_limit(None)
+    pool.clear()
+
+
+def test_a_dropped_output_is_reused() -> None:
+    a = pool.empty(BIG, F32)
+    addr = a.__array_interface__["data"][0]
+    del a
+    gc.collect()
+    assert pool._held[0] == 512 * 1024 * 4
+    b = pool.empty(BIG, F32)
+    assert b.__array_interface__["data"][0] == addr
+    assert pool._held[0] == 0
+
+
+@pytest.mark.parametrize(
+    "keep",
+    [
+        lambda a: a[1:],
+        lambda a: a.reshape(-1),
+        lambda a: a.T,
+        lambda a: a.view(np.int32),
+        lambda a: a[::2, ::3],
+        lambda a: np.broadcast_to(a[:1], (4, *a.shape[1:])),
+    ],
+    ids=["slice", "reshape", "transpose", "view-dtype", "strided", "broadcast"],
+)
+def test_memory_a_view_still_sees_is_never_reused(keep) -> None:  # type: ignore[no-untyped-def]
+    a = pool.empty(BIG, F32)
+    a[...] = 1.0
+    v = keep(a)
+    before = np.array(v, copy=True)
+    del a
+    gc.collect()
+    b = pool.empty(BIG, F32)
+    b[...] = 7.0  # would overwrite v's memory if the buffer had been handed out again
+    np.testing.assert_array_equal(v, before)
+
+
+def test_small_object_and_disabled_outputs_are_plain_arrays() -> None:
+    assert pool.empty((4, 4), F32).base is None
+    assert pool.empty(BIG, np.dtype(object)).base is None
+    pool.set_limit(0)
+    assert pool.empty(BIG, F32).base is None
+    with pytest.raises(TypeError, match="set_limit"):
+        pool.set_limit(-1)
+
+
+def test_the_pool_keeps_at_most_its_limit() -> None:
+    pool.set_limit(3 << 20)
+    arrays = [pool.empty(BIG, F32) for _ in range(3)]
+    del arrays
+    gc.collect()
+    assert pool._held[0] == 2 << 20  # one 2 MiB buffer fits under 3 MiB, the others are freed
+
+
+def test_ops_and_materialize_outputs_stay_correct_across_reuse() -> None:
+    x = np.arange(512 * 1024, dtype=np.float32).reshape(BIG)
+    row = np.arange(1024, dtype=np.float32)
+    kept = []
+    for i in range(6):
+        y = ops.add(x, row) if i % 2 else bcast.broadcast_to(row, BIG, copy=True)
+        assert y.flags.c_contiguous and y.flags.writeable and y.dtype == np.float32
+        if i % 3 == 0:
+            kept.append((y[::7], np.array(y[::7], copy=True)))  # a live view pins its buffer
+        del y
+    for view, snapshot in kept:
+        np.testing.assert_array_equal(view, snapshot)
+    np.testing.assert_array_equal(ops.add(x, row), x + row)
