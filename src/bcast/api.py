@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .backends import backend_of, foreign_namespace, shape_of
 from .dims import Shape, ShapeLike
 from .engine.cache import NO_KEY, PlanCache, arg_key
 from .engine.numpy import as_array, materialize, view
@@ -219,6 +220,10 @@ def broadcast_to(
     """
     if not isinstance(copy, bool):
         raise TypeError(f"copy must be True or False, got {copy!r}")
+    if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:  # torch, cupy, jax, dask...
+        shape = shape_of(x, str(mode))  # an Array API array: its shape as ints (Dask: checked known)
+        fp = make_plan(shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
+        return engine.materialize(fp, x) if copy else engine.view(fp, x)  # type: ignore[no-any-return]
     arr = x if type(x) is np.ndarray else as_array(x)
     p = make_plan(arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
     return materialize(p, arr) if copy else view(p, arr)
@@ -236,11 +241,11 @@ def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_ax
            [2, 2],
            [3, 3]])
     """
-    arr = as_array(x)
+    arr = _array(x)
     initial = (
         None if initial_broadcast_axes is None else read_axes(initial_broadcast_axes, "initial_broadcast_axes", "like")
     )
-    return plan(arr.shape, like_shape, "like", broadcast_axes=initial)(arr)
+    return plan(shape_of(arr, "like"), like_shape, "like", broadcast_axes=initial)(arr)
 
 
 def expand(x: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
@@ -250,8 +255,8 @@ def expand(x: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
     >>> bcast.expand(np.zeros((3, 1)), (2, 1, 6)).shape
     (2, 3, 6)
     """
-    arr = as_array(x)
-    return plan(arr.shape, shape, "bidirectional")(arr)
+    arr = _array(x)
+    return plan(shape_of(arr, "bidirectional"), shape, "bidirectional")(arr)
 
 
 def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
@@ -261,8 +266,8 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
     >>> bcast.unbroadcast(np.ones((2, 3, 4)), (3, 1)).tolist()
     [[8.0], [8.0], [8.0]]
     """
-    g = as_array(dy, "dy")
-    p = plan(shape, g.shape, "numpy")
+    g = _array(dy, "dy")
+    p = plan(shape, shape_of(g, "numpy"), "numpy")
     if not p.data_shape.is_static:
         raise BroadcastError(
             f"numpy: unbroadcast: the operand shape {as_given(shape)} must be static to sum a gradient into it",
@@ -271,3 +276,10 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
             accepted="a shape of known sizes",
         )
     return p.backward(g)
+
+
+def _array(x: object, what: str = "x") -> np.ndarray:
+    """``x`` as an ndarray, or as it is when it is another library's array (the plan then runs on its engine)."""
+    if type(x) is np.ndarray or foreign_namespace(x) is not None:
+        return x  # type: ignore[return-value]
+    return as_array(x, what)

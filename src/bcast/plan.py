@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .backends import backend_of
 from .constraints import Constraints
 from .dims import Dim, Shape
 from .errors import BroadcastError
@@ -184,19 +185,29 @@ class Plan:
 
     # -- execution (NumPy engine) -------------------------------------------------
     def __call__(self, x: npt.ArrayLike) -> np.ndarray:
-        """A zero-copy, read-only view of ``x`` broadcast to the output shape."""
+        """A zero-copy, read-only view of ``x`` broadcast to the output shape.
+
+        For another library's array (torch, cupy, jax, dask...), an array of that library
+        on the same device: a view where the library has them (see :mod:`bcast.backends`).
+        """
+        if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:
+            return engine.view(self, x)  # type: ignore[no-any-return]
         from .engine.numpy import view
 
         return view(self, x)
 
     def materialize(self, x: npt.ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
-        """A new C-contiguous array holding the broadcast, or the broadcast written into ``out``."""
+        """A new C-contiguous array holding the broadcast, or the broadcast written into ``out`` (NumPy only)."""
+        if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:
+            return engine.materialize(self, x, out)  # type: ignore[no-any-return]
         from .engine.numpy import materialize
 
         return materialize(self, x, out)
 
     def backward(self, dy: npt.ArrayLike) -> np.ndarray:
         """The adjoint: ``dy`` summed over the broadcast axes, reshaped to the data's shape."""
+        if type(dy) is not np.ndarray and (engine := backend_of(dy)) is not None:
+            return engine.backward(self, dy)  # type: ignore[no-any-return]
         from .engine.numpy import backward
 
         return backward(self, dy)

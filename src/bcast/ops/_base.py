@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..api import elementwise_plan, plan
+from ..backends import backend_of, foreign_namespace, kernel_name, library, numpy_dtype, one_library, shape_of
 from ..dims import Shape
 from ..engine.kernels import elementwise
 from ..engine.numpy import as_array, check_allocation
 from ..engine.pool import empty as pooled_empty
 from ..errors import BroadcastError
+from ..plan import ElementwisePlan
 from ._types import onnx_type
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "aligned",
     "check_types",
     "deliver",
+    "foreign",
     "read",
     "run_binary",
     "run_nary",
@@ -69,9 +72,26 @@ def _snake(name: str) -> str:
 
 
 def read(spec: Spec, values: Sequence[object], names: Sequence[str] | None = None) -> list[np.ndarray]:
-    """The inputs as arrays (never copied); a ``TypeError`` naming the input otherwise."""
+    """The inputs as arrays (never copied); a ``TypeError`` naming the input otherwise.
+
+    Arrays of another Array API library (torch, cupy, jax, dask...) are kept as they are,
+    for :mod:`bcast.backends` to compute on; all inputs must then be of that library (and
+    device), see :func:`bcast.backends.one_library`.
+    """
     names = names or spec.inputs
-    return [as_array(v, f"{spec.name}: input {n}") for v, n in zip(values, names, strict=True)]
+    arrays: list[Any] = []
+    foreign = False
+    for v, n in zip(values, names, strict=True):
+        if type(v) is np.ndarray:
+            arrays.append(v)
+        elif foreign_namespace(v) is not None:
+            arrays.append(v)
+            foreign = True
+        else:
+            arrays.append(as_array(v, f"{spec.name}: input {n}"))
+    if foreign:
+        one_library(spec.name, values, names)
+    return arrays
 
 
 def _types_text(types: frozenset[str]) -> str:
@@ -84,7 +104,7 @@ def check_types(spec: Spec, arrays: Sequence[np.ndarray], names: Sequence[str] |
     first = None
     for i, (x, n) in enumerate(zip(arrays, names, strict=True)):
         allowed = spec.second_types if (i == 1 and spec.second_types is not None) else spec.types
-        t = onnx_type(x.dtype)
+        t = onnx_type(x.dtype if type(x) is np.ndarray else numpy_dtype(x.dtype))
         if t not in allowed:
             raise TypeError(
                 f"{spec.name}: input {n} has dtype {x.dtype} (ONNX {t}); {spec.onnx} takes {_types_text(allowed)}"
@@ -118,6 +138,15 @@ def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> t
     Multidirectional operands need no change (NumPy's own rule is the same); pdpd and
     legacy place B into A, which takes a zero-copy view of B.
     """
+    ep = operand_plans(spec, arrays, mode, axis)
+    out_shape = ep.output_shape.to_tuple()
+    if ep.mode == "numpy":
+        return list(arrays), out_shape
+    return [p(x) for p, x in zip(ep.operands, arrays, strict=True)], out_shape
+
+
+def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> ElementwisePlan:
+    """The elementwise plan of the inputs' shapes in ``mode``, its errors worded for ``spec``."""
     if not isinstance(mode, str):
         raise TypeError(f"{spec.name}: mode must be a string, one of {', '.join(map(repr, MODES))}; got {mode!r}")
     m = mode.strip().lower()
@@ -129,21 +158,19 @@ def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> t
             accepted=", ".join(allowed),
         )
     try:
-        ep = elementwise_plan(*(x.shape for x in arrays), mode=m, axis=axis)
+        # tuple(): another library's shape type (torch.Size...) reads, and is quoted, as NumPy's
+        shapes = [x.shape if type(x) is np.ndarray else shape_of(x, m) for x in arrays]
+        return elementwise_plan(*shapes, mode=m, axis=axis)
     except BroadcastError as e:
         raise _in_context(spec, e) from None
     except TypeError as e:
         raise TypeError(f"{spec.name}: {e}") from None
-    out_shape = ep.output_shape.to_tuple()
-    if m == "numpy":
-        return list(arrays), out_shape
-    return [p(x) for p, x in zip(ep.operands, arrays, strict=True)], out_shape
 
 
 def unidirectional(spec: Spec, x: np.ndarray, name: str, target: tuple[int, ...], target_name: str) -> np.ndarray:
     """``x`` broadcast one way to ``target`` (ONNX unidirectional), as a read-only view."""
     try:
-        return plan(x.shape, target, "numpy")(x)
+        return plan(shape_of(x, spec.name), target, "numpy")(x)
     except BroadcastError as e:
         raise BroadcastError(
             f"{spec.name}: input {name} {Shape(x.shape)} must broadcast unidirectionally to "
@@ -198,9 +225,13 @@ def run_binary(
     mode: str,
     axis: int,
     out: object,
+    attrs: dict[str, Any] | None = None,
 ) -> np.ndarray:
-    """Read, type-check and align two inputs, then let ``kernel`` write the result into ``out``."""
-    return run_nary(spec, kernel, (a, b), mode, axis, out)
+    """Read, type-check and align two inputs, then let ``kernel`` write the result into ``out``.
+
+    ``attrs`` are the operator's attributes (Mod's ``fmod``...), for engines of other libraries.
+    """
+    return run_nary(spec, kernel, (a, b), mode, axis, out, attrs=attrs)
 
 
 def run_nary(
@@ -211,11 +242,14 @@ def run_nary(
     axis: int,
     out: object,
     names: Sequence[str] | None = None,
+    attrs: dict[str, Any] | None = None,
 ) -> np.ndarray:
     """``kernel`` folded over the inputs left to right (variadic ops), into one output."""
     names = names or spec.inputs
     arrays = read(spec, values, names)
     check_types(spec, arrays, names)
+    if foreign(arrays):  # another library's arrays: its engine computes the op
+        return run_foreign(spec, arrays, mode, axis, out, attrs or {})  # type: ignore[no-any-return]
     ops, shape = aligned(spec, arrays, mode, axis)
     dest = output(spec, shape, result_dtype(spec, arrays[0]), out)
     if len(ops) == 1:
@@ -236,6 +270,33 @@ def run_nary(
     if acc is not dest:
         np.copyto(dest, acc)
     return dest
+
+
+def foreign(arrays: Sequence[object]) -> bool:
+    """Whether some input is another library's array (:func:`read` kept it as it is)."""
+    return not all(isinstance(a, np.ndarray) for a in arrays)
+
+
+def run_foreign(spec: Spec, arrays: Sequence[Any], mode: str, axis: int, out: object, attrs: dict[str, Any]) -> Any:
+    """An operator on arrays of another Array API library, by that library's engine (:mod:`bcast.backends`)."""
+    foreign = next(x for x in arrays if not isinstance(x, np.ndarray))
+    no_out(spec, out, foreign)
+    ep = operand_plans(spec, arrays, mode, axis)
+    return backend_of(foreign).elementwise(  # type: ignore[union-attr]
+        spec.name, kernel_name(spec.name, attrs), list(arrays), ep, **attrs
+    )
+
+
+def as_library(*arrays: Any) -> list[Any]:
+    """Inputs of one foreign library as that library's arrays: Dask also takes NumPy operands, wrapped here."""
+    xp = one_library("bcast", arrays, [str(i) for i in range(len(arrays))])
+    return [x if foreign_namespace(x) is not None else xp.asarray(x) for x in arrays]
+
+
+def no_out(spec: Spec, out: object, like: Any) -> None:
+    """The ``TypeError`` for an ``out=`` given with another library's inputs (the Array API has no ``out``)."""
+    if out is not None:
+        raise TypeError(f"{spec.name}: out= takes NumPy arrays only; for {library(like)} inputs use the array returned")
 
 
 def _unit_safe(kernel: Kernel, ops: Sequence[np.ndarray]) -> bool:

@@ -87,7 +87,7 @@ def mod(
     """
     if isinstance(fmod, bool) or fmod not in (0, 1):
         raise TypeError(f"mod: fmod must be 0 or 1, got {fmod!r}")
-    return run_binary(MOD, _fmod if fmod else _mod_floor, a, b, mode, axis, out)
+    return run_binary(MOD, _fmod if fmod else _mod_floor, a, b, mode, axis, out, {"fmod": int(fmod)})
 
 
 def pow(x: object, y: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..api import elementwise_plan, plan
+from ..backends import foreign_namespace, library
 from ..dims import Shape
 from ..engine.numpy import as_array
 from ..errors import BroadcastError
@@ -231,6 +232,12 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
     """
     if not isinstance(op, str) or op not in DIFFERENTIABLE:
         raise TypeError(f"vjp: unknown or non-differentiable operator {op!r}; accepted: {', '.join(DIFFERENTIABLE)}")
+    for v in (*inputs, dy):
+        if type(v) is not np.ndarray and foreign_namespace(v) is not None:
+            raise TypeError(
+                f"vjp: {op}: input {library(v)} is not a NumPy array; vjp takes NumPy arrays (for other libraries "
+                "use their autograd; Plan.backward and bcast.unbroadcast, the reductions vjp is built on, take them)"
+            )
     if op not in ("gemm",) and attributes:
         raise TypeError(f"vjp: {op} takes no attributes, got {sorted(attributes)}")
     if op == "gemm" and set(attributes) - set(_GEMM_ATTRIBUTES):

@@ -106,7 +106,8 @@ def bitshift(
     """
     if direction not in ("LEFT", "RIGHT"):
         raise TypeError(f"bitshift: direction must be 'LEFT' or 'RIGHT', got {direction!r}")
-    return run_binary(BITSHIFT, _shift_left if direction == "LEFT" else _shift_right, x, y, mode, axis, out)
+    kernel = _shift_left if direction == "LEFT" else _shift_right
+    return run_binary(BITSHIFT, kernel, x, y, mode, axis, out, {"direction": direction})
 
 
 def _shift_counts(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

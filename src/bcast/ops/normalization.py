@@ -6,8 +6,9 @@ import operator
 
 import numpy as np
 
+from ..backends import kernels, numpy_dtype
 from ..errors import BroadcastError
-from ._base import Spec, check_types, read, unidirectional
+from ._base import Spec, as_library, check_types, foreign, read, unidirectional
 from ._types import FLOATS
 
 __all__ = ["layer_normalization", "rms_normalization"]
@@ -39,7 +40,7 @@ def _stash_dtype(spec: Spec, stash_type: object) -> np.dtype:
 
 def _compute_dtype(stash: np.dtype, x: np.ndarray) -> np.dtype:
     """Stage one's precision: the stash type, but a runtime never computes a double input in less than double."""
-    return np.dtype(np.float64) if x.dtype == np.float64 else stash
+    return np.dtype(np.float64) if numpy_dtype(x.dtype) == np.float64 else stash
 
 
 def _axis(spec: Spec, axis: object, rank: int) -> int:
@@ -94,8 +95,11 @@ def layer_normalization(
     eps = _epsilon(spec, epsilon)
     named = _stash_dtype(spec, stash_type)
     stash = _compute_dtype(named, xa)
-    s = unidirectional(spec, arrays[1], "Scale", xa.shape, "X")
-    b = None if bias is None else unidirectional(spec, arrays[2], "B", xa.shape, "X")
+    s = unidirectional(spec, arrays[1], "Scale", tuple(xa.shape), "X")
+    b = None if bias is None else unidirectional(spec, arrays[2], "B", tuple(xa.shape), "X")
+    if foreign(arrays):  # another library's arrays
+        xl, sl, *bl = as_library(xa, s, *([] if b is None else [b]))
+        return kernels.layer_normalization(xl, sl, bl[0] if bl else None, ax, eps, stash.name, named.name)
     red = tuple(range(ax, xa.ndim))
     xs = xa.astype(stash)
     mean = np.mean(xs, axis=red, keepdims=True, dtype=stash)
@@ -133,7 +137,10 @@ def rms_normalization(
     ax = _axis(spec, axis, xa.ndim)
     eps = _epsilon(spec, epsilon)
     stash = _compute_dtype(_stash_dtype(spec, stash_type), xa)
-    s = unidirectional(spec, sa, "scale", xa.shape, "X")
+    s = unidirectional(spec, sa, "scale", tuple(xa.shape), "X")
+    if foreign((xa, sa)):  # another library's arrays
+        xl, sl = as_library(xa, s)
+        return kernels.rms_normalization(xl, sl, ax, eps, stash.name)  # type: ignore[no-any-return]
     xs = xa.astype(stash)
     ms = np.mean(xs * xs, axis=tuple(range(ax, xa.ndim)), keepdims=True, dtype=stash)
     y = xs / np.sqrt(ms + np.asarray(eps, dtype=stash)) * s.astype(stash)

@@ -6,9 +6,10 @@ import operator
 
 import numpy as np
 
+from ..backends import kernels, numpy_dtype
 from ..dims import Shape
 from ..errors import BroadcastError
-from ._base import Spec, check_types, deliver, output, read, unidirectional
+from ._base import Spec, as_library, check_types, deliver, foreign, no_out, output, read, unidirectional
 from ._types import FLOATS
 
 __all__ = ["gemm", "prelu"]
@@ -28,7 +29,10 @@ def prelu(x: object, slope: object, *, out: np.ndarray | None = None) -> np.ndar
     """
     xa, sa = read(PRELU, (x, slope))
     check_types(PRELU, (xa, sa))
-    s = unidirectional(PRELU, sa, "slope", xa.shape, "X")
+    s = unidirectional(PRELU, sa, "slope", tuple(xa.shape), "X")
+    if foreign((xa, sa)):  # another library's arrays (one library: read checked)
+        no_out(PRELU, out, xa)
+        return kernels.prelu(*as_library(xa, s))  # type: ignore[no-any-return]
     dest = output(PRELU, xa.shape, xa.dtype, out)
     neg = xa < 0  # taken first: out may be x itself, and the multiply must not change which elements are negative
     with np.errstate(over="ignore"):
@@ -93,8 +97,13 @@ def gemm(
             dims=(str(am.shape[1]), str(bm.shape[0])),
             accepted=f"B' with {am.shape[1]} rows",
         )
-    shape = (am.shape[0], bm.shape[1])
+    shape = (int(am.shape[0]), int(bm.shape[1]))
     cv = None if c is None else unidirectional(GEMM, arrays[2], "C", shape, "A' @ B'")
+    if foreign(arrays):  # another library's arrays
+        wide_name = _accumulator(numpy_dtype(am.dtype), al, be).name  # type: ignore[arg-type]
+        ga, gb, *gc = as_library(am, bm, *([] if cv is None else [cv]))
+        no_out(GEMM, out, ga)
+        return kernels.gemm(ga, gb, gc[0] if gc else None, al, be, wide_name)  # type: ignore[no-any-return]
     wide = _accumulator(am.dtype, al, be)
     y = np.matmul(am.astype(wide, copy=False), bm.astype(wide, copy=False))
     if al != 1.0:

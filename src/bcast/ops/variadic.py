@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Spec, run_nary, ufunc_kernel
+from ._base import Spec, foreign, run_nary, ufunc_kernel
 from ._types import FLOATS, NUMERIC
 
 __all__ = ["max", "mean", "min", "sum"]
@@ -65,5 +65,7 @@ def mean(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray |
     array([2. , 2.5])
     """
     total = _variadic(MEAN, np.add, inputs, mode, axis, out)
+    if foreign((total,)):  # another library's engine computed the whole mean
+        return total
     np.divide(total, len(inputs), out=total, casting="unsafe")
     return total

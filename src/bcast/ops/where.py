@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.kernels import blockwise
-from ._base import Spec, aligned, check_types, output, read
+from ._base import Spec, aligned, check_types, foreign, output, read, run_foreign
 from ._types import ALL, BOOL
 
 __all__ = ["where"]
 
 WHERE = Spec("Where", ("X", "Y"), ALL)
 _COND = Spec("Where", ("condition",), BOOL)
+_ALL = Spec("Where", ("condition", "X", "Y"), ALL)
 
 
 def where(condition: object, x: object, y: object, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -22,11 +23,12 @@ def where(condition: object, x: object, y: object, *, out: np.ndarray | None = N
     array([[1, 2],
            [0, 0]])
     """
-    (cond,) = read(_COND, (condition,))
+    cond, *xs = read(_ALL, (condition, x, y))  # read together: one library (and device) for all three
     check_types(_COND, (cond,))
-    xs = read(WHERE, (x, y))
     check_types(WHERE, xs)
-    ops, shape = aligned(Spec("Where", ("condition", "X", "Y"), ALL), (cond, *xs), "numpy", -1)
+    if foreign((cond, *xs)):  # torch, cupy, jax, dask...
+        return run_foreign(_ALL, (cond, *xs), "numpy", -1, out, {})  # type: ignore[no-any-return]
+    ops, shape = aligned(_ALL, (cond, *xs), "numpy", -1)
     dest = output(WHERE, shape, xs[0].dtype, out)
     if out is not None and any(np.may_share_memory(dest, a) for a in (cond, xs[0])):
         np.copyto(dest, np.where(ops[0], ops[1], ops[2]), casting="unsafe")  # out aliases an input

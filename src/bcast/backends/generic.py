@@ -1,0 +1,160 @@
+"""A plan executed on any Array API array (PyTorch, CuPy, JAX, array-api-strict...), on its own device.
+
+Written once against the plan, as the NumPy engine is: the data's axes are put on their
+output axes by a reshape (inserting the new axes as 1s, dropping the 1s a rule ignores),
+then ``xp.broadcast_to`` replicates them. Where the library has views this costs
+nothing: PyTorch's ``broadcast_to`` is ``expand`` (stride 0 along the broadcast axes),
+CuPy's is a strided view; JAX has no views and gives a new array. PyTorch has no
+read-only tensors, but it refuses in-place writes into a tensor whose elements overlap,
+which every broadcast along an axis longer than 1 is.
+
+>>> import bcast, array_api_strict as xp
+>>> from bcast.backends import generic
+>>> p = bcast.plan("[3,1]", "[2,3,4]")
+>>> y = generic.view(p, xp.reshape(xp.arange(3.0), (3, 1)))
+>>> y.shape, type(y).__module__.split(".")[0]
+((2, 3, 4), 'array_api_strict')
+>>> generic.backward(p, xp.ones((2, 3, 4)))
+Array([[8.],
+       [8.],
+       [8.]], dtype=array_api_strict.float64)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dims import Shape
+from ..errors import BroadcastError
+from ..plan import ElementwisePlan, Plan, require_static
+from . import kernels
+
+__all__ = ["aligned_shape", "backward", "elementwise", "materialize", "namespace", "view"]
+
+
+def namespace(*arrays: Any) -> Any:
+    """The array-api-compat namespace of ``arrays`` (one library; a ``TypeError`` otherwise)."""
+    import array_api_compat
+
+    return array_api_compat.array_namespace(*arrays)
+
+
+def aligned_shape(plan: Plan) -> tuple[int, ...]:
+    """The data's shape with its axes on the output's: 1 on new axes; the data dims the rule ignores left out.
+
+    >>> import bcast
+    >>> aligned_shape(bcast.plan("[3]", "[2,3,4]", "explicit", axes_mapping=[1]))
+    (1, 3, 1)
+    """
+    data = plan.data_shape.to_tuple()
+    shape = [1] * (plan.output_shape.rank or 0)
+    for i, a in enumerate(plan.axes_mapping or ()):
+        if a is not None:
+            shape[a] = data[i]
+    return tuple(shape)
+
+
+def _specialized(plan: Plan, x: Any, what: str) -> tuple[Plan, tuple[int, ...]]:
+    p = plan.specialize(tuple(x.shape))  # the same checks, and errors, as for a NumPy array
+    return p, require_static(p, what)
+
+
+def view(plan: Plan, x: Any) -> Any:
+    """``x`` broadcast by ``plan``: a view where the library has them (PyTorch, CuPy), else a new array.
+
+    >>> import bcast, array_api_strict as xp
+    >>> view(bcast.plan("[2]", "[3,2]"), xp.asarray([1, 2])).shape
+    (3, 2)
+    """
+    xp = namespace(x)
+    p, shape = _specialized(plan, x, "make a view")
+    return xp.broadcast_to(xp.reshape(x, aligned_shape(p)), shape)  # adding or dropping 1s never copies
+
+
+def materialize(plan: Plan, x: Any, out: object = None) -> Any:
+    """The broadcast as a new C-contiguous array of ``x``'s library, on ``x``'s device.
+
+    ``out=`` is for NumPy arrays only (the Array API has no ``out``): a ``TypeError`` here.
+
+    >>> import bcast, array_api_strict as xp
+    >>> materialize(bcast.plan("[2]", "[3,2]"), xp.asarray([1, 2]))[2, ...]
+    Array([1, 2], dtype=array_api_strict.int64)
+    """
+    if out is not None:
+        raise TypeError(
+            f"{plan.mode}: out= takes NumPy arrays only; for a {type(x).__name__}, use the array materialize returns"
+        )
+    xp = namespace(x)
+    # asarray(copy=True) of a stride-0 view allocates a dense, contiguous array (torch: clone)
+    return xp.asarray(view(plan, x), copy=True)
+
+
+def backward(plan: Plan, dy: Any) -> Any:
+    """The adjoint: ``dy`` summed over the plan's broadcast axes, in the data's shape and ``dy``'s dtype.
+
+    float16 and bfloat16 are summed in float32, integers in their own type (wrapping as
+    NumPy's do), bool as a logical or.
+
+    >>> import bcast, array_api_strict as xp
+    >>> backward(bcast.plan("[3]", "[2,3]"), xp.ones((2, 3), dtype=xp.float32))
+    Array([2., 2., 2.], dtype=array_api_strict.float32)
+    """
+    xp = namespace(dy)
+    if not plan.is_static:
+        raise BroadcastError(
+            f"{plan.mode}: backward needs a plan with static shapes, got data {plan.data_shape} -> "
+            f"{plan.output_shape}; call plan.specialize(data_shape) first",
+            mode=plan.mode,
+            shapes=plan.given,
+        )
+    shape = require_static(plan, "take the adjoint")
+    got = tuple(dy.shape)
+    if got != shape:
+        raise BroadcastError(
+            f"{plan.mode}: dy has shape {Shape(got)}, but the broadcast's output is {Shape(shape)}",
+            mode=plan.mode,
+            shapes=(str(Shape(got)), str(Shape(shape))),
+        )
+    data = plan.data_shape.to_tuple()
+    axes = tuple(plan.broadcast_axes or ())
+    if not axes:
+        return xp.reshape(xp.asarray(dy, copy=True), data)
+    dtype = dy.dtype
+    if dtype == xp.bool:
+        summed = xp.any(dy, axis=axes, keepdims=True)
+    elif xp.isdtype(dtype, ("integral", "complex floating")) or dtype in (xp.float32, xp.float64):
+        summed = xp.sum(dy, axis=axes, dtype=dtype, keepdims=True)
+    elif xp.isdtype(dtype, "real floating"):  # float16, bfloat16: a wider accumulator, cast back after
+        summed = xp.astype(xp.sum(dy, axis=axes, dtype=xp.float32, keepdims=True), dtype)
+    else:
+        raise TypeError(f"backward: a gradient must be numeric (bool sums as logical or); dy has dtype {dtype}")
+    return xp.reshape(summed, data)
+
+
+def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwisePlan, **attrs: Any) -> Any:
+    """The ONNX operator ``spec_name`` on ``arrays`` broadcast together by ``ep`` (see :mod:`bcast.backends`).
+
+    ``kernel_name`` is the Array API function (:data:`bcast.backends.KERNEL_NAMES`); the
+    ONNX semantics it lacks (integer Div truncating toward zero, Mod's ``fmod``, Pow in the
+    base's type, BitShift past the width) are in :mod:`bcast.backends.kernels`.
+
+    >>> import bcast, array_api_strict as xp
+    >>> a, b = xp.asarray([7, -7]), xp.asarray([2])
+    >>> elementwise("div", "divide", [a, b], bcast.elementwise_plan((2,), (1,)))
+    Array([ 3, -3], dtype=array_api_strict.int64)
+    """
+    xp = namespace(*arrays)
+    # NumPy's rule is the Array API's own; the other modes place operands first, with the plan's views
+    ops = list(arrays) if ep.mode == "numpy" else [view(p, a) for p, a in zip(ep.operands, arrays, strict=True)]
+    # libraries built on NumPy (array-api-strict) would warn for what ONNX defines: inf, NaN, wrapping
+    with np.errstate(all="ignore"):
+        if kernel_name == "where":
+            return xp.where(*ops)
+        fn = kernels.binary("add" if kernel_name == "mean" else kernel_name)
+        acc = xp.asarray(ops[0], copy=True) if len(ops) == 1 else fn(xp, ops[0], ops[1])
+        for extra in ops[2:]:  # variadic ops fold left to right, as ONNX's Sum, Max, Min, Mean
+            acc = fn(xp, acc, extra)
+        return acc / len(ops) if kernel_name == "mean" else acc
