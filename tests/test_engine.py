@@ -21,6 +21,7 @@ def tiny_units(monkeypatch: pytest.MonkeyPatch) -> None:
     """Force the threaded, chunked paths on small arrays: 2 threads, units of a few hundred bytes."""
     monkeypatch.setattr(kernels, "SERIAL_BYTES", 0)
     monkeypatch.setattr(kernels, "UNIT_BYTES", 256)
+    monkeypatch.setattr(kernels, "BLOCK_BYTES", 256)
     threads.set_num_threads(2)
     yield
     threads.set_num_threads(None)

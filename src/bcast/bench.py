@@ -487,7 +487,7 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-_PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
+_PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#666666")
 
 
 def svg_plot(report: dict[str, Any]) -> str:
