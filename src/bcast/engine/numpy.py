@@ -233,6 +233,10 @@ def _read_available_memory() -> int | None:
         return None
 
 
+#: arrays smaller than this are allocated without reading the memory available (a per-call cost)
+_NO_CHECK_BYTES = 1 << 20
+
+
 def check_allocation(
     shape: tuple[int, ...], dtype: np.dtype[Any], *, mode: str | None = None, given: tuple[str, ...] = ()
 ) -> None:
@@ -241,6 +245,8 @@ def check_allocation(
     for d in shape:
         n *= d
     nbytes = n * dtype.itemsize
+    if 0 < nbytes < _NO_CHECK_BYTES:  # nonempty (a 0 dim can hide a huge span) and far below any RAM
+        return
     head = _call(mode, given, "materialize")
     span = _span(shape, dtype.itemsize)
     if nbytes > sys.maxsize or span > sys.maxsize:
