@@ -125,6 +125,33 @@ class Plan:
                 axes.append(k)
         return tuple(axes)
 
+    @cached_property
+    def align_index(self) -> tuple[Any, ...] | None:
+        """An index that lines the data's axes up with the output's (``None`` when a rank is unknown).
+
+        ``x[plan.align_index]`` inserts a new axis where no data axis maps and drops the size-1
+        axes the rule ignores, so that it broadcasts to the output by NumPy's rule; every engine
+        (NumPy, Dask, ...) builds its view from it.
+
+        >>> import bcast
+        >>> bcast.plan("[3]", "[2,3,4]", "explicit", axes_mapping=[1]).align_index
+        (None, slice(None, None, None), None)
+        """
+        mapping = self.axes_mapping
+        if mapping is None or self.output_shape.rank is None:
+            return None
+        index: list[Any] = []
+        pos = 0
+        for a in mapping:
+            if a is None:  # a trailing 1 the rule ignores
+                index.append(0)
+                continue
+            index.extend([None] * (a - pos))
+            index.append(slice(None))
+            pos = a + 1
+        index.extend([None] * (self.output_shape.rank - pos))
+        return tuple(index)
+
     @property
     def is_static(self) -> bool:
         """True when the data and output shapes are fully known."""
@@ -289,6 +316,28 @@ class ElementwisePlan:
 
     def __str__(self) -> str:
         return self.explain()
+
+
+def require_cotangent(plan: Plan, got: tuple[int, ...]) -> tuple[int, ...]:
+    """The output shape, after checking that the plan is static and ``dy`` (of shape ``got``) matches it.
+
+    Every engine's ``backward`` starts here, so they refuse the same inputs with the same words.
+    """
+    if not plan.is_static:
+        raise BroadcastError(
+            f"{plan.mode}: backward needs a plan with static shapes, got data {plan.data_shape} -> "
+            f"{plan.output_shape}; call plan.specialize(data_shape) first",
+            mode=plan.mode,
+            shapes=plan.given,
+        )
+    shape = require_static(plan, "take the adjoint")
+    if tuple(got) != shape:
+        raise BroadcastError(
+            f"{plan.mode}: dy has shape {Shape(got)}, but the broadcast's output is {Shape(shape)}",
+            mode=plan.mode,
+            shapes=(str(Shape(got)), str(Shape(shape))),
+        )
+    return shape
 
 
 def require_static(plan: Plan, what: str) -> tuple[int, ...]:

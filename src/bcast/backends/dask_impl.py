@@ -43,10 +43,9 @@ import dask.array as da
 import numpy as np
 from dask.utils import parse_bytes
 
-from ..dims import Shape
 from ..engine.numpy import _accumulator, as_array
 from ..errors import BroadcastError
-from ..plan import require_static
+from ..plan import require_cotangent, require_static
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plan import ElementwisePlan, Plan
@@ -153,25 +152,12 @@ def _align_index(plan: Plan, ndim: int) -> tuple[Any, ...] | None:
     ``None`` entries insert the output's new axes, ``0`` drops a size-1 data axis that
     the rule ignores (pdpd's trailing 1s); the data axes keep their order.
     """
-    mapping = plan.axes_mapping
-    if mapping is None:  # pragma: no cover - a specialised plan always has a mapping
+    index = plan.align_index
+    if index is None:  # pragma: no cover - a specialised plan always has a mapping
         raise BroadcastError(f"{plan.mode}: the plan has no axes mapping (dynamic rank)", mode=plan.mode)
-    rank = plan.output_shape.rank or 0
-    if tuple(mapping) == tuple(range(rank)):
+    if index == (slice(None),) * len(index):
         return None
-    index: list[Any] = []
-    pos = 0
-    for a in mapping:
-        if a is None:
-            index.append(0)
-            continue
-        index.extend([None] * (a - pos))
-        index.append(slice(None))
-        pos = a + 1
-    index.extend([None] * (rank - pos))
-    if ndim == 0:
-        index.append(Ellipsis)
-    return tuple(index)
+    return (*index, Ellipsis) if ndim == 0 else index
 
 
 def _regular(n: int, size: int) -> tuple[int, ...]:
@@ -302,22 +288,8 @@ def backward(plan: Plan, dy: Any) -> Any:
     >>> g.dtype, g.compute().tolist()
     (dtype('float16'), [[8.0], [8.0], [8.0]])
     """
-    if not plan.is_static:
-        raise BroadcastError(
-            f"{plan.mode}: backward needs a plan with static shapes, got data {plan.data_shape} -> "
-            f"{plan.output_shape}; call plan.specialize(data_shape) first",
-            mode=plan.mode,
-            shapes=plan.given,
-        )
-    shape = require_static(plan, "take the adjoint")
     _require_dask(dy, "dy", plan.mode)
-    got = known_shape(dy, plan.mode, plan.given)
-    if got != shape:
-        raise BroadcastError(
-            f"{plan.mode}: dy has shape {Shape(got)}, but the broadcast's output is {Shape(shape)}",
-            mode=plan.mode,
-            shapes=(str(Shape(got)), str(Shape(shape))),
-        )
+    require_cotangent(plan, known_shape(dy, plan.mode, plan.given))
     acc = _accumulator(dy.dtype)  # also the TypeError for a dtype that cannot be summed
     axes = tuple(plan.broadcast_axes or ())
     summed = dy

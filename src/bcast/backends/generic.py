@@ -27,9 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dims import Shape
-from ..errors import BroadcastError
-from ..plan import ElementwisePlan, Plan, require_static
+from ..plan import ElementwisePlan, Plan, require_cotangent, require_static
 from . import kernels
 
 __all__ = ["aligned_shape", "backward", "elementwise", "materialize", "namespace", "view"]
@@ -103,21 +101,7 @@ def backward(plan: Plan, dy: Any) -> Any:
     Array([2., 2., 2.], dtype=array_api_strict.float32)
     """
     xp = namespace(dy)
-    if not plan.is_static:
-        raise BroadcastError(
-            f"{plan.mode}: backward needs a plan with static shapes, got data {plan.data_shape} -> "
-            f"{plan.output_shape}; call plan.specialize(data_shape) first",
-            mode=plan.mode,
-            shapes=plan.given,
-        )
-    shape = require_static(plan, "take the adjoint")
-    got = tuple(dy.shape)
-    if got != shape:
-        raise BroadcastError(
-            f"{plan.mode}: dy has shape {Shape(got)}, but the broadcast's output is {Shape(shape)}",
-            mode=plan.mode,
-            shapes=(str(Shape(got)), str(Shape(shape))),
-        )
+    require_cotangent(plan, tuple(dy.shape))
     data = plan.data_shape.to_tuple()
     axes = tuple(plan.broadcast_axes or ())
     if not axes:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..dims import Shape
 from ..errors import BroadcastError, as_given
-from ..plan import require_static
+from ..plan import require_cotangent, require_static
 from .kernels import SERIAL_BYTES, fill_broadcast, reduce_sum
 from .pool import empty as pooled_empty
 
@@ -89,22 +89,11 @@ def bind_symbols(plan: Plan, concrete: Shape) -> dict[str, int]:
 
 def _aligned(plan: Plan, x: np.ndarray) -> np.ndarray:
     """``x`` with its axes lined up on the output's: new axes inserted, dropped 1s removed."""
-    mapping = plan.axes_mapping
-    if mapping is None:  # pragma: no cover - a static plan always has a mapping
+    index = plan.align_index
+    if index is None:  # pragma: no cover - a static plan always has a mapping
         raise BroadcastError(f"{plan.mode}: the plan has no axes mapping (dynamic rank)")
-    rank = plan.output_shape.rank or 0
-    index: list[Any] = []
-    pos = 0
-    for a in mapping:
-        if a is None:
-            index.append(0)
-            continue
-        index.extend([None] * (a - pos))
-        index.append(slice(None))
-        pos = a + 1
-    index.extend([None] * (rank - pos))
-    index.append(Ellipsis)  # keeps a 0-d result an array
-    view: np.ndarray = x[tuple(index)]
+    full = (*index, Ellipsis)  # the Ellipsis keeps a 0-d result an array
+    view: np.ndarray = x[full]
     return view
 
 
@@ -338,20 +327,7 @@ _REDUCIBLE = "biufcmO"
 
 def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
     g = as_array(dy, "dy")
-    if not plan.is_static:
-        raise BroadcastError(
-            f"{plan.mode}: backward needs a plan with static shapes, got data {plan.data_shape} -> "
-            f"{plan.output_shape}; call plan.specialize(data_shape) first",
-            mode=plan.mode,
-            shapes=plan.given,
-        )
-    shape = require_static(plan, "take the adjoint")
-    if g.shape != shape:
-        raise BroadcastError(
-            f"{plan.mode}: dy has shape {Shape(g.shape)}, but the broadcast's output is {Shape(shape)}",
-            mode=plan.mode,
-            shapes=(str(Shape(g.shape)), str(Shape(shape))),
-        )
+    require_cotangent(plan, g.shape)
     acc = _accumulator(g.dtype)
     axes = plan.broadcast_axes or ()
     # timedelta: NumPy's reduce keeps the unit only when no dtype is forced on it
