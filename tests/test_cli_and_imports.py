@@ -10,7 +10,19 @@ import pytest
 
 from bcast.cli import main
 
-OPTIONAL = ["openvino", "onnx", "onnxruntime", "torch", "jax", "cupy", "dask", "ml_dtypes", "rich", "array_api_compat"]
+OPTIONAL = [
+    "openvino",
+    "onnx",
+    "onnxruntime",
+    "torch",
+    "jax",
+    "cupy",
+    "dask",
+    "ml_dtypes",
+    "rich",
+    "array_api_compat",
+    "paddle",
+]
 
 
 def test_import_bcast_imports_no_optional_backend() -> None:
@@ -22,6 +34,23 @@ def test_import_bcast_imports_no_optional_backend() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_submodules_are_attributes_and_still_import_no_backend() -> None:
+    """``bcast.ops``, ``bcast.openvino``, ``bcast.paddle`` work after ``import bcast`` alone, loading no oracle."""
+    code = (
+        "import sys, bcast, numpy as np\n"
+        "bcast.ops.add(np.ones((2, 1)), np.ones(3))\n"
+        "bcast.openvino.broadcast_shape('[16,1,1]', [1, 16, 50, 50])\n"
+        "bcast.paddle.elementwise_shape((3, 4), (2, 3, 4, 5), axis=1)\n"
+        f"print([m for m in {OPTIONAL!r} if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    import bcast
+
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        bcast.nothing  # noqa: B018
 
 
 def test_infer_prints_shape_and_constraints(capsys: pytest.CaptureFixture[str]) -> None:

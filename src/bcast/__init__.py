@@ -29,6 +29,17 @@ from .rules import MODES
 
 __version__ = "0.1.0"
 
+#: submodules reachable as attributes of ``bcast`` once asked for (``bcast.ops.add``), loaded on first use
+_SUBMODULES = frozenset({"ops", "openvino", "paddle", "onnx", "check", "backends", "engine", "explain", "svg"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "MODES",
     "BroadcastError",
