@@ -183,8 +183,8 @@ def test_mixed_libraries_and_out_are_type_errors() -> None:
         ops.mul(t, t, out=np.empty(3, np.float32))
     with pytest.raises(TypeError, match=r"out= takes NumPy arrays only"):
         bcast.plan((3,), (2, 3)).materialize(t, out=np.empty((2, 3), np.float32))
-    with pytest.raises(TypeError, match=r"vjp takes NumPy arrays"):
-        ops.vjp("add", t, t, dy=t)
+    with pytest.raises(TypeError, match=r"numpy.ndarray"):
+        ops.vjp("add", t, np.ones(3, np.float32), dy=t)
     with pytest.raises(TypeError, match=r"must have the same type"):
         ops.add(t, torch.ones(3, dtype=torch.float64))
 

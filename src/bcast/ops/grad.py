@@ -6,6 +6,13 @@ The elementwise math is written against the broadcast output; the reduction back
 input is always its :class:`bcast.Plan`'s ``backward`` (the sum over its broadcast axes),
 never a rule of its own.
 
+Each rule is written once against an array namespace ``xp``: ``numpy`` itself for NumPy
+arrays (array-api-compat is then never imported), or the array-api-compat namespace of
+another library's arrays (PyTorch, CuPy, JAX, array-api-strict, Dask...), whose gradients
+come back as arrays of that library on the inputs' device. Dask stays lazy: the
+reductions are its per-chunk ``Plan.backward``. As with the operators, all arrays of one
+call (``dy`` included) must be of one library and device (Dask also takes NumPy ones).
+
 Conventions where the derivative is not defined: ``max``/``min`` split the gradient
 evenly among tied inputs (as PyTorch's ``maximum`` does for two, and its ``amax`` over the
 stacked inputs for more); ``prelu`` at ``x == 0`` uses the slope; ``pow``'s base gradient
@@ -22,12 +29,13 @@ exponent is not negative (all as PyTorch).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import reduce
 from typing import Any
 
 import numpy as np
 
 from ..api import elementwise_plan, plan
-from ..backends import foreign_namespace, library
+from ..backends import foreign_namespace, is_dask, numpy_dtype, one_library, shape_of
 from ..dims import Shape
 from ..engine.numpy import as_array
 from ..errors import BroadcastError
@@ -35,13 +43,29 @@ from ..plan import Plan
 
 __all__ = ["DIFFERENTIABLE", "vjp"]
 
-Grads = tuple[np.ndarray | None, ...]
+#: one gradient per input: arrays of the inputs' library (``None`` where an input has none)
+Grads = tuple[Any, ...]
 
 
-def _floats(op: str, arrays: Sequence[np.ndarray]) -> None:
+def _read(xp: Any, value: object, what: str) -> Any:
+    """An input as an array of ``xp``: NumPy's as always; Dask also wraps NumPy operands, as its ops do."""
+    if xp is np:
+        return as_array(value, what)
+    if foreign_namespace(value) is not None:
+        return value
+    return xp.asarray(as_array(value, what))  # only Dask gets here: one_library refused the others
+
+
+def _dtype(a: Any) -> Any:
+    """``a``'s dtype as NumPy names it (another library's, or a ForeignDType such as bfloat16)."""
+    return a.dtype if type(a) is np.ndarray else numpy_dtype(a.dtype)
+
+
+def _floats(op: str, arrays: Sequence[Any]) -> None:
     """Float inputs of one dtype, as the forward operator requires (ONNX's T)."""
     for i, a in enumerate(arrays):
-        if a.dtype.kind != "f" and "float" not in a.dtype.name:
+        d = _dtype(a)
+        if d.kind != "f" and "float" not in d.name:
             raise TypeError(f"{op}: gradients need floating-point inputs; input {i} has dtype {a.dtype}")
     dtypes = {a.dtype for a in arrays}
     if op != "pow" and len(dtypes) > 1:
@@ -51,20 +75,25 @@ def _floats(op: str, arrays: Sequence[np.ndarray]) -> None:
         )
 
 
-def _dy(op: str, dy: object, shape: tuple[int, ...]) -> np.ndarray:
-    g = as_array(dy, f"{op}: dy")
-    if g.shape != shape:
+def _shape(a: Any, op: str) -> tuple[int, ...]:
+    return a.shape if type(a) is np.ndarray else shape_of(a, op)
+
+
+def _dy(xp: Any, op: str, dy: object, shape: tuple[int, ...]) -> Any:
+    g = _read(xp, dy, f"{op}: dy")
+    got = _shape(g, op)
+    if got != shape:
         raise BroadcastError(
-            f"{op}: dy has shape {Shape(g.shape)}, but the output has shape {Shape(shape)}",
+            f"{op}: dy has shape {Shape(got)}, but the output has shape {Shape(shape)}",
             mode=op,
-            shapes=(str(Shape(g.shape)), str(Shape(shape))),
+            shapes=(str(Shape(got)), str(Shape(shape))),
         )
     return g
 
 
-def _plans(op: str, arrays: Sequence[np.ndarray], mode: str, axis: int) -> tuple[list[Plan], tuple[int, ...]]:
+def _plans(op: str, arrays: Sequence[Any], mode: str, axis: int) -> tuple[list[Plan], tuple[int, ...]]:
     try:
-        ep = elementwise_plan(*(a.shape for a in arrays), mode=mode, axis=axis)
+        ep = elementwise_plan(*(_shape(a, op) for a in arrays), mode=mode, axis=axis)
     except BroadcastError as e:
         raise BroadcastError(
             f"{op}: {e}", mode=e.mode, shapes=e.shapes, axis=e.axis, dims=e.dims, accepted=e.accepted
@@ -72,93 +101,129 @@ def _plans(op: str, arrays: Sequence[np.ndarray], mode: str, axis: int) -> tuple
     return list(ep.operands), ep.output_shape.to_tuple()
 
 
-def _reduce(p: Plan, g: np.ndarray, like: np.ndarray) -> np.ndarray:
+def _cast(xp: Any, g: Any, like: Any) -> Any:
+    """``g`` in ``like``'s dtype (a copy for NumPy, as ever; another library's array only when the dtype differs)."""
+    if xp is np:
+        return np.asarray(g, dtype=like.dtype)
+    return g if g.dtype == like.dtype else xp.astype(g, like.dtype)
+
+
+def _reduce(xp: Any, p: Plan, g: Any, like: Any) -> Any:
     """A gradient over the output, summed back to one input's shape, in the input's dtype."""
-    full = np.broadcast_to(g, p.output_shape.to_tuple())
-    return np.asarray(p.backward(full), dtype=like.dtype)
+    full = xp.broadcast_to(g, p.output_shape.to_tuple())
+    return _cast(xp, p.backward(full), like)
 
 
 def _binary(
-    op: str, a: object, b: object, dy: object, mode: str, axis: int, rule: Callable[..., tuple[Any, Any]]
+    xp: Any, op: str, a: object, b: object, dy: object, mode: str, axis: int, rule: Callable[..., tuple[Any, Any]]
 ) -> Grads:
-    xa, xb = as_array(a, f"{op}: input A"), as_array(b, f"{op}: input B")
+    xa, xb = _read(xp, a, f"{op}: input A"), _read(xp, b, f"{op}: input B")
     _floats(op, (xa, xb))
     (pa, pb), shape = _plans(op, (xa, xb), mode, axis)
-    g = _dy(op, dy, shape)
+    g = _dy(xp, op, dy, shape)
     va, vb = pa(xa), pb(xb)
-    # infinities and NaNs are the gradient's true values here (pow at base 0, div by 0), not faults
+    if is_dask(xp):  # lazily, block by block, where the errstate below would be long gone
+        ga, gb = (_per_block(rule, k, va, vb, g) for k in (0, 1))
+        return _reduce(xp, pa, ga, xa), _reduce(xp, pb, gb, xb)
+    # infinities and NaNs are the gradient's true values here (pow at base 0, div by 0), not faults;
+    # errstate also quiets libraries computing with NumPy (array-api-strict), and costs the others nothing
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ga, gb = rule(va, vb, g)
-        return _reduce(pa, ga, xa), _reduce(pb, gb, xb)
+        ga, gb = rule(xp, va, vb, g)
+        return _reduce(xp, pa, ga, xa), _reduce(xp, pb, gb, xb)
 
 
-def _pow_rule(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> tuple[Any, Any]:
+def _per_block(rule: Callable[..., tuple[Any, Any]], k: int, *arrays: Any) -> Any:
+    """Gradient ``k`` of a binary rule on Dask arrays of the output's shape, run on each set of blocks.
+
+    Dask computes long after :func:`vjp` returns, so the NumPy warnings the NumPy path
+    silences (inf and NaN are true values here) are silenced in each block's task instead.
+    """
+
+    def block(*blocks: Any) -> Any:
+        numpy_blocks = all(type(b) is np.ndarray for b in blocks)
+        bxp = np if numpy_blocks else foreign_namespace(blocks[0])  # Dask of CuPy: CuPy's namespace
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return rule(bxp, *blocks)[k]
+
+    # the result's dtype, from the rule on empty arrays (no warning, nothing computed)
+    dtype = np.asarray(rule(np, *(np.empty((0,), a.dtype) for a in arrays))[k]).dtype
+    # one chunking, dy's (the last), for all: map_blocks pairs blocks by index, and would broadcast a lone block
+    chunks = arrays[-1].chunks
+    lined = [a if a.chunks == chunks else a.rechunk(chunks) for a in arrays]
+    return lined[0].map_blocks(block, *lined[1:], dtype=dtype)
+
+
+def _pow_rule(xp: Any, x: Any, y: Any, g: Any) -> tuple[Any, Any]:
     # PyTorch's conventions: an exponent of 0 gives the base no gradient (0 * 0 ** -1 would be NaN),
     # and a base of 0 gives the exponent none unless the exponent is negative (then 0 ** y is inf)
-    gx = np.where(y == 0, 0.0, g * y * np.power(x, y - 1))
-    out = np.power(x, y)
-    gy = np.where((x == 0) & (y >= 0), 0.0, g * out * np.log(x))
+    gx = xp.where(y == 0, 0.0, g * y * xp.pow(x, y - 1))
+    out = xp.pow(x, y)
+    gy = xp.where((x == 0) & (y >= 0), 0.0, g * out * xp.log(x))
     return gx, gy
 
 
-_BINARY: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[Any, Any]]] = {
-    "add": lambda x, y, g: (g, g),
-    "sub": lambda x, y, g: (g, -g),
-    "mul": lambda x, y, g: (g * y, g * x),
-    "div": lambda x, y, g: (g / y, -g * x / (y * y)),
+_BINARY: dict[str, Callable[[Any, Any, Any, Any], tuple[Any, Any]]] = {
+    "add": lambda xp, x, y, g: (g, g),
+    "sub": lambda xp, x, y, g: (g, -g),
+    "mul": lambda xp, x, y, g: (g * y, g * x),
+    "div": lambda xp, x, y, g: (g / y, -g * x / (y * y)),
     "pow": _pow_rule,
 }
 
 
-def _extreme(op: str, inputs: Sequence[object], dy: object, mode: str, axis: int) -> Grads:
-    xs = [as_array(x, f"{op}: input data_{i}") for i, x in enumerate(inputs)]
+def _extreme(xp: Any, op: str, inputs: Sequence[object], dy: object, mode: str, axis: int) -> Grads:
+    xs = [_read(xp, x, f"{op}: input data_{i}") for i, x in enumerate(inputs)]
     _floats(op, xs)
     plans, shape = _plans(op, xs, mode, axis)
-    g = _dy(op, dy, shape)
+    g = _dy(xp, op, dy, shape)
     views = [p(x) for p, x in zip(plans, xs, strict=True)]
-    best = views[0]
-    for v in views[1:]:
-        best = np.maximum(best, v) if op == "max" else np.minimum(best, v)
-    hits = [np.equal(v, best) for v in views]
-    ties = np.sum(np.broadcast_arrays(*hits), axis=0) if len(hits) > 1 else np.ones(shape)
-    share = g / np.maximum(ties, 1)
-    return tuple(_reduce(p, np.where(h, share, 0), x) for p, h, x in zip(plans, hits, xs, strict=True))
+    pick = xp.maximum if op == "max" else xp.minimum
+    best = reduce(pick, views)
+    hits = [v == best for v in views]
+    if xp is np:
+        ties = np.sum(np.broadcast_arrays(*hits), axis=0) if len(hits) > 1 else np.ones(shape)
+    else:  # counted in dy's dtype: the standard promotes no integer with a float (a few inputs: exact in float16)
+        ties = reduce(lambda s, t: s + t, [xp.astype(h, g.dtype) for h in hits])
+    share = g / xp.maximum(ties, 1)  # NaN is no input's: no hit, and no division by 0
+    return tuple(_reduce(xp, p, xp.where(h, share, 0), x) for p, h, x in zip(plans, hits, xs, strict=True))
 
 
-def _spread(op: str, inputs: Sequence[object], dy: object, mode: str, axis: int) -> Grads:
-    xs = [as_array(x, f"{op}: input data_{i}") for i, x in enumerate(inputs)]
+def _spread(xp: Any, op: str, inputs: Sequence[object], dy: object, mode: str, axis: int) -> Grads:
+    xs = [_read(xp, x, f"{op}: input data_{i}") for i, x in enumerate(inputs)]
     _floats(op, xs)
     plans, shape = _plans(op, xs, mode, axis)
-    g = _dy(op, dy, shape)
+    g = _dy(xp, op, dy, shape)
     if op == "mean":
         g = g / len(xs)
-    return tuple(_reduce(p, g, x) for p, x in zip(plans, xs, strict=True))
+    return tuple(_reduce(xp, p, g, x) for p, x in zip(plans, xs, strict=True))
 
 
-def _where(condition: object, x: object, y: object, dy: object) -> Grads:
-    c = as_array(condition, "where: input condition")
-    if c.dtype != np.bool_:
+def _where(xp: Any, condition: object, x: object, y: object, dy: object) -> Grads:
+    c = _read(xp, condition, "where: input condition")
+    if c.dtype != xp.bool:
         raise TypeError(f"where: the condition must be bool, as in the forward operator; got {c.dtype}")
-    xa, ya = as_array(x, "where: input X"), as_array(y, "where: input Y")
+    xa, ya = _read(xp, x, "where: input X"), _read(xp, y, "where: input Y")
     _floats("where", (xa, ya))
     (_, px, py), shape = _plans("where", (c, xa, ya), "numpy", -1)
-    g = _dy("where", dy, shape)
-    cv = np.broadcast_to(c, shape).astype(bool)
-    return None, _reduce(px, np.where(cv, g, 0), xa), _reduce(py, np.where(cv, 0, g), ya)
+    g = _dy(xp, "where", dy, shape)
+    cv = xp.broadcast_to(c, shape)
+    return None, _reduce(xp, px, xp.where(cv, g, 0), xa), _reduce(xp, py, xp.where(cv, 0, g), ya)
 
 
-def _prelu(x: object, slope: object, dy: object) -> Grads:
-    xa, sa = as_array(x, "prelu: input X"), as_array(slope, "prelu: input slope")
+def _prelu(xp: Any, x: object, slope: object, dy: object) -> Grads:
+    xa, sa = _read(xp, x, "prelu: input X"), _read(xp, slope, "prelu: input slope")
     _floats("prelu", (xa, sa))
-    ps = plan(sa.shape, xa.shape, "numpy")
-    g = _dy("prelu", dy, xa.shape)
+    xs = _shape(xa, "prelu")
+    ps = plan(_shape(sa, "prelu"), xs, "numpy")
+    g = _dy(xp, "prelu", dy, xs)
     s = ps(sa)
     pos = xa > 0
-    gx = np.where(pos, g, g * s).astype(xa.dtype)
-    return gx, _reduce(ps, np.where(pos, 0, g * xa), sa)
+    gx = _cast(xp, xp.where(pos, g, g * s), xa)
+    return gx, _reduce(xp, ps, xp.where(pos, 0, g * xa), sa)
 
 
 def _gemm(
+    xp: Any,
     a: object,
     b: object,
     c: object = None,
@@ -171,30 +236,55 @@ def _gemm(
 ) -> Grads:
     from .unidirectional import gemm
 
-    xa, xb = as_array(a, "gemm: input A"), as_array(b, "gemm: input B")
-    xc = None if c is None else as_array(c, "gemm: input C")
+    xa, xb = _read(xp, a, "gemm: input A"), _read(xp, b, "gemm: input B")
+    xc = None if c is None else _read(xp, c, "gemm: input C")
     _floats("gemm", [xa, xb] + ([] if xc is None else [xc]))
-    y = gemm(xa, xb, xc, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b)  # checks every shape
-    g = _dy("gemm", dy, y.shape)
+    # the forward op checks every shape and attribute, with its own errors (for Dask: lazily, nothing computed)
+    y = gemm(xa, xb, xc, alpha=alpha, beta=beta, trans_a=trans_a, trans_b=trans_b)
+    out = _shape(y, "gemm")
+    g = _dy(xp, "gemm", dy, out)
     am = xa.T if trans_a else xa
     bm = xb.T if trans_b else xb
     ga = alpha * (g @ bm.T)
     gb = alpha * (am.T @ g)
-    grads: list[np.ndarray | None] = [
-        np.asarray(ga.T if trans_a else ga, dtype=xa.dtype),
-        np.asarray(gb.T if trans_b else gb, dtype=xb.dtype),
-    ]
+    grads: list[Any] = [_cast(xp, ga.T if trans_a else ga, xa), _cast(xp, gb.T if trans_b else gb, xb)]
     if xc is not None:
-        grads.append(_reduce(plan(xc.shape, y.shape, "numpy"), beta * g, xc))
+        grads.append(_reduce(xp, plan(_shape(xc, "gemm"), out, "numpy"), beta * g, xc))
     return tuple(grads)
 
 
-def _expand(x: object, shape: object, dy: object) -> Grads:
-    xa = as_array(x, "expand: input")
+def _expand(xp: Any, x: object, shape: object, dy: object) -> Grads:
+    xa = _read(xp, x, "expand: input")
     _floats("expand", (xa,))
-    p = plan(xa.shape, shape, "bidirectional")
-    g = _dy("expand", dy, p.output_shape.to_tuple())
-    return (_reduce(p, g, xa), None)
+    p = plan(_shape(xa, "expand"), shape, "bidirectional")
+    g = _dy(xp, "expand", dy, p.output_shape.to_tuple())
+    return (_reduce(xp, p, g, xa), None)
+
+
+_NAMES: dict[str, tuple[str, ...]] = {
+    "where": ("condition", "X", "Y"),
+    "prelu": ("X", "slope"),
+    "gemm": ("A", "B", "C"),
+    "expand": ("input",),
+}
+
+
+def _namespace(op: str, inputs: Sequence[object], dy: object) -> Any:
+    """``numpy`` when no array is another library's (array-api-compat stays unimported), else their namespace.
+
+    Another library's arrays must all be of that library and on one device, ``dy``
+    included (Dask also takes NumPy arrays): a ``TypeError`` naming both otherwise, as the
+    operators give.
+    """
+    values = (*(inputs[:1] if op == "expand" else inputs), dy)  # expand's shape is no array
+    if not any(type(v) is not np.ndarray and foreign_namespace(v) is not None for v in values):
+        return np
+    names = [
+        _NAMES[op][i] if op in _NAMES else (("A", "B")[i] if op in _BINARY else f"data_{i}")
+        for i in range(len(values) - 1)
+    ]
+    names.append("dy")
+    return one_library(f"vjp: {op}", values, names)
 
 
 _GEMM_ATTRIBUTES = ("alpha", "beta", "trans_a", "trans_b")
@@ -211,9 +301,10 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
     op : str
         One of :data:`DIFFERENTIABLE` (the ``bcast.ops`` names).
     *inputs
-        The operator's inputs, as passed to it (``expand``: the array and the shape).
+        The operator's inputs, as passed to it (``expand``: the array and the shape):
+        NumPy arrays, or arrays of one other Array API library on one device.
     dy : array
-        The gradient of the output (its shape is the output's).
+        The gradient of the output (its shape is the output's), of the inputs' library.
     mode, axis
         The binary and variadic operators' broadcasting, as in the forward call.
     **attributes
@@ -222,8 +313,17 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
     Returns
     -------
     tuple
-        One array per input, of that input's shape and dtype; ``None`` for ``where``'s
-        condition and ``expand``'s shape.
+        One array per input, of that input's shape and dtype, library and device (lazy
+        for Dask); ``None`` for ``where``'s condition and ``expand``'s shape.
+
+    Raises
+    ------
+    TypeError
+        An unknown operator, wrong inputs or attributes, non-float inputs (or floats of
+        different dtypes), a condition that is not bool, arrays of different libraries
+        or devices.
+    BroadcastError
+        Shapes the forward operator refuses, or a ``dy`` not of the output's shape.
 
     >>> import numpy as np
     >>> from bcast.ops.grad import vjp
@@ -232,12 +332,6 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
     """
     if not isinstance(op, str) or op not in DIFFERENTIABLE:
         raise TypeError(f"vjp: unknown or non-differentiable operator {op!r}; accepted: {', '.join(DIFFERENTIABLE)}")
-    for v in (*inputs, dy):
-        if type(v) is not np.ndarray and foreign_namespace(v) is not None:
-            raise TypeError(
-                f"vjp: {op}: input {library(v)} is not a NumPy array; vjp takes NumPy arrays (for other libraries "
-                "use their autograd; Plan.backward and bcast.unbroadcast, the reductions vjp is built on, take them)"
-            )
     if op not in ("gemm",) and attributes:
         raise TypeError(f"vjp: {op} takes no attributes, got {sorted(attributes)}")
     if op == "gemm" and set(attributes) - set(_GEMM_ATTRIBUTES):
@@ -247,23 +341,24 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
         )
     if op not in ("add", "sub", "mul", "div", "pow", "max", "min", "mean", "sum") and (mode != "numpy" or axis != -1):
         raise TypeError(f"vjp: {op} broadcasts by ONNX's own rule; it takes no mode or axis")
-    if op in _BINARY:
-        if len(inputs) != 2:
-            raise TypeError(f"vjp: {op} takes 2 inputs, got {len(inputs)}")
-        return _binary(op, inputs[0], inputs[1], dy, mode, axis, _BINARY[op])
-    if op in ("max", "min", "mean", "sum"):
-        if not inputs:
-            raise TypeError(f"vjp: {op} takes one or more inputs, got none")
-        return (_extreme if op in ("max", "min") else _spread)(op, inputs, dy, mode, axis)
     arity = {"where": 3, "prelu": 2, "expand": 2}
-    if op == "gemm":
-        if len(inputs) not in (2, 3):
-            raise TypeError(f"vjp: gemm takes 2 or 3 inputs, got {len(inputs)}")
-        return _gemm(*inputs, dy=dy, **attributes)
-    if len(inputs) != arity[op]:
+    if op in _BINARY and len(inputs) != 2:
+        raise TypeError(f"vjp: {op} takes 2 inputs, got {len(inputs)}")
+    if op in ("max", "min", "mean", "sum") and not inputs:
+        raise TypeError(f"vjp: {op} takes one or more inputs, got none")
+    if op == "gemm" and len(inputs) not in (2, 3):
+        raise TypeError(f"vjp: gemm takes 2 or 3 inputs, got {len(inputs)}")
+    if op in arity and len(inputs) != arity[op]:
         raise TypeError(f"vjp: {op} takes {arity[op]} inputs, got {len(inputs)}")
+    xp = _namespace(op, inputs, dy)
+    if op in _BINARY:
+        return _binary(xp, op, inputs[0], inputs[1], dy, mode, axis, _BINARY[op])
+    if op in ("max", "min", "mean", "sum"):
+        return (_extreme if op in ("max", "min") else _spread)(xp, op, inputs, dy, mode, axis)
+    if op == "gemm":
+        return _gemm(xp, *inputs, dy=dy, **attributes)
     if op == "where":
-        return _where(inputs[0], inputs[1], inputs[2], dy)
+        return _where(xp, inputs[0], inputs[1], inputs[2], dy)
     if op == "prelu":
-        return _prelu(inputs[0], inputs[1], dy)
-    return _expand(inputs[0], inputs[1], dy)
+        return _prelu(xp, inputs[0], inputs[1], dy)
+    return _expand(xp, inputs[0], inputs[1], dy)
