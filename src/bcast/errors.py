@@ -40,6 +40,21 @@ class BroadcastError(ValueError):
         self.dims = tuple(dims)
         self.accepted = accepted
 
+    def in_context(self, context: str) -> BroadcastError:
+        """The same error, its message prefixed with ``context`` (e.g. the operator that met it).
+
+        >>> str(BroadcastError("numpy: shapes clash", axis=1).in_context("add"))
+        'add: numpy: shapes clash'
+        """
+        return BroadcastError(
+            f"{context}: {self}",
+            mode=self.mode,
+            shapes=self.shapes,
+            axis=self.axis,
+            dims=self.dims,
+            accepted=self.accepted,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The error's facts as plain data (for JSON reports)."""
         return {

@@ -120,18 +120,6 @@ def check_types(spec: Spec, arrays: Sequence[np.ndarray], names: Sequence[str] |
             )
 
 
-def _in_context(spec: Spec, e: BroadcastError) -> BroadcastError:
-    err = BroadcastError(
-        f"{spec.name}: {e}",
-        mode=e.mode,
-        shapes=e.shapes,
-        axis=e.axis,
-        dims=e.dims,
-        accepted=e.accepted,
-    )
-    return err
-
-
 def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> tuple[list[np.ndarray], tuple[int, ...]]:
     """Operands NumPy can combine elementwise, and the output shape, from the plan of ``mode``.
 
@@ -162,7 +150,7 @@ def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> El
         shapes = [x.shape if type(x) is np.ndarray else shape_of(x, m) for x in arrays]
         return elementwise_plan(*shapes, mode=m, axis=axis)
     except BroadcastError as e:
-        raise _in_context(spec, e) from None
+        raise e.in_context(spec.name) from None
     except TypeError as e:
         raise TypeError(f"{spec.name}: {e}") from None
 

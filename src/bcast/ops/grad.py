@@ -95,9 +95,7 @@ def _plans(op: str, arrays: Sequence[Any], mode: str, axis: int) -> tuple[list[P
     try:
         ep = elementwise_plan(*(_shape(a, op) for a in arrays), mode=mode, axis=axis)
     except BroadcastError as e:
-        raise BroadcastError(
-            f"{op}: {e}", mode=e.mode, shapes=e.shapes, axis=e.axis, dims=e.dims, accepted=e.accepted
-        ) from None
+        raise e.in_context(op) from None
     return list(ep.operands), ep.output_shape.to_tuple()
 
 
