@@ -18,7 +18,7 @@ from ..api import elementwise_plan, plan
 from ..constraints import Constraint
 from ..dims import Dim, Shape, Tri
 from ..errors import BroadcastError
-from ..onnx.handlers import LEGACY_BROADCAST
+from ..onnx.handlers import LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8
 from ..ops import MULTIDIRECTIONAL, ONNX_OPERATORS
 from .report import CheckInputError, NodeReport, Problem, Report
 
@@ -27,7 +27,6 @@ __all__ = ["BROADCASTING", "check_onnx"]
 _MULTI = MULTIDIRECTIONAL
 #: the ONNX operators whose definition broadcasts
 BROADCASTING = ONNX_OPERATORS
-_SAME_SHAPE_BEFORE_8 = frozenset({"Max", "Min", "Mean", "Sum"})
 
 Progress = Callable[[int, int], None]
 
@@ -132,7 +131,7 @@ def _rule(node: Any, opset: int, n_inputs: int) -> tuple[str, str, int]:
             where = f", axis {axis}" if axis != -1 else ""
             return f"ONNX legacy broadcast=1{where} (opset {opset})", "legacy", axis
         return f"ONNX no broadcasting (opset {opset}, broadcast=0)", "none", -1
-    if op in _SAME_SHAPE_BEFORE_8 and opset < 8:
+    if op in SAME_SHAPE_BEFORE_8 and opset < 8:
         return f"ONNX equal shapes (opset {opset})", "same", -1
     if op in _MULTI:
         return "ONNX multidirectional", "numpy", -1

@@ -20,7 +20,7 @@ from ..api import expand
 from ..dims import Shape
 from ..errors import BroadcastError
 
-__all__ = ["HANDLERS", "LEGACY_BROADCAST", "Call", "Handler", "OnnxRunError"]
+__all__ = ["HANDLERS", "LEGACY_BROADCAST", "SAME_SHAPE_BEFORE_8", "Call", "Handler", "OnnxRunError"]
 
 
 class OnnxRunError(ValueError):
@@ -48,7 +48,7 @@ Handler = Callable[[Call, Sequence[Any]], list[Any]]
 #: Ops whose opset 1-6 versions broadcast only with ``broadcast=1`` (and an optional ``axis``).
 LEGACY_BROADCAST = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"})
 #: Ops whose opset 1-7 versions require inputs of one shape.
-_SAME_SHAPE_BEFORE_8 = frozenset({"Max", "Min", "Mean", "Sum"})
+SAME_SHAPE_BEFORE_8 = frozenset({"Max", "Min", "Mean", "Sum"})
 
 
 def _mode(call: Call) -> tuple[str, int]:
@@ -84,7 +84,7 @@ def _mod(call: Call, xs: Sequence[Any]) -> list[Any]:
 def _variadic(fn: Callable[..., np.ndarray]) -> Handler:
     def run(call: Call, xs: Sequence[Any]) -> list[Any]:
         _arity(call, xs, 1, None)
-        if call.op in _SAME_SHAPE_BEFORE_8 and call.opset < 8:
+        if call.op in SAME_SHAPE_BEFORE_8 and call.opset < 8:
             shapes = {np.shape(x) for x in xs}
             if len(shapes) > 1:
                 given = [str(Shape(np.shape(x))) for x in xs]
