@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["BroadcastError", "as_given"]
+__all__ = ["MESSAGE_BYTES", "BroadcastError", "as_given", "brief", "elide", "printable"]
+
+#: The longest message (in UTF-8 bytes) bcast ever shows: long shapes and values are elided.
+MESSAGE_BYTES = 1800
+#: The longest quoted value or shape inside a message, in characters.
+QUOTE_CHARS = 160
 
 
 class BroadcastError(ValueError):
@@ -33,12 +39,12 @@ class BroadcastError(ValueError):
         dims: Sequence[str] = (),
         accepted: str | None = None,
     ) -> None:
-        super().__init__(message)
-        self.mode = mode
-        self.shapes = tuple(shapes)
+        super().__init__(elide(printable(str(message))))
+        self.mode = None if mode is None else elide(printable(str(mode)), QUOTE_CHARS)
+        self.shapes = tuple(elide(printable(str(s)), 4 * QUOTE_CHARS) for s in _first(shapes, 8))
         self.axis = axis
-        self.dims = tuple(dims)
-        self.accepted = accepted
+        self.dims = tuple(elide(printable(str(d)), QUOTE_CHARS) for d in _first(dims, 8))
+        self.accepted = None if accepted is None else elide(printable(str(accepted)), 4 * QUOTE_CHARS)
 
     def in_context(self, context: str) -> BroadcastError:
         """The same error, its message prefixed with ``context`` (e.g. the operator that met it).
@@ -65,6 +71,101 @@ class BroadcastError(ValueError):
             "dims": list(self.dims),
             "accepted": self.accepted,
         }
+
+
+def _first(items: Sequence[str], n: int) -> list[str]:
+    """At most ``n`` items; never iterates further (a hostile sequence may be endless)."""
+    out = []
+    for i, x in enumerate(items):
+        if i >= n:
+            break
+        out.append(x)
+    return out
+
+
+# C0 and C1 controls, DEL, and the Unicode format/separator characters that reorder or
+# break lines on a terminal (bidi overrides, zero-width joiners, line/paragraph separators)
+_UNPRINTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+def printable(text: str, *, newlines: bool = True) -> str:
+    r"""``text`` with every control character escaped (``\x1b``), so no input can drive a terminal.
+
+    Newlines are kept when ``newlines`` is true (a message's own line breaks), escaped otherwise
+    (a name quoted inside one line of a report).
+
+    >>> printable("a\x1b[2Jb\x07")
+    'a\\x1b[2Jb\\x07'
+    >>> printable("x\ny", newlines=False)
+    'x\\ny'
+    """
+    if text.isprintable() or (newlines and text.replace("\n", "").isprintable()):
+        return text
+    pattern = _UNPRINTABLE if newlines else _ANY_CONTROL
+    return pattern.sub(_escape, text)
+
+
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    if c == "\n":
+        return "\\n"
+    if c == "\t":
+        return "\\t"
+    o = ord(c)
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def elide(text: str, limit: int = MESSAGE_BYTES) -> str:
+    """``text`` cut in the middle to at most ``limit`` UTF-8 bytes (``limit`` characters for ASCII).
+
+    >>> elide("[" + ",".join(["7"] * 1000) + "]", 40)
+    '[7,7,7,7,7,7 ...(1,962 chars)... 7,7,7]'
+    """
+    if len(text) <= limit // 4 or len(text.encode("utf-8", "surrogatepass")) <= limit:
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    head, tail = (limit * 2) // 3, limit // 3
+    while True:
+        cut = f" ...({len(data) - head - tail:,} chars)... "
+        room = limit - len(cut)
+        h, t = min(head, (room * 2) // 3), min(tail, room // 3)
+        left = data[:h].decode("utf-8", "ignore")
+        right = data[len(data) - t :].decode("utf-8", "ignore") if t > 0 else ""
+        out = left + cut + right
+        if len(out.encode("utf-8", "surrogatepass")) <= limit or head <= 8:
+            return out
+        head, tail = head // 2, tail // 2
+
+
+def brief(value: object, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)`` for a message: control characters escaped, at most about ``limit`` characters.
+
+    A huge string is cut before ``repr`` sees it, so a 10 MB mode string costs nothing to quote.
+
+    >>> brief("numpy")
+    "'numpy'"
+    >>> brief("x" * 10_000, 30)
+    "'xxxxxxxxxxxxxxx ...(9,978 chars)... xxxxxxx'"
+    """
+    if isinstance(value, (str, bytes)) and len(value) > 4 * limit:
+        first, last = value[: limit // 2], value[len(value) - limit // 4 :]
+        return f"{_quote(first)[:-1]} ...({len(value) - len(first) - len(last):,} chars)... {_quote(last)[1:]}"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__: name the type instead
+        return f"<{type(value).__name__}>"
+    text = printable(text, newlines=False)
+    if len(text) <= limit:
+        return text
+    head, tail = (limit * 2) // 3, limit // 3
+    return f"{text[:head]} ...({len(text) - head - tail:,} chars)... {text[len(text) - tail :]}"
+
+
+def _quote(part: str | bytes) -> str:
+    return printable(repr(part), newlines=False)
 
 
 def as_given(value: object) -> str:
