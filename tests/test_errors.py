@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bcast
-import bcast.engine.numpy as engine
+import bcast.engine.memory as memory
 from bcast import BroadcastError, Dim, Shape
 
 MODES = ("numpy", "bidirectional", "explicit", "pdpd", "axes", "like", "none")
@@ -1115,7 +1115,7 @@ RAM_COPIES: dict[str, tuple[str, tuple[int, ...], Callable[[np.ndarray], object]
 def test_a_copy_beyond_available_ram_is_refused_before_allocating(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     mode, data_shape, copy = RAM_COPIES[name]
     x = np.zeros(data_shape)  # made before tracing: only what the call allocates counts
-    monkeypatch.setattr(engine, "available_memory", lambda: 1000)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1000)
     err = _refused_without_allocating(lambda: copy(x))
     msg = str(err)
     assert err.mode == mode
@@ -1140,11 +1140,11 @@ def test_tracemalloc_sees_numpy_allocations() -> None:
 
 def test_the_ram_check_is_what_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
     """The contrast: with plenty of RAM (or none known), the same copy is made; into out=, no RAM is needed."""
-    monkeypatch.setattr(engine, "available_memory", lambda: 1 << 40)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1 << 40)
     assert bcast.broadcast_to(np.zeros(1), BIG, copy=True).shape == BIG
-    monkeypatch.setattr(engine, "available_memory", lambda: None)
+    monkeypatch.setattr(memory, "available_memory", lambda: None)
     assert bcast.broadcast_to(np.zeros(1), BIG, copy=True).shape == BIG
-    monkeypatch.setattr(engine, "available_memory", lambda: 1000)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1000)
     out = np.empty(BIG)
     assert bcast.plan((1,), BIG).materialize(np.ones(1), out=out) is out
     assert (out == 1).all()
@@ -1162,7 +1162,7 @@ SIZE_REFUSALS: dict[str, tuple[Callable[[], object], tuple[str, ...]]] = {
 
 @pytest.mark.parametrize("name", list(SIZE_REFUSALS))
 def test_size_refusals_name_the_shapes_as_given(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "available_memory", lambda: 1000)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1000)
     call, given_shapes = SIZE_REFUSALS[name]
     with pytest.raises(BroadcastError) as info:
         call()
