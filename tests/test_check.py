@@ -595,7 +595,7 @@ UNREADABLE = [
     ("xml-not-ir", "not an OpenVINO IR"),
     ("xml-not-xml", "not well-formed XML"),
     ("truncated-bin", "truncated"),
-    ("directory", "Is a directory"),
+    ("directory", "is a directory"),
     ("sample-and-path", "give a MODEL path or --sample"),
     ("nothing", "give a MODEL path or --sample"),
 ]

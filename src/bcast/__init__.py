@@ -7,6 +7,12 @@ gradients and explanations are written once against the plan.
 >>> import bcast
 >>> bcast.infer("[16,1,1]", "[1,16,50,50]")
 Shape('[1,16,50,50]')
+
+Limits on input (so that no argument can make a call hang or exhaust memory):
+:data:`MAX_RANK` (32768) dims per shape and entries per axis list, :data:`MAX_DIM`
+(``2**63 - 1``) per dim; past them a call raises :class:`BroadcastError` naming the value and the
+limit. Arrays made by :func:`broadcast_to`, :func:`expand` and :func:`broadcast_like` have at most
+NumPy's 64 dims.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from .api import (
     unbroadcast,
 )
 from .constraints import Constraint, Constraints
-from .dims import Dim, Shape, Tri
+from .dims import MAX_DIM, MAX_RANK, Dim, Shape, Tri
 from .errors import BroadcastError
 from .plan import ElementwisePlan, Plan
 from .rules import MODES
@@ -42,6 +48,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "MAX_DIM",
+    "MAX_RANK",
     "MODES",
     "BroadcastError",
     "Constraint",

@@ -7,12 +7,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .backends import backend_of, foreign_namespace, shape_of
-from .dims import Shape, ShapeLike
-from .engine.cache import NO_KEY, PlanCache, arg_key
+from .dims import MAX_RANK, Shape, ShapeLike, given_text, int_text, shape_text
+from .engine.cache import NO_KEY, PlanCache
 from .engine.numpy import as_array, materialize, view
-from .errors import BroadcastError, as_given
+from .errors import BroadcastError
 from .plan import ElementwisePlan, Plan
-from .rules import make_plan, normalize_mode, plan_legacy, plan_multidirectional, plan_pdpd, reject_foreign_args
+from .rules import (
+    cache_key,
+    make_plan,
+    normalize_mode,
+    plan_legacy,
+    plan_multidirectional,
+    plan_pdpd,
+    reject_foreign_args,
+)
 from .rules._common import Ctx, read_axes, read_shape
 from .rules.none import plan_none
 from .rules.pdpd import read_axis
@@ -114,17 +122,24 @@ def infer(
 
 _ELEMENTWISE = ("numpy", "pdpd", "none", "bidirectional", "legacy")
 
+#: The most operands one elementwise call takes (NumPy's own ``broadcast_shapes`` takes any number;
+#: past this many, a call is a mistake or an attack, refused before any is read).
+MAX_OPERANDS = MAX_RANK
+
+#: NumPy's limit on the dims of an array (64 since NumPy 2; 32 before).
+NUMPY_MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
+
 #: Elementwise plans keyed on the exact arguments of :func:`elementwise_plan` (see :mod:`bcast.engine.cache`).
 ELEMENTWISE_PLANS: PlanCache[ElementwisePlan] = PlanCache(4096)
 
 
 def _elementwise_key(shapes: tuple[ShapeLike, ...], mode: object, axis: object) -> Any:
     """The cache key of an elementwise call, or ``NO_KEY`` when an argument cannot be keyed exactly."""
-    if type(mode) is not str or type(axis) is not int:
+    if type(mode) is not str or type(axis) is not int or len(mode) > 64 or len(shapes) > MAX_OPERANDS:
         return NO_KEY
     key: list[Any] = [mode, axis]
     for s in shapes:
-        k = arg_key(s)
+        k = cache_key(s)
         if k is NO_KEY:
             return NO_KEY
         key.append(k)
@@ -156,7 +171,14 @@ def _elementwise_plan(shapes: tuple[ShapeLike, ...], mode: str, axis: int) -> El
     m = normalize_mode(mode, _ELEMENTWISE)
     if m not in ("pdpd", "legacy"):
         reject_foreign_args(m, axis=axis)
-    given = tuple(as_given(s) for s in shapes)
+    if len(shapes) > MAX_OPERANDS:
+        raise BroadcastError(
+            f"{m}: {len(shapes):,} shapes given to one elementwise call, more than the {MAX_OPERANDS:,} "
+            "it takes (bcast.api.MAX_OPERANDS)",
+            mode=m,
+            accepted=f"at most {MAX_OPERANDS} operands",
+        )
+    given = tuple(given_text(s) for s in shapes)
     parsed = tuple(read_shape(s, m, given) for s in shapes)
     if m in ("numpy", "bidirectional") and (m == "numpy" or len(parsed) == 2):
         return plan_multidirectional(parsed, given)
@@ -170,9 +192,9 @@ def _elementwise_plan(shapes: tuple[ShapeLike, ...], mode: str, axis: int) -> El
     else:
         ax = read_axis(axis, m)
         into = plan_pdpd if m == "pdpd" else plan_legacy
-        pb = into(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {ax}", data_label="B", target_label="A"))
+        pb = into(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {int_text(ax)}", data_label="B", target_label="A"))
         out = pb.output_shape
-        pa = plan_none(a, out, Ctx(m, given[0], str(out)))
+        pa = plan_none(a, out, Ctx(m, given[0], shape_text(out)))
     return ElementwisePlan(m, parsed, out, (pa, pb), pb.constraints)
 
 
@@ -226,7 +248,22 @@ def broadcast_to(
         return engine.materialize(fp, x) if copy else engine.view(fp, x)  # type: ignore[no-any-return]
     arr = x if type(x) is np.ndarray else as_array(x)
     p = make_plan(arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
+    _check_array_rank(p)
     return materialize(p, arr) if copy else view(p, arr)
+
+
+def _check_array_rank(p: Plan) -> None:
+    """A ``BroadcastError`` when the plan's output has more dims than a NumPy array can (64)."""
+    rank = p.output_shape.rank
+    if rank is not None and rank > NUMPY_MAX_DIMS:
+        raise BroadcastError(
+            f"{p.mode}: cannot make an array of shape {shape_text(p.output_shape)}: its {rank:,} dims are more "
+            f"than the {NUMPY_MAX_DIMS} a NumPy array may have (the plan itself is fine: bcast.plan and "
+            "bcast.infer take it)",
+            mode=p.mode,
+            shapes=p.given,
+            accepted=f"an output of at most {NUMPY_MAX_DIMS} dims",
+        )
 
 
 def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_axes: Any = None) -> np.ndarray:
@@ -245,7 +282,10 @@ def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_ax
     initial = (
         None if initial_broadcast_axes is None else read_axes(initial_broadcast_axes, "initial_broadcast_axes", "like")
     )
-    return plan(shape_of(arr, "like"), like_shape, "like", broadcast_axes=initial)(arr)
+    p = plan(shape_of(arr, "like"), like_shape, "like", broadcast_axes=initial)
+    if type(arr) is np.ndarray:
+        _check_array_rank(p)
+    return p(arr)
 
 
 def expand(x: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
@@ -256,7 +296,10 @@ def expand(x: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
     (2, 3, 6)
     """
     arr = _array(x)
-    return plan(shape_of(arr, "bidirectional"), shape, "bidirectional")(arr)
+    p = plan(shape_of(arr, "bidirectional"), shape, "bidirectional")
+    if type(arr) is np.ndarray:
+        _check_array_rank(p)
+    return p(arr)
 
 
 def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
@@ -270,7 +313,7 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
     p = plan(shape, shape_of(g, "numpy"), "numpy")
     if not p.data_shape.is_static:
         raise BroadcastError(
-            f"numpy: unbroadcast: the operand shape {as_given(shape)} must be static to sum a gradient into it",
+            f"numpy: unbroadcast: the operand shape {given_text(shape)} must be static to sum a gradient into it",
             mode="numpy",
             shapes=p.given,
             accepted="a shape of known sizes",

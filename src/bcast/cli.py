@@ -6,10 +6,13 @@ import argparse
 import json
 import os
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import Any, NoReturn, TextIO
 
 from .api import elementwise_plan, plan
-from .errors import BroadcastError
+from .check.report import show
+from .errors import BroadcastError, brief
 
 __all__ = ["main"]
 
@@ -22,6 +25,13 @@ _EPILOG = """examples:
   bcast infer "[N,1]" "[4,5]"                  prints the shape and: N in {1, 4}
   bcast explain "[512,512]" "[8,512,512,16]" --mode explicit --axes-mapping 1,2
   bcast explain "[1,4,5]" "[2,3,1,1]" --svg b.svg   elementwise operands, and a picture
+
+exit status: 0 success (a clean model, shapes that broadcast), 1 problems found (a model's
+problems, shapes that clash), 2 bad input (a model that cannot be read or is no valid graph,
+a bad argument), 3 an internal error (a bug of bcast: rerun with --debug and report it)
+
+limits: a SHAPE argument has at most 64 dims and 4096 characters; see `bcast check --help`
+for the limits on models
 """
 
 _CHECK_EPILOG = """examples:
@@ -30,27 +40,52 @@ _CHECK_EPILOG = """examples:
   bcast check model.onnx --quiet    one line per problem, nothing else
   bcast check --sample              the sample model shipped with bcast
 
-exit status: 0 no problems, 1 problems found, 2 the model cannot be read
+exit status: 0 no problems, 1 problems found, 2 the model cannot be read (missing, not a regular
+file, too large, truncated, not a model, not a valid graph), 3 an internal error (a bug of bcast:
+rerun with --debug for the traceback, and report it)
+
+limits: only regular files are read (no FIFO, device or directory); an .onnx file of at most
+2 GiB (protobuf's limit; external data files are never read); an IR .xml of at most 128 MiB (its
+.bin is read only for the few small constants that give shapes); ranks and constant shapes of at
+most 64 values; TensorIterator/Loop/If bodies nested at most 32 deep
 """
+
+
+#: exit statuses (see --help)
+OK, PROBLEMS, BAD_INPUT, INTERNAL_ERROR = 0, 1, 2, 3
+#: the longest shape argument of infer / explain, in dims and in characters
+MAX_SHAPE_DIMS, MAX_SHAPE_CHARS = 64, 4096
 
 
 def _ints(text: str) -> list[int]:
     text = text.strip().strip("[]()")
     if not text:
         return []
+    parts = text.split(",", 64)
+    if len(parts) > 64:
+        raise argparse.ArgumentTypeError(f"more than 64 axes in {brief(text)}")
     try:
-        return [int(t) for t in text.split(",")]
+        return [int(t) for t in parts]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {brief(text)}") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one short line (a hostile argument may hold escapes or be megabytes long)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{show(self.prog, 80)}: error: {show(message, 1000)} (see {show(self.prog, 80)} --help)\n")
+        sys.exit(BAD_INPUT)
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="bcast",
         description="Tensor broadcasting as NumPy, ONNX, OpenVINO, nGraph and PaddlePaddle define it.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    ap.add_argument("--debug", action="store_true", help="on an internal error, show the traceback")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser(
         "check",
@@ -63,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.add_argument("--quiet", action="store_true", help="only the problems, one per line; no progress bar")
     c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the report")
+    _debug_flag(c)
     t = sub.add_parser(
         "tour",
         help="explain and evaluate every worked example of the spec texts",
@@ -71,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     t.add_argument("--brief", action="store_true", help="one line per example")
+    _debug_flag(t)
     for name, helptext in (
         ("infer", "print the output shape (and constraints)"),
         ("explain", "show how the shapes line up and what is replicated"),
@@ -85,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the table")
         if name == "explain":
             p.add_argument("--svg", metavar="FILE", default=None, help="also draw the broadcast as an SVG picture")
+        _debug_flag(p)
     from .bench import add_arguments
 
     b = sub.add_parser(
@@ -96,16 +134,89 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(b)
+    _debug_flag(b)
     return ap
 
 
+def _debug_flag(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: `bcast --debug check m.onnx` and `bcast check m.onnx --debug` both work
+    p.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="on an internal error, the traceback"
+    )
+
+
+class _PipeSafe:
+    """stdout that outlives its reader: once the pipe is closed (`bcast check m.onnx | head -1`), the
+    rest of the output goes to /dev/null, and the command carries on to its own exit status."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._broke()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._broke()
+
+    def _broke(self) -> None:
+        self.broken = True
+        try:  # what the stream still buffers (and Python flushes at exit) goes nowhere, silently
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _internal_error(e: BaseException, debug: bool, prog: str = "bcast") -> int:
+    if debug:
+        traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+    what = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    sys.stderr.write(
+        f"{prog}: internal error: {show(what, 600)}; this is a bug of bcast, not of your input"
+        + ("" if debug else " (rerun with --debug for the traceback)")
+        + ", please report it\n"
+    )
+    return INTERNAL_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``bcast`` command; returns the exit status (see ``bcast --help``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")  # a name that is not UTF-8 never stops the output
+    real = sys.stdout
+    safe = _PipeSafe(real)
+    sys.stdout = safe  # type: ignore[assignment]
     try:
-        return _main(argv)
-    except BrokenPipeError:  # e.g. `bcast check --json | head`: the reader left; no traceback
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        rc = _main(args)
+        safe.flush()
+        return rc
+    except KeyboardInterrupt:
+        sys.stderr.write("bcast: interrupted\n")
+        return 130
+    except MemoryError:
+        sys.stderr.write("bcast: out of memory while working on the input; it is too large\n")
+        return BAD_INPUT
+    except Exception as e:  # a bug of bcast: never disguised as bad input
+        return _internal_error(e, debug)
+    finally:
+        sys.stdout = real
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -134,13 +245,22 @@ def _check_command(args: argparse.Namespace) -> int:
         print("bcast check: give a MODEL path or --sample (one of them)", file=sys.stderr)
         return 2
     path = sample_model_path() if args.sample else args.model
-    return run_check(path, as_json=args.json, quiet=args.quiet, colour=args.color)
+    return run_check(path, as_json=args.json, quiet=args.quiet, colour=args.color, debug=args.debug)
 
 
 def _shapes_command(args: argparse.Namespace) -> int:
     from .check.command import use_colour
 
     shapes = args.shapes
+    for s in shapes:
+        if len(s) > MAX_SHAPE_CHARS or s.count(",") >= MAX_SHAPE_DIMS:
+            what = f"{len(s):,} characters" if len(s) > MAX_SHAPE_CHARS else f"{s.count(',') + 1:,} dims"
+            print(
+                f"bcast {args.command}: error: the shape {brief(s, 80)} has {what}; a shape argument has at most "
+                f"{MAX_SHAPE_DIMS} dims and {MAX_SHAPE_CHARS:,} characters",
+                file=sys.stderr,
+            )
+            return BAD_INPUT
     mode = args.mode or "numpy"
     colour = use_colour(sys.stdout, args.color)
     drawn: object = None
@@ -174,8 +294,8 @@ def _shapes_command(args: argparse.Namespace) -> int:
         elif args.command == "explain" and isinstance(e, BroadcastError):
             print(_explain_failure(e, args, mode, colour))
         else:
-            print(f"error: {e}", file=sys.stderr)
-        return 1
+            print(f"error: {show(e, 1800)}", file=sys.stderr)
+        return PROBLEMS
     if getattr(args, "svg", None):
         from .svg import broadcast_svg
 
@@ -183,8 +303,8 @@ def _shapes_command(args: argparse.Namespace) -> int:
             with open(args.svg, "w", encoding="utf-8") as f:
                 f.write(broadcast_svg(drawn))
         except (OSError, ValueError) as e:
-            print(f"error: cannot write the picture to {args.svg}: {e}", file=sys.stderr)
-            return 2
+            print(f"error: cannot write the picture to {show(args.svg, 300)}: {show(e, 600)}", file=sys.stderr)
+            return BAD_INPUT
     if args.json:
         print(json.dumps(payload, indent=2))
     elif args.command == "infer":
@@ -212,7 +332,7 @@ def _explain_failure(e: BroadcastError, args: argparse.Namespace, mode: str, col
     return explain_error(
         e,
         shapes,
-        mode,
+        show(mode, 80),  # printed in the heading: a mode the rules refused may hold anything
         axes_mapping=args.axes_mapping,
         axis=args.axis,
         broadcast_axes=args.broadcast_axes,

@@ -30,7 +30,9 @@ class Constraint:
 
     ``"in"``              ``symbols[0]`` takes one of ``allowed`` (static sizes or intervals)
     ``"equal"``           ``symbols[0] == symbols[1]``
-    ``"broadcast"``       the two are equal or either is 1 (multidirectional)
+    ``"broadcast"``       the two are equal or either is 1 (multidirectional); with more than
+                          two symbols (many operands meeting on one axis), every one of
+                          them is 1 or one common size
     ``"unidirectional"``  ``symbols[0]`` (data) is 1 or equals ``symbols[1]`` (target)
 
     ``axis`` is the output axis where the requirement arose, ``mode`` the rule.
@@ -49,6 +51,8 @@ class Constraint:
         a = self.symbols[0]
         if self.kind == "in":
             return f"{a} in {{{', '.join(str(d) for d in self.allowed)}}}"
+        if self.kind == "broadcast" and len(self.symbols) > 2:
+            return f"each of {', '.join(self.symbols)} is 1 or one common size"
         b = self.symbols[1]
         if self.kind == "equal":
             return f"{a} == {b}"
@@ -68,7 +72,11 @@ class Constraint:
 
 
 def _ranges(dims: Iterable[Dim]) -> _Ranges:
-    spans = sorted(((d.lo, d.hi) for d in dims), key=lambda r: r[0])
+    return _merged(sorted(((d.lo, d.hi) for d in dims), key=lambda r: r[0]))
+
+
+def _merged(spans: Iterable[tuple[int, int | None]]) -> _Ranges:
+    """Spans sorted by their lower bound, overlapping and adjacent ones merged."""
     out: list[tuple[int, int | None]] = []
     for lo, hi in spans:
         if out:
@@ -81,15 +89,24 @@ def _ranges(dims: Iterable[Dim]) -> _Ranges:
 
 
 def _intersect(a: _Ranges, b: _Ranges) -> _Ranges:
-    out = []
-    for alo, ahi in a:
-        for blo, bhi in b:
-            lo = max(alo, blo)
-            his = [h for h in (ahi, bhi) if h is not None]
-            hi = min(his) if his else None
-            if hi is None or lo <= hi:
-                out.append(Dim.interval(lo, hi))
-    return _ranges(out)
+    """The sizes in both sets: one merge pass over the two sorted lists (linear, not |a| x |b|)."""
+    out: list[tuple[int, int | None]] = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        (alo, ahi), (blo, bhi) = a[i], b[j]
+        lo = max(alo, blo)
+        hi = bhi if ahi is None else ahi if bhi is None else min(ahi, bhi)
+        if hi is None or lo <= hi:
+            out.append((lo, hi))
+        # drop whichever range ends first; the other may still meet the next one
+        if ahi is not None and (bhi is None or ahi < bhi):
+            i += 1
+        elif bhi is not None and (ahi is None or bhi < ahi):
+            j += 1
+        else:
+            i += 1
+            j += 1
+    return _merged(out)
 
 
 def _dims_of(r: _Ranges) -> tuple[Dim, ...]:
@@ -107,10 +124,23 @@ class Constraints(tuple[Constraint, ...]):
     """
 
     def __new__(cls, items: Iterable[Constraint] = ()) -> Constraints:
+        if type(items) is Constraints:  # already unique (and maybe already indexed)
+            return items
         unique: dict[Constraint, Constraint] = {}
         for c in items:
             unique.setdefault(c, c)
         return super().__new__(cls, unique.values())
+
+    def _index(self) -> dict[str, list[Constraint]]:
+        """The ``in`` constraints of each symbol, gathered once (so no question rescans the whole tuple)."""
+        index: dict[str, list[Constraint]] | None = self.__dict__.get("_by_symbol")
+        if index is None:
+            index = {}
+            for c in self:
+                if c.kind == "in":
+                    index.setdefault(c.symbols[0], []).append(c)
+            self.__dict__["_by_symbol"] = index
+        return index
 
     def __str__(self) -> str:
         return "\n".join(str(c) for c in self) if self else "(none)"
@@ -131,19 +161,29 @@ class Constraints(tuple[Constraint, ...]):
 
         An empty tuple means no size satisfies them all.
         """
-        ranges: _Ranges | None = None
-        for c in self:
-            if c.kind == "in" and c.symbols[0] == symbol:
-                r = _ranges(c.allowed)
-                ranges = r if ranges is None else _intersect(ranges, r)
+        ranges = self._ranges_of(symbol)
         return None if ranges is None else _dims_of(ranges)
 
+    def _ranges_of(self, symbol: str) -> _Ranges | None:
+        ranges: _Ranges | None = None
+        for c in self._index().get(symbol, ()):
+            r = _ranges(c.allowed)
+            ranges = r if ranges is None else _intersect(ranges, r)
+            if not ranges:
+                break
+        return ranges
+
     def contradiction(self) -> tuple[str, tuple[Constraint, ...]] | None:
-        """The first symbol whose ``in`` constraints admit no size, with those constraints."""
+        """The first symbol whose ``in`` constraints admit no size, with those constraints.
+
+        Linear in the number of constraints: each is looked at once, through the index.
+        """
+        index = self._index()
+        if not index:
+            return None
         for s in self.symbols:
-            allowed = self.allowed(s)
-            if allowed is not None and not allowed:
-                return s, tuple(c for c in self if c.kind == "in" and c.symbols[0] == s)
+            if s in index and self._ranges_of(s) == ():
+                return s, tuple(index[s])
         return None
 
     def to_list(self) -> list[dict[str, Any]]:

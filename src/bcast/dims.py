@@ -9,6 +9,16 @@ A :class:`Dim` is one of
 
 A :class:`Shape` is an immutable sequence of dims, or the dynamic rank ``[...]``.
 
+Limits, so that no input can make bcast hang or exhaust memory:
+
+* a dim is at most :data:`MAX_DIM` (``2**63 - 1``, what a signed 64-bit size holds);
+  a dim string of more digits is refused before Python converts it;
+* a shape has at most :data:`MAX_RANK` (32768) dims, and an axis list at most as many
+  entries. Far above NumPy's 64 dims per array (symbolic shapes of models may be long),
+  far below what would make a verb slow: every verb is linear in the size of its input.
+  A longer shape (a list, an array, a ``range``, a string of that many dims) is refused
+  with a ``BroadcastError`` naming its rank and the cap, before it is iterated.
+
 Comparisons that a rule relies on are three-valued (:class:`Tri`): ``YES`` when
 they hold for every value the dims may take, ``NO`` when for none, ``MAYBE``
 otherwise. ``Tri`` refuses to be used as a bool, so no rule can guess.
@@ -17,6 +27,7 @@ otherwise. ``Tri`` refuses to be used as a bool, so no rule can guess.
 from __future__ import annotations
 
 import enum
+import itertools
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,20 +35,40 @@ from typing import TYPE_CHECKING, Any, Union, overload
 
 import numpy as np
 
-from .errors import BroadcastError, as_given
+from .errors import QUOTE_CHARS, BroadcastError, as_given, brief, elide, printable
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import TypeAlias
 
-__all__ = ["MAX_DIM", "Dim", "Shape", "ShapeLike", "Tri", "as_shape"]
+__all__ = [
+    "MAX_DIM",
+    "MAX_RANK",
+    "Dim",
+    "Shape",
+    "ShapeLike",
+    "Tri",
+    "as_shape",
+    "bounded_items",
+    "check_rank",
+    "dim_text",
+    "given_text",
+    "int_text",
+    "shape_text",
+]
 
 #: The largest dim accepted: what a signed 64-bit size can hold.
 MAX_DIM = 2**63 - 1
+#: The most dims a shape may have (and entries an axis list): 32768. A longer shape is a
+#: ``BroadcastError`` naming its rank and this cap, refused before it is iterated.
+#: NumPy arrays have at most 64 dims; symbolic shapes may be longer, so the cap is far above
+#: that and far below what would make any verb slow (every verb is linear in its input).
+MAX_RANK = 32768
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_SYMBOL_RE = re.compile(rf"^{_NAME}(?:\|{_NAME})*$")
+_SYMBOL_RE = re.compile(rf"{_NAME}(?:\|{_NAME})*")
 _INT = r"[+-]?\d+"
-_INTERVAL_RE = re.compile(rf"^({_INT})?\s*\.\.\s*({_INT})?$")
+_INT_RE = re.compile(_INT)
+_INTERVAL_RE = re.compile(rf"({_INT})?\s*\.\.\s*({_INT})?")
 
 
 class Tri(enum.Enum):
@@ -67,17 +98,64 @@ _ACCEPT_MAX = f"a size of at most {MAX_DIM} (2**63 - 1)"
 _ACCEPT_DIM = "a size (3), '?' or -1 (dynamic), an interval (2..5, 4.., ..8) or a symbol (N)"
 
 
-def _check_int(value: int, where: str | Callable[[], str]) -> int:
+Where = str | Callable[[], str]
+
+
+def _place(where: Where) -> str:
+    return where() if callable(where) else where
+
+
+def int_text(value: int) -> str:
+    """An integer for a message: in full up to 40 digits, else its first and last digits and its length.
+
+    (``str()`` of an int of more than 4300 digits raises in Python 3.11+, and a 100,000-digit
+    number would fill a message on its own.)
+
+    >>> int_text(12), int_text(-(10**50))
+    ('12', '-10000000000000...(51 digits)...000000')
+    """
+    if -(10**40) < value < 10**40:
+        return str(value)
+    sign = "-" if value < 0 else ""
+    mag = -value if value < 0 else value
+    bits = mag.bit_length()
+    try:
+        if bits > 14_000:  # past Python's 4300-digit limit on str(int) (and str() is quadratic)
+            raise ValueError
+        digits = str(mag)
+    except ValueError:
+        return f"{sign}<an integer of about {int(bits * 0.30103) + 1:,} digits>"
+    return f"{sign}{digits[:14]}...({len(digits):,} digits)...{digits[-6:]}"
+
+
+def _check_int(value: int, where: Where) -> int:
     """``value`` if it is a valid size; ``where`` (text, or a function making it) names the place."""
     if 0 <= value <= MAX_DIM:
         return value
-    place = where() if callable(where) else where
+    place = _place(where)
     if value < 0:
-        raise BroadcastError(f"{place}: dim {value} is negative; a dim is {_ACCEPT_SIZE}", accepted=_ACCEPT_SIZE)
+        raise BroadcastError(
+            f"{place}: dim {int_text(value)} is negative; a dim is {_ACCEPT_SIZE}", accepted=_ACCEPT_SIZE
+        )
     raise BroadcastError(
-        f"{place}: dim {value} is larger than the largest size a shape can hold ({MAX_DIM}, 2**63 - 1)",
+        f"{place}: dim {int_text(value)} is larger than the largest size a shape can hold ({MAX_DIM}, 2**63 - 1)",
         accepted=_ACCEPT_MAX,
     )
+
+
+def _index(value: object, where: Where, what: str = "a dim") -> int:
+    """``operator.index(value)``; any failure (a hostile ``__index__`` too) is a ``TypeError`` naming it."""
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            f"{_place(where)}: {what} must be an integer, got {type(value).__name__} {brief(value)}"
+        ) from None
+    except Exception as e:  # a hostile __index__: say so, never leak its error type
+        raise TypeError(
+            f"{_place(where)}: {what} must be an integer; {type(value).__name__}.__index__ failed on "
+            f"{brief(value)}: {type(e).__name__}: {brief(str(e))}"
+        ) from None
 
 
 class Dim:
@@ -110,7 +188,10 @@ class Dim:
 
     @staticmethod
     def static(value: int) -> Dim:
-        return _StaticDim(_check_int(operator.index(value), "Dim.static"))
+        """The static dim ``value`` (an integer from 0 to :data:`MAX_DIM`)."""
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"Dim.static: a dim must be an integer, got the boolean {value!r}")
+        return _StaticDim(_check_int(_index(value, "Dim.static"), "Dim.static"))
 
     @staticmethod
     def dynamic() -> Dim:
@@ -121,10 +202,10 @@ class Dim:
     def interval(lo: int, hi: int | None = None) -> Dim:
         """The dim ``lo..hi`` (``hi=None``: no upper bound)."""
         for v in (lo, hi):
-            if v is not None and (isinstance(v, bool) or not _is_integer(v)):
-                raise TypeError(f"Dim.interval: bounds must be integers, got {v!r}")
-        lo_i = _check_int(operator.index(lo), "Dim.interval")
-        hi_i = None if hi is None else _check_int(operator.index(hi), "Dim.interval")
+            if v is not None and (isinstance(v, (bool, np.bool_)) or not _is_integer(v)):
+                raise TypeError(f"Dim.interval: bounds must be integers, got {type(v).__name__} {brief(v)}")
+        lo_i = _check_int(_index(lo, "Dim.interval", "a bound"), "Dim.interval")
+        hi_i = None if hi is None else _check_int(_index(hi, "Dim.interval", "a bound"), "Dim.interval")
         if hi_i is not None and hi_i < lo_i:
             raise BroadcastError(
                 f"Dim.interval: empty interval {lo_i}..{hi_i} (lower bound above upper)",
@@ -136,10 +217,10 @@ class Dim:
     def symbol(name: str) -> Dim:
         """The symbolic dim ``name``: an unknown size, the same wherever it appears."""
         if not isinstance(name, str):
-            raise TypeError(f"Dim.symbol: a symbol name is a string, got {name!r}")
-        if not _SYMBOL_RE.match(name):
+            raise TypeError(f"Dim.symbol: a symbol name is a string, got {type(name).__name__} {brief(name)}")
+        if not _SYMBOL_RE.fullmatch(name):
             accepted = "a name of letters, digits and _ that does not start with a digit"
-            raise BroadcastError(f"Dim.symbol: {name!r} is not a valid symbol name: {accepted}", accepted=accepted)
+            raise BroadcastError(f"Dim.symbol: {brief(name)} is not a valid symbol name: {accepted}", accepted=accepted)
         atoms = sorted(set(name.split("|")))
         return _VarDim._new(0, None, "|".join(atoms))
 
@@ -234,7 +315,7 @@ class Dim:
         return f"Dim({str(self)!r})"
 
     def __index__(self) -> int:  # overridden by static dims
-        raise TypeError(f"dim {self} is not static: it has no integer value")
+        raise TypeError(f"dim {dim_text(self)} is not static: it has no integer value")
 
 
 class _StaticDim(int, Dim):
@@ -338,41 +419,61 @@ _ONE = _StaticDim(1)
 def _is_integer(value: object) -> bool:
     try:
         operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
+    except Exception:  # a hostile __index__ may raise anything: not an integer
         return False
     return True
 
 
+_MAX_DIGITS = len(str(MAX_DIM))
+
+
+def _quoted(text: str) -> str:
+    """A shape string quoted in a message (``'[2,3'``), cut to a few hundred characters."""
+    return brief(text, 2 * QUOTE_CHARS)
+
+
 def _parse_int(text: str, where: Callable[[], str]) -> int:
+    """The integer a dim string spells; more digits than any size has is refused before ``int()``."""
+    sign = "-" if text.startswith("-") else ""
     digits = text.lstrip("+-").lstrip("0")
-    if len(digits) > len(str(MAX_DIM)):  # int() of thousands of digits is slow, then refused
-        return _check_int(-1 if text.startswith("-") else MAX_DIM + 1, where)
-    return _check_int(int(text), where)
+    if len(digits) > _MAX_DIGITS:  # int() of thousands of digits is slow, then refused by Python
+        if sign:
+            raise BroadcastError(
+                f"{where()}: dim {brief(text, 60)} is negative; a dim is {_ACCEPT_SIZE}", accepted=_ACCEPT_SIZE
+            )
+        raise BroadcastError(
+            f"{where()}: dim too large: {brief(text, 60)} ({len(digits):,} digits) is larger than the largest "
+            f"size a shape can hold ({MAX_DIM}, 2**63 - 1)",
+            accepted=_ACCEPT_MAX,
+        )
+    return _check_int(int(sign + (digits or "0")), where)
 
 
 def _parse_dim(token: str, where: str) -> Dim:
     t = token.strip()
     if t in ("?", "-1"):
         return _DYNAMIC
-    if re.fullmatch(_INT, t):
-        return Dim.static(_parse_int(t, lambda: f"dim {t!r} in {where!r}"))
-    m = _INTERVAL_RE.match(t)
+    if _INT_RE.fullmatch(t):
+        return _StaticDim(_parse_int(t, lambda: f"dim {brief(t, 60)} in {_quoted(where)}"))
+    m = _INTERVAL_RE.fullmatch(t)
     if m:
         lo_s, hi_s = m.groups()
-        lo = 0 if lo_s is None else _parse_int(lo_s, lambda: f"interval {t!r} in {where!r}")
-        hi = None if hi_s is None else _parse_int(hi_s, lambda: f"interval {t!r} in {where!r}")
+        lo = 0 if lo_s is None else _parse_int(lo_s, lambda: f"interval {brief(t, 60)} in {_quoted(where)}")
+        hi = None if hi_s is None else _parse_int(hi_s, lambda: f"interval {brief(t, 60)} in {_quoted(where)}")
         if hi is not None and hi < lo:
             raise BroadcastError(
-                f"interval {t!r} in {where!r} is empty: its lower bound is above its upper bound",
+                f"interval {brief(t, 60)} in {_quoted(where)} is empty: its lower bound is above its upper bound",
                 accepted="an interval lo..hi with lo <= hi",
             )
         return _make_var(lo, hi, None)
-    if _SYMBOL_RE.match(t):
+    if _SYMBOL_RE.fullmatch(t):
         return Dim.symbol(t)
-    raise BroadcastError(f"cannot read the dim {t!r} in {where!r}: expected {_ACCEPT_DIM}", accepted=_ACCEPT_DIM)
+    raise BroadcastError(
+        f"cannot read the dim {brief(t)} in {_quoted(where)}: expected {_ACCEPT_DIM}", accepted=_ACCEPT_DIM
+    )
 
 
-def _coerce_dim(value: object, where: str) -> Dim:
+def _coerce_dim(value: object, where: Where) -> Dim:
     """A dim from an int, a Dim or a dim string (only when given alone)."""
     if isinstance(value, Dim):
         return value
@@ -381,18 +482,23 @@ def _coerce_dim(value: object, where: str) -> Dim:
     return _dim_from_number(value, where)
 
 
-def _dim_from_number(value: object, where: str) -> Dim:
+def _dim_from_number(value: object, where: Where) -> Dim:
+    if type(value) is int:  # the common case, first
+        if 0 <= value <= MAX_DIM:
+            return _StaticDim(value)
+        if value == -1:
+            return _DYNAMIC
+        return _StaticDim(_check_int(value, where))
     if value is None:
-        raise TypeError(f"{where}: a dim may not be None; write '?' (or -1) for a dynamic dim")
-    if isinstance(value, bool):
-        raise TypeError(f"{where}: a dim must be an integer, got the boolean {value!r}")
+        raise TypeError(f"{_place(where)}: a dim may not be None; write '?' (or -1) for a dynamic dim")
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{_place(where)}: a dim must be an integer, got the boolean {value!r}")
     if isinstance(value, float):
         kind = "fractional" if not value.is_integer() else "floating-point"
-        raise TypeError(f"{where}: a dim must be an integer, got the {kind} number {value!r}")
-    try:
-        k = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{where}: a dim must be an integer or a Dim, got {type(value).__name__} {value!r}") from None
+        raise TypeError(f"{_place(where)}: a dim must be an integer, got the {kind} number {value!r}")
+    if isinstance(value, (np.floating, np.complexfloating, complex)):
+        raise TypeError(f"{_place(where)}: a dim must be an integer, got the number {brief(value)}")
+    k = _index(value, where, "a dim")
     if k == -1:
         return _DYNAMIC
     return _StaticDim(_check_int(k, where))
@@ -427,10 +533,10 @@ class Shape(Sequence[Dim]):
             if isinstance(dims, str):
                 self._dims = _parse_shape(dims)._dims
             else:
-                self._dims = _dims_from_sequence(dims, as_given(dims))
+                self._dims = _dims_from_sequence(dims)
         except BroadcastError as e:
             if not e.shapes:  # name the shape as the user gave it
-                e.shapes = (as_given(dims),)
+                e.shapes = (given_text(dims, 4 * QUOTE_CHARS),)
             raise
 
     @classmethod
@@ -442,6 +548,13 @@ class Shape(Sequence[Dim]):
         if not isinstance(text, str):
             raise TypeError(f"Shape.parse: expected a string, got {type(text).__name__}")
         return Shape(text)
+
+    @classmethod
+    def _checked(cls, dims: Iterable[Dim]) -> Shape:
+        """A shape of ``dims`` (already dims), its rank checked against :data:`MAX_RANK`."""
+        s = cls._of(dims)
+        check_rank(len(s._dims or ()), lambda: f"the shape {shape_text(s)}")
+        return s
 
     @classmethod
     def dynamic_rank(cls) -> Shape:
@@ -490,7 +603,7 @@ class Shape(Sequence[Dim]):
     def to_tuple(self) -> tuple[int, ...]:
         """The dims as plain ints; an error unless the shape is static."""
         if not self.is_static:
-            raise BroadcastError(f"the shape {self} is not static: it has no tuple of integers")
+            raise BroadcastError(f"the shape {shape_text(self)} is not static: it has no tuple of integers")
         return tuple(int(d) for d in self.dims)
 
     def num_elements(self) -> int | None:
@@ -570,65 +683,261 @@ def _dim_matches(d: Dim, other: object) -> bool:
     return d.is_static and _is_integer(other) and int(d) == operator.index(other)  # type: ignore[arg-type]
 
 
+_BRACKETS = "[](){}<>"
+
+
 def _parse_shape(text: str) -> Shape:
+    """Read a shape string in one pass: linear in its length whatever it holds, never recursive."""
     t = text.strip()
-    if (t.startswith("[") and t.endswith("]")) or (t.startswith("(") and t.endswith(")")):
+    first, last = t[:1], t[-1:]
+    if (first, last) in (("[", "]"), ("(", ")")):
         t = t[1:-1].strip()
-    elif t.startswith(("[", "(")) or t.endswith(("]", ")")):
-        raise BroadcastError(f"cannot read the shape {text!r}: unbalanced brackets", accepted="[2,3], (2,3) or 2,3")
+    elif first in ("[", "(") or last in ("]", ")"):
+        raise BroadcastError(
+            f"cannot read the shape {_quoted(text)}: unbalanced brackets", accepted="[2,3], (2,3) or 2,3"
+        )
     if t == "...":
         return Shape.dynamic_rank()
     if t == "":
         return Shape._of(())
+    for c in _BRACKETS:  # a shape is one flat list: nested or stray brackets are refused at once
+        at = t.find(c)
+        if at >= 0:
+            raise BroadcastError(
+                f"cannot read the shape {_quoted(text)}: a bracket {c!r} inside the list of dims "
+                f"(a shape is one flat list, e.g. [2,3]); expected {_ACCEPT_DIM} between the commas",
+                accepted=_ACCEPT_DIM,
+            )
+    n = t.count(",") + (0 if t.endswith(",") else 1)  # refused before the split: one scan of the string
+    check_rank(n, lambda: f"the shape {_quoted(text)}")
     parts = t.split(",")
-    if parts[-1].strip() == "" and len(parts) > 1:  # a trailing comma, as in "(3,)"
-        parts = parts[:-1]
+    if len(parts) > 1 and parts[-1].strip() == "":  # a trailing comma, as in "(3,)"
+        parts.pop()
     dims = []
     for i, p in enumerate(parts):
-        if p.strip() == "":
-            raise BroadcastError(f"cannot read the shape {text!r}: dim {i} is empty", accepted=_ACCEPT_DIM)
-        if p.strip() == "...":
+        q = p.strip()
+        if q == "":
+            raise BroadcastError(f"cannot read the shape {_quoted(text)}: dim {i} is empty", accepted=_ACCEPT_DIM)
+        if q == "...":
             raise BroadcastError(
-                f"cannot read the shape {text!r}: '...' stands for a whole shape of dynamic rank, write '[...]' alone",
+                f"cannot read the shape {_quoted(text)}: '...' stands for a whole shape of dynamic rank, "
+                "write '[...]' alone",
                 accepted="[...] alone, or a list of dims",
             )
-        dims.append(_parse_dim(p, text))
+        dims.append(_parse_dim(q, text))
     return Shape._of(dims)
 
 
-def _dims_from_sequence(value: object, given: str) -> tuple[Dim, ...]:
-    if isinstance(value, (bool, float, bytes, bytearray, memoryview)) or value is None:
+def check_rank(rank: int, what: Callable[[], str], kind: str = "dims") -> None:
+    """A ``BroadcastError`` naming ``rank`` and :data:`MAX_RANK` when ``rank`` is above the cap.
+
+    ``what()`` names the shape (``"the shape [1,1,...]"``) or axis list as given; it is only
+    called on failure.
+    """
+    if rank > MAX_RANK:
+        raise BroadcastError(
+            f"{what()} has {rank:,} {kind}, more than the {MAX_RANK:,} a shape may have (bcast.MAX_RANK)",
+            accepted=f"a shape of at most {MAX_RANK} dims (bcast.MAX_RANK)",
+        )
+
+
+def bounded_items(value: object, what: Callable[[], str], kind: str = "dims") -> Sequence[Any]:
+    """The items of the sequence ``value``, at most :data:`MAX_RANK` of them, read without trusting it.
+
+    Its ``len()`` is checked against the cap before anything is iterated (``range(10**20)`` costs
+    nothing); a ``__len__`` that fails, or that disagrees with what iterating gives, is a
+    ``TypeError``; iteration never reads more than ``len() + 1`` items. ``what()`` names the
+    value (``"the shape [2,3]"``), only on failure.
+    """
+    try:
+        n = len(value)  # type: ignore[arg-type]
+    except OverflowError:  # range(10**20): more items than an index can count
+        raise BroadcastError(
+            f"{what()} has more {kind} than an index can count, more than the {MAX_RANK:,} a shape "
+            "may have (bcast.MAX_RANK)",
+            accepted=f"a shape of at most {MAX_RANK} dims (bcast.MAX_RANK)",
+        ) from None
+    except Exception as e:  # a hostile __len__
+        raise TypeError(
+            f"{what()} must be a sequence with a length; len() of its {type(value).__name__} failed: "
+            f"{type(e).__name__}: {brief(str(e))}"
+        ) from None
+    check_rank(n, what, kind)
+    if type(value) is list or type(value) is tuple:
+        return value  # type: ignore[return-value]
+    try:
+        items = list(itertools.islice(iter(value), n + 1))  # type: ignore[call-overload]
+    except Exception as e:  # a hostile __iter__ / __getitem__
+        raise TypeError(
+            f"reading {what()} ({type(value).__name__}) failed: {type(e).__name__}: {brief(str(e))}"
+        ) from None
+    if len(items) != n:
+        raise TypeError(
+            f"{what()} ({type(value).__name__}) holds {'more' if len(items) > n else 'fewer'} items "
+            f"than its len() says ({n}): it must be a sequence of a fixed length"
+        )
+    return items
+
+
+def _dims_from_sequence(value: object) -> tuple[Dim, ...]:
+    def given() -> str:
+        return given_text(value)
+
+    if isinstance(value, (bool, np.bool_, float, complex, bytes, bytearray, memoryview)) or value is None:
         raise TypeError(
             f"a shape must be a Shape, a string such as '[2,3]', or a sequence of integers; "
-            f"got {type(value).__name__} {value!r}"
+            f"got {type(value).__name__} {brief(value)}"
         )
-    if _is_integer(value) and not hasattr(value, "shape"):
-        return (_dim_from_number(value, f"shape {given}"),)
     if isinstance(value, np.ndarray):
-        value = int_list(value, f"a shape given as an array ({given})")
-    elif isinstance(value, np.generic) and _is_integer(value):
-        return (_dim_from_number(value, f"shape {given}"),)
+        value = int_list(value, f"a shape given as an array ({given()})")
+    elif isinstance(value, np.generic):
+        if not _is_integer(value):
+            raise TypeError(
+                f"a shape must be a Shape, a string such as '[2,3]', or a sequence of integers; "
+                f"got {type(value).__name__} {brief(value)}"
+            )
+        return (_dim_from_number(value, lambda: f"shape {given()}"),)
+    elif not isinstance(value, (tuple, list, Sequence)) and _is_integer(value) and not hasattr(value, "shape"):
+        return (_dim_from_number(value, lambda: f"shape {given()}"),)
     if isinstance(value, (set, frozenset, dict)) or not isinstance(value, (tuple, list, Sequence)):
         raise TypeError(
             f"a shape must be a Shape, a string such as '[2,3]', or a tuple/list of integers; "
-            f"got {type(value).__name__} {given}"
+            f"got {type(value).__name__} {given()}"
         )
     dims = []
-    for i, v in enumerate(value):
+    for i, v in enumerate(bounded_items(value, lambda: f"the shape {given()}")):
+        if type(v) is int and 0 <= v <= MAX_DIM:  # the common case, without a closure
+            dims.append(_StaticDim(v))
+            continue
         if isinstance(v, str):
             raise TypeError(
-                f"dim {i} of the shape {given} is the string {v!r}; in a tuple or list a dim is an "
-                f"integer or a Dim: write Dim({v!r}), or the whole shape as a string"
+                f"dim {i} of the shape {given()} is the string {brief(v)}; in a tuple or list a dim is an "
+                f"integer or a Dim: write Dim({brief(v)}), or the whole shape as a string"
             )
-        dims.append(_coerce_dim(v, f"dim {i} of the shape {given}"))
+        dims.append(_coerce_dim(v, lambda i=i: f"dim {i} of the shape {given()}"))  # type: ignore[misc]
     return tuple(dims)
 
 
 def int_list(array: np.ndarray, what: str) -> list[int]:
-    """The values of a 1-D integer array (shapes and axes given as arrays)."""
+    """The values of a 1-D integer array (shapes and axes given as arrays), at most :data:`MAX_RANK` of them."""
     if array.ndim != 1 or not (array.dtype.kind in "iu" or array.size == 0):
         raise TypeError(f"{what} must be 1-D and of an integer dtype, got a {array.ndim}-D {array.dtype} array")
+    check_rank(array.size, lambda: what, "entries")  # before tolist(): a huge array costs nothing
     return [int(v) for v in array.tolist()]
+
+
+# -- text for messages: bounded, whatever the size of the value ------------------------
+def dim_text(d: Dim, limit: int = 40) -> str:
+    """``str(d)`` for a message: a symbol of a thousand characters is cut in the middle."""
+    text = str(d)
+    return text if len(text) <= limit else elide(text, limit)
+
+
+def shape_text(shape: Shape | Sequence[Dim], limit: int = QUOTE_CHARS) -> str:
+    """``str(shape)`` for a message, at most about ``limit`` characters whatever the rank.
+
+    Only the dims shown are formatted (a shape of 30,000 dims costs as little as one of 10):
+
+    >>> shape_text(Shape([1] * 29_997 + [2, 2, 2]), 24)
+    '[1,1,1,1,1,1,1,1,...(29,988 more dims)...,1,2,2,2]'
+    """
+    if isinstance(shape, Shape) and shape.rank is None:
+        return "[...]"
+    dims = shape.dims if isinstance(shape, Shape) else shape
+    return "[" + _head_tail(len(dims), lambda i: dim_text(dims[i]), limit, ",", " dims") + "]"
+
+
+def _head_tail(n: int, item: Callable[[int], str], limit: int, sep: str, unit: str) -> str:
+    """Items ``0..n-1`` joined by ``sep``; past ``limit`` characters, the first and last few around a count.
+
+    Only the items shown are formatted, so the cost is bounded by ``limit``, not ``n``.
+    """
+    head: list[str] = []
+    used = 0
+    i = 0
+    while i < n and (used < (2 * limit) // 3 or n - i <= 3):
+        head.append(item(i))
+        used += len(head[-1]) + len(sep)
+        i += 1
+        if used > 2 * limit:
+            break
+    if i == n:
+        return sep.join(head)
+    tail: list[str] = []
+    j = n
+    while j > i and (used < limit or len(tail) < 1):
+        tail.append(item(j - 1))
+        used += len(tail[-1]) + len(sep)
+        j -= 1
+    if j == i:
+        return sep.join(head + tail[::-1])
+    return sep.join([*head, f"...({j - i:,} more{unit})...", *tail[::-1]])
+
+
+def _item_text(v: object) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return repr(v)
+    if isinstance(v, str):
+        return brief(v, 40)
+    if isinstance(v, Dim):
+        return dim_text(v)
+    if isinstance(v, (tuple, list)):  # a nested sequence: shown one level deep, never recursively
+        if len(v) <= 4 and all(type(x) is int and -(10**9) < x < 10**9 for x in v):
+            return as_given(v)
+        return f"<{type(v).__name__} of {len(v)} items>"
+    try:
+        return int_text(operator.index(v))  # type: ignore[arg-type]
+    except Exception:  # not an integer, or a hostile one
+        pass
+    try:
+        text = str(v)
+    except Exception:  # a hostile __str__
+        return f"<{type(v).__name__}>"
+    return _cut(text, 40)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` escaped and cut in the middle to about ``limit`` characters; only what is kept is scanned."""
+    if len(text) > limit:
+        head, tail = text[: (2 * limit) // 3], text[len(text) - limit // 3 :]
+        text = f"{printable(head, newlines=False)} ...({len(text) - len(head) - len(tail):,} chars)... "
+        return elide(text + printable(tail, newlines=False), 2 * limit)
+    return printable(text, newlines=False)
+
+
+def given_text(value: object, limit: int = 2 * QUOTE_CHARS) -> str:
+    """A shape (or axis list) argument as the user wrote it, for a message: at most about ``limit`` chars.
+
+    Small values read exactly as :func:`bcast.errors.as_given` writes them; a long one shows its
+    first and last items (only those are formatted: linear in nothing, whatever the size), a long
+    string its first and last characters, control characters escaped.
+
+    >>> given_text((2, 3)), given_text("[N,3]"), given_text([7] * 100_000, 40)
+    ('(2, 3)', '[N,3]', '[7, 7, 7, 7, 7, 7, 7, 7, 7, ...(99,986 more)..., 7, 7, 7, 7, 7]')
+    """
+    try:
+        if isinstance(value, str):
+            return _cut(value, limit)
+        if isinstance(value, Shape):
+            return shape_text(value, limit)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return int_text(value)
+        if isinstance(value, (tuple, list)):
+            seq = value
+            body = _head_tail(len(seq), lambda i: _item_text(seq[i]), limit, ", ", "")
+            if isinstance(value, list):
+                return "[" + body + "]"
+            return "(" + body + ("," if len(seq) == 1 else "") + ")"
+        if isinstance(value, np.ndarray):
+            if value.ndim == 1 and value.size <= 16 and value.dtype.kind in "biuf":
+                return "array(" + given_text(value.tolist(), limit) + ")"
+            return f"array(<{value.ndim}-D {value.dtype} array of shape {given_text(value.shape)}>)"
+        if isinstance(value, range):
+            return elide(f"range({int_text(value.start)}, {int_text(value.stop)}, {int_text(value.step)})", limit)
+        text = str(value)
+    except Exception:  # a hostile __len__, __iter__, __str__...: name the type
+        return f"<{type(value).__name__}>"
+    return _cut(text, limit)
 
 
 def as_shape(value: ShapeLike) -> Shape:

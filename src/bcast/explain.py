@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .dims import Dim, Shape
+from .dims import Dim, Shape, dim_text, given_text, shape_text
 from .errors import BroadcastError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,23 +18,69 @@ _STYLE = {"rep": "33", "out": "1", "clash": "1;31", "head": "2"}
 
 _LABELS = {"pdpd": ("B", "A"), "legacy": ("B", "A")}
 
+#: A table of more axes than this shows the first :data:`_HEAD_COLS` and last :data:`_TAIL_COLS`
+#: with a ``...`` column between: an explanation of a 30,000-axis plan stays readable and is
+#: made in time linear in the plan, not in operands x axes.
+_MAX_COLS, _HEAD_COLS, _TAIL_COLS = 128, 96, 32
+#: Likewise for the operands of an elementwise plan (rows) and the lines of prose.
+_MAX_ROWS, _HEAD_ROWS, _TAIL_ROWS = 64, 48, 16
+_MAX_LINES, _HEAD_LINES, _TAIL_LINES = 128, 96, 32
+_GAP = "..."
 
-def _row_cells(plan: Plan) -> list[str]:
+
+def _window(n: int, most: int, head: int, tail: int) -> list[int | None]:
+    """The indices ``0..n-1`` shown: all when ``n <= most``, else the first ``head``, ``None``, the last ``tail``."""
+    if n <= most:
+        return list(range(n))
+    return [*range(head), None, *range(n - tail, n)]
+
+
+def _columns(rank: int, focus: int | None = None) -> list[int | None]:
+    """The output axes a table shows (``None``: a ``...`` column); ``focus`` (a clash) is always shown."""
+    cols = _window(rank, _MAX_COLS, _HEAD_COLS, _TAIL_COLS)
+    if None not in cols or focus is None or not _HEAD_COLS + 3 <= focus < rank - _TAIL_COLS - 3:
+        return cols
+    middle = list(range(focus - 3, focus + 4))
+    return [*range(_HEAD_COLS), None, *middle, None, *range(rank - _TAIL_COLS, rank)]
+
+
+def _lines_window(lines: list[str]) -> list[str]:
+    if len(lines) <= _MAX_LINES:
+        return lines
+    skipped = len(lines) - _HEAD_LINES - _TAIL_LINES
+    return [*lines[:_HEAD_LINES], f"... ({skipped:,} more lines) ...", *lines[len(lines) - _TAIL_LINES :]]
+
+
+def _axes_list(axes: Sequence[int]) -> str:
+    """Axes as ``0, 2, 3``; a long list shows its first and last few and how many it skips."""
+    if len(axes) <= 24:
+        return ", ".join(map(str, axes))
+    return ", ".join([*map(str, axes[:16]), f"...({len(axes) - 20:,} more)...", *map(str, axes[-4:])])
+
+
+def _row_cells(plan: Plan, cols: list[int | None]) -> list[str]:
     """The data's dims placed under the output axes they map to ('-' where none does)."""
-    rank = plan.output_shape.rank or 0
-    cells = ["-"] * rank
-    for i, a in enumerate(plan.axes_mapping or ()):
-        if a is not None:
-            cells[a] = str(plan.data_shape[i])
-    return cells
+    where = {a: i for i, a in enumerate(plan.axes_mapping or ()) if a is not None}
+    data = plan.data_shape
+    return [_GAP if k is None else (dim_text(data[where[k]]) if k in where else "-") for k in cols]
 
 
-def _target_cells(plan: Plan) -> list[str] | None:
+def _target_cells(plan: Plan, cols: list[int | None]) -> list[str] | None:
     t, out = plan.target_shape, plan.output_shape
     if t.rank is None or out.rank is None:
         return None
     pad = out.rank - t.rank
-    return ["-"] * pad + [str(d) for d in t] if pad >= 0 else None
+    if pad < 0:
+        return None
+    return [_GAP if k is None else ("-" if k < pad else dim_text(t[k - pad])) for k in cols]
+
+
+def _dim_cells(shape: Shape, cols: list[int | None]) -> list[str]:
+    return [_GAP if k is None else dim_text(shape[k]) for k in cols]
+
+
+def _axis_cells(cols: list[int | None]) -> list[str]:
+    return [_GAP if k is None else str(k) for k in cols]
 
 
 def _table(
@@ -45,7 +91,11 @@ def _table(
     """Rows of cells right-aligned in columns; ``styles[(row, col)]`` names a style from ``_STYLE``."""
     width = max(len(label) for label, _ in rows)
     ncol = max(len(cells) for _, cells in rows)
-    cols = [max((len(c[k]) for _, c in rows if k < len(c)), default=1) for k in range(ncol)]
+    cols = [1] * ncol
+    for _, cells in rows:
+        for k, c in enumerate(cells):
+            if len(c) > cols[k]:
+                cols[k] = len(c)
     lines = []
     for r, (label, cells) in enumerate(rows):
         parts = []
@@ -62,60 +112,69 @@ def _copies(d: Dim) -> str:
     if d.is_static:
         n = int(d)
         return f"{n} cop{'y' if n == 1 else 'ies'}"
-    return f"{d} copies"
+    return f"{dim_text(d)} copies"
 
 
 def _replication_lines(plan: Plan, who: str) -> list[str]:
     lines = []
     out = plan.output_shape
     mapping = plan.axes_mapping or ()
+    broadcast = set(plan.broadcast_axes or ())
+    maybe = set(plan.maybe_broadcast_axes or ())
     for i, a in enumerate(mapping):
-        d = plan.data_shape[i]
+        d = dim_text(plan.data_shape[i])
         if a is None:
             lines.append(f"{who} axis {i} ({d}) is dropped (a trailing 1 the rule ignores)")
             continue
         o = out[a]
-        if plan.broadcast_axes is not None and a in plan.broadcast_axes:
-            lines.append(f"{who} axis {i} ({d}) -> output axis {a} ({o}): the 1 is stretched, {_copies(o)}")
-        elif plan.maybe_broadcast_axes and a in plan.maybe_broadcast_axes:
-            lines.append(f"{who} axis {i} ({d}) -> output axis {a} ({o}): stretched only if {d} is 1")
+        if a in broadcast:
+            lines.append(f"{who} axis {i} ({d}) -> output axis {a} ({dim_text(o)}): the 1 is stretched, {_copies(o)}")
+        elif a in maybe:
+            lines.append(f"{who} axis {i} ({d}) -> output axis {a} ({dim_text(o)}): stretched only if {d} is 1")
         else:
-            lines.append(f"{who} axis {i} ({d}) -> output axis {a} ({o})")
+            lines.append(f"{who} axis {i} ({d}) -> output axis {a} ({dim_text(o)})")
     for k in plan.new_axes or ():
-        lines.append(f"output axis {k} ({out[k]}) is new: {who} replicated, {_copies(out[k])}")
-    return lines
+        lines.append(f"output axis {k} ({dim_text(out[k])}) is new: {who} replicated, {_copies(out[k])}")
+    return _lines_window(lines)
+
+
+def _constraints_line(constraints: Sequence[object]) -> str:
+    shown = [str(c) for c in constraints[:_MAX_LINES]]
+    more = f"; ...({len(constraints) - len(shown):,} more)" if len(constraints) > len(shown) else ""
+    return "constraints: " + "; ".join(shown) + more
 
 
 def explain_plan(plan: Plan, *, colour: bool = False) -> str:
     who, tgt = _LABELS.get(plan.mode, ("data", "target"))
     if plan.mode == "like":
         tgt = "like"
-    attrs = "".join(f", {k}={list(v) if isinstance(v, tuple) else v}" for k, v in plan.attrs.items())
-    head = f"{plan.mode}{attrs}: {who} {plan.data_shape} -> {tgt} {plan.target_shape} = output {plan.output_shape}"
+    attrs = "".join(f", {k}={_brief_list(v) if isinstance(v, tuple) else v}" for k, v in plan.attrs.items())
+    head = (
+        f"{plan.mode}{attrs}: {who} {shape_text(plan.data_shape, 800)} -> {tgt} "
+        f"{shape_text(plan.target_shape, 800)} = output {shape_text(plan.output_shape, 800)}"
+    )
     lines = [head]
     if plan.axes_mapping is None:
         lines.append("  (a rank is dynamic: the axes cannot be lined up until it is known)")
     else:
         rank = plan.output_shape.rank or 0
-        marks = [
-            "^"
-            if plan.broadcast_axes and k in plan.broadcast_axes
-            else "?"
-            if plan.maybe_broadcast_axes and k in plan.maybe_broadcast_axes
-            else ""
-            for k in range(rank)
-        ]
-        rows = [("output axis", [str(k) for k in range(rank)]), (who, _row_cells(plan))]
-        tcells = _target_cells(plan)
+        cols = _columns(rank)
+        broadcast = set(plan.broadcast_axes or ())
+        maybe = set(plan.maybe_broadcast_axes or ())
+        marks = ["" if k is None else "^" if k in broadcast else "?" if k in maybe else "" for k in cols]
+        marked = any(marks)
+        rows = [("output axis", _axis_cells(cols)), (who, _row_cells(plan, cols))]
+        tcells = _target_cells(plan, cols)
         if tcells is not None:
             rows.append((tgt, tcells))
-        rows.append(("output", [str(d) for d in plan.output_shape]))
-        if any(marks):
+        rows.append(("output", _dim_cells(plan.output_shape, cols)))
+        if marked:
             rows.append(("replicated", marks))
-        styles = {(0, k): "head" for k in range(rank)}
-        styles.update({(len(rows) - 1 - bool(any(marks)), k): "out" for k in range(rank)})
-        styles.update({(1, k): "rep" for k in range(rank) if marks[k]})
-        styles.update({(len(rows) - 1, k): "rep" for k in range(rank) if marks[k]})
+        n = len(cols)
+        styles = {(0, k): "head" for k in range(n)}
+        styles.update({(len(rows) - 1 - marked, k): "out" for k in range(n)})
+        styles.update({(1, k): "rep" for k in range(n) if marks[k]})
+        styles.update({(len(rows) - 1, k): "rep" for k in range(n) if marks[k]})
         lines.append("")
         lines.extend(_table(rows, styles, colour))
         lines.append("")
@@ -123,40 +182,56 @@ def explain_plan(plan: Plan, *, colour: bool = False) -> str:
         if not plan.broadcast_axes and not plan.maybe_broadcast_axes:
             lines.append(f"nothing is replicated: the output is the {who} itself")
     if plan.constraints:
-        lines.append("constraints: " + "; ".join(str(c) for c in plan.constraints))
+        lines.append(_constraints_line(plan.constraints))
     return "\n".join(lines)
 
 
+def _brief_list(v: tuple[object, ...]) -> str:
+    return given_text(list(v), 800)
+
+
 def explain_elementwise(ep: ElementwisePlan, *, colour: bool = False) -> str:
-    shapes = ", ".join(str(s) for s in ep.shapes)
-    lines = [f"{ep.mode} (elementwise): {shapes} -> output {ep.output_shape}"]
+    shown = _window(len(ep.shapes), _MAX_ROWS, _HEAD_ROWS, _TAIL_ROWS)
+    shapes = ", ".join(_GAP if j is None else shape_text(ep.shapes[j]) for j in shown)
+    lines = [f"{ep.mode} (elementwise): {shapes} -> output {shape_text(ep.output_shape, 800)}"]
     if ep.output_shape.rank is None or any(p.axes_mapping is None for p in ep.operands):
         lines.append("  (a rank is dynamic: the axes cannot be lined up until it is known)")
     else:
         rank = ep.output_shape.rank
-        rows = [("output axis", [str(k) for k in range(rank)])]
-        styles = {(0, k): "head" for k in range(rank)}
-        for j, p in enumerate(ep.operands):
-            cells = _row_cells(p)
-            for k in p.broadcast_axes or ():
-                styles[(j + 1, k)] = "rep"
-                if cells[k] != "-":
-                    cells[k] += "*"
+        cols = _columns(rank)
+        rows = [("output axis", _axis_cells(cols))]
+        styles = {(0, k): "head" for k in range(len(cols))}
+        for j in shown:
+            if j is None:
+                rows.append((_GAP, [""] * len(cols)))
+                continue
+            p = ep.operands[j]
+            cells = _row_cells(p, cols)
+            rep = set(p.broadcast_axes or ())
+            r = len(rows)
+            for c, k in enumerate(cols):
+                if k is not None and k in rep:
+                    styles[(r, c)] = "rep"
+                    if cells[c] != "-":
+                        cells[c] += "*"
             rows.append((f"operand {j}", cells))
-        rows.append(("output", [str(d) for d in ep.output_shape]))
-        styles.update({(len(rows) - 1, k): "out" for k in range(rank)})
+        rows.append(("output", _dim_cells(ep.output_shape, cols)))
+        styles.update({(len(rows) - 1, k): "out" for k in range(len(cols))})
         lines.append("")
         lines.extend(_table(rows, styles, colour))
         lines.append("  (* a 1 stretched, - an axis the operand lacks)")
         lines.append("")
-        for j, p in enumerate(ep.operands):
-            axes = p.broadcast_axes or ()
+        for j in shown:
+            if j is None:
+                lines.append(f"... ({len(ep.operands) - _HEAD_ROWS - _TAIL_ROWS:,} more operands) ...")
+                continue
+            axes = ep.operands[j].broadcast_axes or ()
             if axes:
-                lines.append(f"operand {j} is replicated along output axes {', '.join(map(str, axes))}")
+                lines.append(f"operand {j} is replicated along output axes {_axes_list(axes)}")
             else:
                 lines.append(f"operand {j} is not replicated")
     if ep.constraints:
-        lines.append("constraints: " + "; ".join(str(c) for c in ep.constraints))
+        lines.append(_constraints_line(ep.constraints))
     return "\n".join(lines)
 
 
@@ -198,11 +273,14 @@ def explain_error(
     numpy: shapes [2,3] and [4] cannot be broadcast together: at output axis 1, ...
     """
     ranks = [s.rank for s in shapes]
-    lines = [f"cannot broadcast {', '.join(str(s) for s in shapes)} ({mode})"]
+    shown = _window(len(shapes), _MAX_ROWS, _HEAD_ROWS, _TAIL_ROWS)
+    names_shown = ", ".join(_GAP if j is None else shape_text(shapes[j]) for j in shown)
+    lines = [f"cannot broadcast {names_shown} ({mode})"]
     if any(r is None for r in ranks):
         return "\n".join([*lines, "", str(error)])
-    cells_of = [[str(d) for d in s] for s in shapes]
     two = len(shapes) == 2
+    cells_of = [[dim_text(d) for d in s] for s in shapes] if two else []  # two shapes: linear in their ranks
+    rows: list[tuple[str, list[str]]]
     if mode in ("pdpd", "legacy") and two:
         a, b = cells_of
         rank = len(a)
@@ -229,17 +307,28 @@ def explain_error(
         rank = max(len(c) for c in cells_of)
         rows = [("data", cells_of[0]), ("target", cells_of[1])]
     else:
-        rank = max(len(c) for c in cells_of)
-        names = tuple(labels) if labels else tuple(f"operand {j}" for j in range(len(shapes)))
-        rows = [(names[j], ["-"] * (rank - len(c)) + c) for j, c in enumerate(cells_of)]
-    header = [("output axis", [str(k) for k in range(rank)])]
-    styles: dict[tuple[int, int], str] = {(0, k): "head" for k in range(rank)}
-    marks = [""] * rank
-    if error.axis is not None and 0 <= error.axis < rank:
-        marks[error.axis] = "X"
+        rank = max(r or 0 for r in ranks)
+        names = tuple(labels) if labels else ()
+        rows = []
+        for j in shown:  # only the operands shown are laid out: never operands x axes
+            if j is None:
+                rows.append((_GAP, [""] * rank))
+                continue
+            c = [dim_text(d) for d in shapes[j]]
+            rows.append((names[j] if j < len(names) else f"operand {j}", ["-"] * (rank - len(c)) + c))
+    focus = error.axis if error.axis is not None and 0 <= error.axis < rank else None
+    cols = _columns(rank, focus)
+    rows = [
+        (label, [_GAP if k is None else (cells[k] if k < len(cells) else "") for k in cols]) for label, cells in rows
+    ]
+    header = [("output axis", _axis_cells(cols))]
+    styles: dict[tuple[int, int], str] = {(0, c): "head" for c in range(len(cols))}
+    marks = ["X" if k is not None and k == focus else "" for k in cols]
+    if focus is not None:
+        at = cols.index(focus)
         for r in range(1, len(rows) + 2):
-            styles[(r, error.axis)] = "clash"
-    table = header + rows + ([("clash", marks)] if any(marks) else [])
+            styles[(r, at)] = "clash"
+    table = header + rows + ([("clash", marks)] if focus is not None else [])
     lines.append("")
     lines.extend(_table(table, styles, colour))
     lines.append("")

@@ -13,7 +13,7 @@ the mode, the shapes and the axis.
 
 from __future__ import annotations
 
-from .constraints import Constraint, Constraints
+from .constraints import Constraint, _ranges
 from .dims import Dim
 
 __all__ = ["ClashError", "Merged", "merge_equal", "merge_multi", "merge_uni"]
@@ -34,11 +34,11 @@ class ClashError(Exception):
 def _in(symbol: Dim, *allowed: Dim) -> tuple[Constraint, ...]:
     """``symbol in allowed``, or nothing when ``allowed`` covers every size."""
     assert symbol.name is not None
-    c = Constraint("in", (symbol.name,), tuple(sorted(set(allowed), key=lambda d: (d.lo, d.hi is None, d.hi))))
-    covered = Constraints([c]).allowed(symbol.name)
-    if covered and covered[0].lo == 0 and covered[0].hi is None:
+    sizes = tuple(sorted(set(allowed), key=lambda d: (d.lo, d.hi is None, d.hi)))
+    covered = _ranges(sizes)
+    if covered and covered[0] == (0, None):
         return _NONE
-    return (c,)
+    return (Constraint("in", (symbol.name,), sizes),)
 
 
 def _is_static_one(d: Dim) -> bool:
@@ -47,6 +47,12 @@ def _is_static_one(d: Dim) -> bool:
 
 def merge_multi(x: Dim, y: Dim) -> Merged:
     """Broadcast two dims against each other (either may be 1)."""
+    if isinstance(x, int) and isinstance(y, int):  # two static dims (static dims are ints): the common case
+        if x == y or y == 1:
+            return x, _NONE
+        if x == 1:
+            return y, _NONE
+        raise ClashError("dims that are equal, or a 1 on either side")
     if _is_static_one(x):
         return y, _NONE
     if _is_static_one(y):
@@ -77,6 +83,10 @@ def merge_multi(x: Dim, y: Dim) -> Merged:
 
 def merge_uni(d: Dim, t: Dim) -> Merged:
     """Broadcast the data dim ``d`` into the target dim ``t`` (only ``d`` may be 1)."""
+    if isinstance(d, int) and isinstance(t, int):  # two static dims: the common case
+        if d == 1 or d == t:
+            return t, _NONE
+        raise ClashError("a data dim of 1" if t == 1 else f"a data dim of 1 or {t}")
     if _is_static_one(d):
         return t, _NONE
     if d.name is not None and t.name is not None:
@@ -99,6 +109,10 @@ def merge_uni(d: Dim, t: Dim) -> Merged:
 
 def merge_equal(a: Dim, b: Dim) -> Merged:
     """Two dims that must be the same size."""
+    if isinstance(a, int) and isinstance(b, int):  # two static dims: the common case
+        if a == b:
+            return a, _NONE
+        raise ClashError(f"the same size on both sides ({b})")
     if a.name is not None and b.name is not None:
         if a.name == b.name:
             return a, _NONE

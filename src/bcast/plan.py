@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -20,7 +21,33 @@ from .errors import BroadcastError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
 
-__all__ = ["ElementwisePlan", "Plan"]
+__all__ = ["ElementwisePlan", "FrozenPlanError", "Plan"]
+
+
+class FrozenPlanError(AttributeError, TypeError):
+    """Raised on an attempt to change a plan: plans are cached and shared by every caller of the same arguments.
+
+    Both an ``AttributeError`` (as for any read-only attribute) and a ``TypeError`` (as for
+    item assignment into a read-only mapping, such as :attr:`Plan.attrs`).
+    """
+
+
+def _freeze(value: Any) -> Any:
+    """A read-only copy of an attribute value: lists become tuples, dicts read-only mappings, sets frozensets."""
+    if isinstance(value, (dict, MappingProxyType)):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if type(value) in (list, tuple):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(value)
+    return value
+
+
+def _refuse(obj: object, name: str, verb: str) -> NoReturn:
+    raise FrozenPlanError(
+        f"cannot {verb} {type(obj).__name__}.{name}: plans are immutable (a plan is cached and shared by "
+        "every call with the same arguments); make a new one with bcast.plan(...)"
+    )
 
 
 class Plan:
@@ -42,6 +69,12 @@ class Plan:
         to, and mapped axes where a data dim 1 meets an output dim other than 1.
     constraints : Constraints
         What symbolic dims must satisfy for the plan to hold.
+    attrs : Mapping
+        The rule's attributes (``axis``, ``axes_mapping``...), read-only.
+
+    A plan is immutable: plans are cached, so one call's plan is the next identical
+    call's. Setting or deleting an attribute, or an item of :attr:`attrs`, raises
+    :class:`FrozenPlanError` (an ``AttributeError`` and a ``TypeError``).
 
     Examples
     --------
@@ -70,6 +103,16 @@ class Plan:
         "target_shape",
     )
 
+    mode: str
+    data_shape: Shape
+    target_shape: Shape
+    output_shape: Shape
+    axes_mapping: tuple[int | None, ...] | None
+    constraints: Constraints
+    attrs: Mapping[str, Any]
+    given: tuple[str, ...]
+    _replan: Callable[[Shape, Shape], Plan]
+
     def __init__(
         self,
         *,
@@ -79,19 +122,28 @@ class Plan:
         output_shape: Shape,
         axes_mapping: tuple[int | None, ...] | None,
         constraints: Constraints,
-        attrs: dict[str, Any],
+        attrs: Mapping[str, Any],
         given: tuple[str, str],
         replan: Callable[[Shape, Shape], Plan],
     ) -> None:
-        self.mode = mode
-        self.data_shape = data_shape
-        self.target_shape = target_shape
-        self.output_shape = output_shape
-        self.axes_mapping = axes_mapping
-        self.constraints = constraints
-        self.attrs = attrs
-        self.given = given
+        init = object.__setattr__  # __setattr__ below refuses every public name
+        init(self, "mode", mode)
+        init(self, "data_shape", data_shape)
+        init(self, "target_shape", target_shape)
+        init(self, "output_shape", output_shape)
+        init(self, "axes_mapping", _freeze(axes_mapping))
+        init(self, "constraints", constraints)
+        init(self, "attrs", _freeze(dict(attrs)))
+        init(self, "given", tuple(given))
         self._replan = replan
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if not name.startswith("_"):  # private names: the rules that build a plan finish it
+            _refuse(self, name, "set")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        _refuse(self, name, "delete")
 
     # -- derived facts ------------------------------------------------------
     @cached_property
@@ -280,7 +332,7 @@ class Plan:
 
 
 class ElementwisePlan:
-    """Several operands broadcast to one output: one :class:`Plan` per operand.
+    """Several operands broadcast to one output: one :class:`Plan` per operand. Immutable, as a :class:`Plan`.
 
     >>> import bcast
     >>> ep = bcast.elementwise_plan("[1,4,5]", "[2,3,1,1]")
@@ -290,6 +342,12 @@ class ElementwisePlan:
 
     __slots__ = ("constraints", "mode", "operands", "output_shape", "shapes")
 
+    mode: str
+    shapes: tuple[Shape, ...]
+    output_shape: Shape
+    operands: tuple[Plan, ...]
+    constraints: Constraints
+
     def __init__(
         self,
         mode: str,
@@ -298,11 +356,18 @@ class ElementwisePlan:
         operands: tuple[Plan, ...],
         constraints: Constraints,
     ) -> None:
-        self.mode = mode
-        self.shapes = shapes
-        self.output_shape = output_shape
-        self.operands = operands
-        self.constraints = constraints
+        init = object.__setattr__  # __setattr__ below refuses every name: cached, like a Plan
+        init(self, "mode", mode)
+        init(self, "shapes", tuple(shapes))
+        init(self, "output_shape", output_shape)
+        init(self, "operands", tuple(operands))
+        init(self, "constraints", constraints)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        _refuse(self, name, "set")
+
+    def __delattr__(self, name: str) -> None:
+        _refuse(self, name, "delete")
 
     def explain(self, *, colour: bool = False) -> str:
         """The operands' axes side by side, and which is replicated along which axis."""

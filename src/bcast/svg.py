@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from .dims import shape_text
+from .errors import BroadcastError
 from .plan import ElementwisePlan, Plan
 
 __all__ = ["broadcast_svg"]
@@ -17,6 +19,14 @@ __all__ = ["broadcast_svg"]
 _CELL = 22
 _MAX_ROWS, _MAX_COLS = 6, 8
 _HOLD, _COPY, _OUT = "#4a7fc1", "#d9e3f0", "#5aa469"
+#: At most this many operand panels are drawn (the first ones and the last); a note counts the rest.
+_MAX_PANELS = 8
+
+
+def _axes(axes: Sequence[int]) -> str:
+    if len(axes) <= 24:
+        return ", ".join(map(str, axes))
+    return ", ".join([*map(str, axes[:16]), f"...({len(axes) - 20:,} more)...", *map(str, axes[-4:])])
 
 
 def _size(d: object) -> int | None:
@@ -80,16 +90,22 @@ def broadcast_svg(p: Plan | ElementwisePlan) -> str:
     >>> svg.startswith("<svg") and "replicated along output axes 0, 2" in svg
     True
     """
+    skipped = 0
     if isinstance(p, ElementwisePlan):
-        operands = list(p.operands)
-        labels = [f"operand {j} {s}" for j, s in enumerate(p.shapes)]
+        n = len(p.operands)
+        shown = list(range(n)) if n <= _MAX_PANELS else [*range(_MAX_PANELS - 2), n - 2, n - 1]
+        skipped = n - len(shown)
+        operands = [p.operands[j] for j in shown]
+        labels = [f"operand {j} {shape_text(p.shapes[j], 60)}" for j in shown]
         out = p.output_shape
     else:
         operands = [p]
-        labels = [f"data {p.data_shape}"]
+        labels = [f"data {shape_text(p.data_shape, 60)}"]
         out = p.output_shape
     if out.rank is None:
-        raise ValueError("cannot draw a broadcast whose output rank is unknown")
+        raise BroadcastError(
+            f"{p.mode}: cannot draw a broadcast whose output rank is unknown (output {out})", mode=p.mode
+        )
     rank = out.rank
     parts: list[str] = []
     x, y = 10, 40
@@ -98,16 +114,17 @@ def broadcast_svg(p: Plan | ElementwisePlan) -> str:
         rep = set(q.broadcast_axes or ())
         notes = []
         if rep:
-            notes.append("replicated along output axes " + ", ".join(map(str, sorted(rep))))
+            notes.append("replicated along output axes " + _axes(sorted(rep)))
         else:
             notes.append("not replicated")
-        panel, w, h = _panel(x, y, label, list(out), rep, _HOLD, notes)
+        panel, w, h = _panel(x, y, label, out, rep, _HOLD, notes)
         parts.extend(panel)
         heights.append(h)
         x += w + 30
     arrow_y = y + 40
     parts.append(f'<text x="{x - 22}" y="{arrow_y}" font-size="18">→</text>')
-    panel, w, h = _panel(x, y, f"output {out}", list(out), set(), _OUT, [f"rank {rank}"])
+    out_notes = [f"rank {rank}"] + ([f"({skipped:,} more operands not drawn)"] if skipped else [])
+    panel, w, h = _panel(x, y, f"output {shape_text(out, 60)}", out, set(), _OUT, out_notes)
     parts.extend(panel)
     heights.append(h)
     width = x + w + 20
@@ -115,11 +132,12 @@ def broadcast_svg(p: Plan | ElementwisePlan) -> str:
     title = escape(
         f"{p.mode}: "
         + (
-            ", ".join(str(s) for s in p.shapes)
+            ", ".join(shape_text(s, 60) for s in p.shapes[:_MAX_PANELS])
+            + (f", ...({len(p.shapes) - _MAX_PANELS:,} more)" if len(p.shapes) > _MAX_PANELS else "")
             if isinstance(p, ElementwisePlan)
-            else f"{p.data_shape} -> {p.target_shape}"
+            else f"{shape_text(p.data_shape)} -> {shape_text(p.target_shape)}"
         )
-        + f" = {out}"
+        + f" = {shape_text(out)}"
     )
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

@@ -22,6 +22,20 @@ names the Array API function that does it (:data:`KERNEL_NAMES`), and ``attrs`` 
 the operator's attributes that change the result (``mod``'s ``fmod``, ``bitshift``'s
 ``direction``).
 
+Views and aliasing follow each library's own ``broadcast_to``. For PyTorch that is
+``Tensor.expand``: ``bcast.broadcast_to(t, shape)``, ``bcast.expand(t, shape)`` and a
+plan called on ``t`` return a view that *aliases* ``t`` (same storage, stride 0 along the
+broadcast axes): a later in-place write into ``t`` shows through the view, and PyTorch
+refuses in-place writes into the view itself (its elements overlap). It is not a
+read-only copy as NumPy's view is; ``copy=True`` (``materialize``) gives a tensor of its
+own. Copies are checked before they are made, as NumPy's are: a result too big for the
+memory there is (on the CPU) is a :class:`~bcast.errors.BroadcastError`, never a
+``MemoryError`` or PyTorch's allocator error.
+
+Arrays of these libraries need ``array-api-compat`` (``pip install 'bcast[array-api]'``;
+Dask: ``'bcast[dask]'``); without it, such an array is a :class:`MissingExtraError`
+(a ``TypeError`` and an ``ImportError``) that says so.
+
 >>> import numpy as np
 >>> foreign_namespace(np.ones(3)) is None, foreign_namespace([1, 2]) is None
 (True, True)
@@ -32,11 +46,15 @@ True
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
+
+from ..engine.memory import check_allocation
+from ..engine.memory import out_of_memory as oom_error
+from ..errors import BroadcastError, as_given
 
 if TYPE_CHECKING:  # pragma: no cover - plan.py imports this module
     from ..plan import ElementwisePlan, Plan
@@ -45,14 +63,19 @@ __all__ = [
     "KERNEL_NAMES",
     "Backend",
     "ForeignDType",
+    "MissingExtraError",
     "backend_for",
     "backend_of",
+    "check_copy",
     "foreign_namespace",
+    "guarded",
     "is_dask",
     "kernel_name",
     "library",
     "numpy_dtype",
+    "on_host",
     "one_library",
+    "out_of_memory",
     "shape_of",
 ]
 
@@ -62,12 +85,41 @@ _ROOTS = frozenset({"torch", "cupy", "cupyx", "jax", "jaxlib", "dask", "array_ap
 _NATIVE = (np.ndarray, np.generic, bool, int, float, complex, str, bytes, list, tuple, type(None))
 
 
+class MissingExtraError(TypeError, ModuleNotFoundError):
+    """An array of another library given to bcast without the optional package that computes on it.
+
+    Both a ``TypeError`` (bcast cannot take this input as things are) and a
+    ``ModuleNotFoundError`` (what is missing is a package); the message names the
+    ``pip install`` to run.
+    """
+
+
+def _root(x: object) -> str:
+    return str(getattr(type(x), "__module__", "") or "").partition(".")[0]
+
+
+def _compat(x: object) -> Any:
+    """``array_api_compat``, or the :class:`MissingExtraError` naming the extra that brings it."""
+    try:
+        import array_api_compat
+    except ImportError:  # not installed, or blocked (sys.modules entry None)
+        extra = "dask" if _root(x) == "dask" else "array-api"
+        err = MissingExtraError(
+            f"bcast: a {library(x)} is computed on through the Array API, which needs the array-api-compat "
+            f"package; install it with: pip install 'bcast[{extra}]'"
+        )
+        err.name = "array_api_compat"
+        raise err from None
+    return array_api_compat
+
+
 def foreign_namespace(x: object) -> Any:
     """The Array API namespace of ``x`` when it is another library's array, else ``None``.
 
     ``None`` for NumPy arrays and scalars, Python scalars and lists, and anything
     array-api-compat does not know; ``array_api_compat`` is imported only for an array
-    that looks like one of its libraries'.
+    that looks like one of its libraries'. An array of a library it knows (PyTorch, CuPy,
+    JAX, Dask...) while array-api-compat is not installed is a :class:`MissingExtraError`.
 
     >>> import numpy as np
     >>> foreign_namespace(np.float32(1)) is None, foreign_namespace("a") is None
@@ -75,14 +127,81 @@ def foreign_namespace(x: object) -> Any:
     """
     if isinstance(x, _NATIVE):
         return None
-    if type(x).__module__.partition(".")[0] not in _ROOTS and not hasattr(x, "__array_namespace__"):
-        return None
-    import array_api_compat
-
+    known = _root(x) in _ROOTS
+    if not known:
+        try:
+            if not hasattr(x, "__array_namespace__"):
+                return None
+        except Exception:  # a hostile __getattr__: not an array this module knows
+            return None
+        try:
+            import array_api_compat
+        except ImportError:  # an unknown library's array: NumPy may still read it
+            return None
+    else:
+        array_api_compat = _compat(x)
     try:
         return array_api_compat.array_namespace(x)
-    except TypeError:  # an object with __array_namespace__ that array-api-compat does not take
+    except Exception:  # an object with __array_namespace__ that array-api-compat does not take (or that raises)
         return None
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` is a library's way of saying an allocation failed (PyTorch's allocator raises RuntimeError)."""
+    if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
+        return True
+    if not isinstance(e, RuntimeError):
+        return False
+    text = str(e)[:300].lower()
+    return "not enough memory" in text or "out of memory" in text or "failed to allocate" in text
+
+
+#: the most elements an array of another library may have (PyTorch counts them in an int64)
+_MAX_ELEMENTS = 2**63 - 1
+
+_T = TypeVar("_T")
+
+
+def on_host(x: Any) -> bool:
+    """Whether ``x`` lives in this machine's memory (a CPU device), where the RAM checks apply."""
+    try:
+        dev = _compat(x).device(x)
+    except Exception:  # a library without devices: NumPy-backed
+        return True
+    text = str(getattr(dev, "type", dev)).lower()
+    return "cpu" in text or text in ("", "none")
+
+
+def check_copy(x: Any, shape: tuple[int, ...], what: str, *, mode: str | None = None, copies: int = 1) -> None:
+    """Refuse, before a library allocates it, a result of ``shape`` (in ``x``'s dtype) too big for the machine.
+
+    ``copies`` arrays of that size are alive at once (the result and its intermediates).
+    Off the CPU only the element count is checked (the device's memory is the library's to judge).
+    """
+    n = 1
+    for d in shape:
+        n *= d
+    if n > _MAX_ELEMENTS:
+        raise BroadcastError(
+            f"{mode + ': ' if mode else ''}cannot {what}: a {library(x)} of shape {as_given(shape)} would have {n} "
+            f"elements, more than {_MAX_ELEMENTS} (what {library(x)} can count)",
+            mode=mode,
+            shapes=(as_given(tuple(x.shape)), as_given(shape)),
+            accepted=f"at most {_MAX_ELEMENTS} elements",
+        )
+    if on_host(x):
+        check_allocation(shape, x.dtype, mode=mode, copies=copies, hint="use the view, or smaller inputs")
+
+
+def guarded(what: str, args: Sequence[Any], fn: Callable[[], _T]) -> _T:
+    """``fn()``; a failed allocation inside it (however the library says so) becomes a ``BroadcastError``."""
+    try:
+        return fn()
+    except Exception as e:  # MemoryError is an Exception; so are PyTorch's allocator errors
+        if not out_of_memory(e):
+            raise
+        err = oom_error(what, args, e)
+    raise err
 
 
 class Backend(Protocol):
@@ -157,14 +276,12 @@ def one_library(what: str, values: Sequence[object], names: Sequence[str]) -> An
     Python scalar or a tensor on another device next to it is a ``TypeError`` naming both.
     Dask is the exception: it takes NumPy operands into its graph as they are.
     """
-    import array_api_compat
-
     first: tuple[str, object, Any, Any] | None = None
     for v, n in zip(values, names, strict=True):
         xp = foreign_namespace(v)
         if xp is None:
             continue
-        dev = array_api_compat.device(v)
+        dev = _compat(v).device(v)
         if first is None:
             first = (n, v, xp, dev)
         elif xp is not first[2] or dev != first[3]:

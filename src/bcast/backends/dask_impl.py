@@ -22,6 +22,12 @@ replicated operand bigger than one output block:
 - :func:`backward` sums each block over the broadcast axes and combines the partial sums
   with dask's tree reduction (``split_every``), accumulating float16 in float32.
 
+The promise on graphs. A result is refused with a :class:`~bcast.errors.BroadcastError`,
+before its graph is built, when it would have more than :func:`max_blocks` blocks (dask's
+config ``bcast.max-blocks``, a million by default: broadcasting to ``(10**6,) * 3`` would
+otherwise build tens of billions of tasks), or when one of its blocks would hold more bytes
+than this machine has memory (or than the process's ``RLIMIT_AS`` leaves it).
+
 >>> import bcast, numpy as np, dask.array as da
 >>> from bcast.backends import dask_impl
 >>> x = da.arange(6, chunks=3, dtype=np.float32).reshape(6, 1)
@@ -35,6 +41,7 @@ array([0., 1., 2., 3., 4., 5.], dtype=float32)
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,14 +50,24 @@ import dask.array as da
 import numpy as np
 from dask.utils import parse_bytes
 
+from ..engine.memory import _size, address_space_left
 from ..engine.numpy import _accumulator, as_array
-from ..errors import BroadcastError
+from ..errors import BroadcastError, as_given
 from ..plan import require_cotangent, require_static
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..plan import ElementwisePlan, Plan
 
-__all__ = ["backward", "block_limit", "chunk_limit", "elementwise", "known_shape", "materialize", "view"]
+__all__ = [
+    "backward",
+    "block_limit",
+    "chunk_limit",
+    "elementwise",
+    "known_shape",
+    "materialize",
+    "max_blocks",
+    "view",
+]
 
 Chunks = tuple[tuple[int, ...], ...]
 
@@ -94,6 +111,79 @@ def block_limit(*arrays: Any) -> int:
         default=0,
     )
     return max(chunk_limit(), largest)
+
+
+#: the most blocks a result may have, unless dask's config ``bcast.max-blocks`` says otherwise
+MAX_BLOCKS = 1_000_000
+
+
+def max_blocks() -> int:
+    """The most blocks (tasks) a result of this module may have: dask's config ``bcast.max-blocks``.
+
+    >>> import dask
+    >>> from bcast.backends.dask_impl import max_blocks
+    >>> with dask.config.set({"bcast.max-blocks": 10}):
+    ...     max_blocks()
+    10
+    >>> max_blocks()
+    1000000
+    """
+    value = dask.config.get("bcast.max-blocks", MAX_BLOCKS)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise TypeError(f"dask config bcast.max-blocks must be a positive integer, got {value!r:.60}")
+    return int(value)
+
+
+def _machine_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _count(n: int, size: int) -> int:
+    """How many chunks :func:`_regular` cuts ``n`` into (computed without building them)."""
+    if n == 0:
+        return 1
+    size = max(1, min(size, n))
+    return -(-n // size)
+
+
+def _check_graph(
+    mode: str,
+    shape: tuple[int, ...],
+    counts: Sequence[int],
+    block: Sequence[int],
+    itemsize: int,
+    given: tuple[str, ...],
+) -> None:
+    """Refuse a result of ``counts`` blocks per axis, each at most ``block``, before its graph is built."""
+    total = math.prod(counts)
+    limit = max_blocks()
+    head = f"{mode}: cannot broadcast a dask array to {as_given(shape)}"
+    if total > limit:
+        raise BroadcastError(
+            f"{head}: the result would have {total} blocks ({' x '.join(map(str, counts))} along its axes), more "
+            f"than bcast's limit of {limit} tasks a graph (dask config 'bcast.max-blocks'); use larger chunks "
+            "(dask config 'array.chunk-size') or a smaller shape",
+            mode=mode,
+            shapes=given,
+            accepted=f"a result of at most {limit} blocks",
+        )
+    nbytes = math.prod(block) * itemsize
+    room = _machine_memory()
+    left = address_space_left()
+    if left is not None and (room is None or left[0] < room):
+        room = left[0]
+    if room is not None and nbytes > room:
+        raise BroadcastError(
+            f"{head}: one block of the result, of shape {as_given(tuple(block))}, would hold {nbytes} bytes "
+            f"({_size(nbytes)}), more than the {room} bytes of memory this process can have; rechunk the input "
+            "into smaller blocks first",
+            mode=mode,
+            shapes=given,
+            accepted=f"blocks of at most {room} bytes",
+        )
 
 
 def known_shape(x: Any, mode: str | None = None, shapes: tuple[str, ...] = ()) -> tuple[int, ...]:
@@ -222,6 +312,9 @@ def view(plan: Plan, x: Any) -> Any:
     limit = block_limit(x) // max(x.dtype.itemsize, 1)
     sizes = [n if k in broadcast else max(aligned.chunks[k], default=0) for k, n in enumerate(shape)]
     fitted = _fit(sizes, [k not in broadcast for k in range(len(shape))], limit)
+    counts = [_count(n, fitted[k]) if k in broadcast else len(aligned.chunks[k]) for k, n in enumerate(shape)]
+    block = [min(fitted[k], n) if k in broadcast else max(aligned.chunks[k], default=0) for k, n in enumerate(shape)]
+    _check_graph(p.mode, shape, counts, block, x.dtype.itemsize, p.given)
     chunks = tuple(_regular(n, fitted[k]) if k in broadcast else aligned.chunks[k] for k, n in enumerate(shape))
     if aligned.shape == shape and aligned.chunks == chunks:
         return aligned
@@ -401,7 +494,8 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
     # per operand, the output axes it spans (the others it has as 1s, broadcast per block)
     full = [[k for k, n in enumerate(shape) if x.shape[k] == n and n != 1] for x in aligned]
 
-    chunks = _shared_chunks(shape, aligned, full, max(dtype.itemsize, *(a.dtype.itemsize for a in operands)))
+    itemsize = max(dtype.itemsize, *(a.dtype.itemsize for a in operands))
+    chunks = _shared_chunks(shape, aligned, full, itemsize, ep.mode, tuple(str(a.shape) for a in operands))
     args: list[Any] = []
     ind = tuple(range(rank))
     for x, axes in zip(aligned, full, strict=True):
@@ -423,7 +517,14 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
     )
 
 
-def _shared_chunks(shape: tuple[int, ...], aligned: Sequence[Any], full: Sequence[list[int]], itemsize: int) -> Chunks:
+def _shared_chunks(
+    shape: tuple[int, ...],
+    aligned: Sequence[Any],
+    full: Sequence[list[int]],
+    itemsize: int,
+    mode: str = "numpy",
+    given: tuple[str, ...] = (),
+) -> Chunks:
     """One chunking per output axis for every operand that is not broadcast along it.
 
     Where the dask operands already agree on an axis and the blocks fit, their chunks
@@ -440,8 +541,12 @@ def _shared_chunks(shape: tuple[int, ...], aligned: Sequence[Any], full: Sequenc
         # only NumPy operands (or none) span this axis: one chunk, unless cut below
         sizes.append(max(max(c, default=0) for c in cs) if cs else shape[k])
     fitted = _fit(sizes, [False] * rank, limit)
+    keep = [own[k] is not None and max(own[k] or (0,), default=0) <= fitted[k] for k in range(rank)]
+    counts = [len(own[k] or ()) if keep[k] else _count(shape[k], fitted[k]) for k in range(rank)]
+    block = [max(own[k] or (0,), default=0) if keep[k] else min(fitted[k], shape[k]) for k in range(rank)]
+    _check_graph(mode, shape, counts, block, itemsize, given[:8])
     out = []
     for k in range(rank):
         c = own[k]
-        out.append(c if c is not None and max(c, default=0) <= fitted[k] else _regular(shape[k], fitted[k]))
+        out.append(c if keep[k] and c is not None else _regular(shape[k], fitted[k]))
     return tuple(out)

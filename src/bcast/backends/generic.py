@@ -6,7 +6,13 @@ then ``xp.broadcast_to`` replicates them. Where the library has views this costs
 nothing: PyTorch's ``broadcast_to`` is ``expand`` (stride 0 along the broadcast axes),
 CuPy's is a strided view; JAX has no views and gives a new array. PyTorch has no
 read-only tensors, but it refuses in-place writes into a tensor whose elements overlap,
-which every broadcast along an axis longer than 1 is.
+which every broadcast along an axis longer than 1 is. A PyTorch view aliases its input,
+as ``Tensor.expand`` does: a write into the input shows through it.
+
+Every copy (``materialize``, ``elementwise``) on the CPU is checked first against the
+memory there is (:func:`bcast.engine.memory.check_allocation`); an allocation that fails
+all the same (a library's ``MemoryError``, PyTorch's allocator error) becomes a
+:class:`~bcast.errors.BroadcastError` naming the shapes.
 
 >>> import bcast, array_api_strict as xp
 >>> from bcast.backends import generic
@@ -28,16 +34,14 @@ from typing import Any
 import numpy as np
 
 from ..plan import ElementwisePlan, Plan, require_cotangent, require_static
-from . import kernels
+from . import _MAX_ELEMENTS, _compat, check_copy, guarded, kernels
 
 __all__ = ["aligned_shape", "backward", "elementwise", "materialize", "namespace", "view"]
 
 
 def namespace(*arrays: Any) -> Any:
     """The array-api-compat namespace of ``arrays`` (one library; a ``TypeError`` otherwise)."""
-    import array_api_compat
-
-    return array_api_compat.array_namespace(*arrays)
+    return _compat(arrays[0] if arrays else None).array_namespace(*arrays)
 
 
 def aligned_shape(plan: Plan) -> tuple[int, ...]:
@@ -69,6 +73,11 @@ def view(plan: Plan, x: Any) -> Any:
     """
     xp = namespace(x)
     p, shape = _specialized(plan, x, "make a view")
+    n = 1
+    for d in shape:
+        n *= d
+    if n > _MAX_ELEMENTS:  # PyTorch: "numel: integer multiplication overflow"
+        check_copy(x, shape, "make a view", mode=p.mode)
     return xp.broadcast_to(xp.reshape(x, aligned_shape(p)), shape)  # adding or dropping 1s never copies
 
 
@@ -86,8 +95,10 @@ def materialize(plan: Plan, x: Any, out: object = None) -> Any:
             f"{plan.mode}: out= takes NumPy arrays only; for a {type(x).__name__}, use the array materialize returns"
         )
     xp = namespace(x)
+    v = view(plan, x)
+    check_copy(x, tuple(v.shape), "materialize", mode=plan.mode)
     # asarray(copy=True) of a stride-0 view allocates a dense, contiguous array (torch: clone)
-    return xp.asarray(view(plan, x), copy=True)
+    return guarded(f"{plan.mode} materialize", [x], lambda: xp.asarray(v, copy=True))
 
 
 def backward(plan: Plan, dy: Any) -> Any:
@@ -131,6 +142,31 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
     Array([ 3, -3], dtype=array_api_strict.int64)
     """
     xp = namespace(*arrays)
+    shape = tuple(ep.output_shape.to_tuple())
+    widest = max(arrays, key=lambda a: _itemsize(a.dtype))
+    check_copy(widest, shape, f"compute {spec_name}", mode=spec_name, copies=1 + _WORK.get(kernel_name, 0))
+    return guarded(spec_name, arrays, lambda: _elementwise(xp, kernel_name, arrays, ep))
+
+
+#: arrays of the output's shape that a kernel holds at once besides its result (kernels.py's special cases)
+_WORK = {
+    "divide": 4,
+    "remainder": 2,
+    "fmod": 3,
+    "pow": 6,
+    "bitwise_left_shift": 4,
+    "bitwise_right_shift": 5,
+    "mean": 1,
+    "where": 0,
+}
+
+
+def _itemsize(dtype: Any) -> int:
+    size = getattr(dtype, "itemsize", None)
+    return size if isinstance(size, int) else 8
+
+
+def _elementwise(xp: Any, kernel_name: str, arrays: Sequence[Any], ep: ElementwisePlan) -> Any:
     # NumPy's rule is the Array API's own; the other modes place operands first, with the plan's views
     ops = list(arrays) if ep.mode == "numpy" else [view(p, a) for p, a in zip(ep.operands, arrays, strict=True)]
     # libraries built on NumPy (array-api-strict) would warn for what ONNX defines: inf, NaN, wrapping

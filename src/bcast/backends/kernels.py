@@ -147,10 +147,11 @@ def prelu(x: Any, slope: Any) -> Any:
     >>> prelu(xp.asarray([-2.0, 3.0]), xp.asarray([0.5, 0.5]))
     Array([-1.,  3.], dtype=array_api_strict.float64)
     """
-    import array_api_compat
+    from . import _compat, check_copy, guarded
 
-    xp = array_api_compat.array_namespace(x, slope)
-    return xp.where(x < 0, x * slope, x)
+    xp = _compat(x).array_namespace(x, slope)
+    check_copy(x, tuple(x.shape), "compute prelu", mode="prelu", copies=3)
+    return guarded("prelu", [x, slope], lambda: xp.where(x < 0, x * slope, x))
 
 
 def gemm(a: Any, b: Any, c: Any, alpha: float, beta: float, wide: str) -> Any:
@@ -164,17 +165,27 @@ def gemm(a: Any, b: Any, c: Any, alpha: float, beta: float, wide: str) -> Any:
     Array([[6., 6.],
            [6., 6.]], dtype=array_api_strict.float64)
     """
-    import array_api_compat
+    from . import _compat, check_copy, guarded
 
-    xp = array_api_compat.array_namespace(a, b)
-    dev = array_api_compat.device(a)
+    compat = _compat(a)
+    xp = compat.array_namespace(a, b)
+    dev = compat.device(a)
     acc = getattr(xp, wide)
-    y = xp.matmul(xp.astype(a, acc), xp.astype(b, acc))
-    if alpha != 1.0:
-        y = y * xp.asarray(alpha, dtype=acc, device=dev)
-    if c is not None and beta != 0.0:
-        y = y + xp.astype(c, acc) * xp.asarray(beta, dtype=acc, device=dev)
-    return xp.astype(y, a.dtype)
+    shape = (int(a.shape[0]), int(b.shape[1]))
+    # A' and B' in the accumulator, the product, C's scaled term, and the result (at 8 bytes an element)
+    n_a, n_b = _size(a), _size(b)
+    copies = 3 + -(-(n_a + n_b) // max(shape[0] * shape[1], 1))
+    check_copy(a, shape, "compute A' @ B'", mode="gemm", copies=copies)
+
+    def run() -> Any:
+        y = xp.matmul(xp.astype(a, acc), xp.astype(b, acc))
+        if alpha != 1.0:
+            y = y * xp.asarray(alpha, dtype=acc, device=dev)
+        if c is not None and beta != 0.0:
+            y = y + xp.astype(c, acc) * xp.asarray(beta, dtype=acc, device=dev)
+        return xp.astype(y, a.dtype)
+
+    return guarded("gemm", [a, b, c], run)
 
 
 def _dtype(xp: Any, name: str) -> Any:
@@ -198,10 +209,23 @@ def layer_normalization(
     >>> y, mean.dtype
     (Array([[-1.,  1.]], dtype=array_api_strict.float64), array_api_strict.float32)
     """
-    import array_api_compat
+    from . import _compat, check_copy, guarded
 
-    xp = array_api_compat.array_namespace(x, scale)
+    compat = _compat(x)
+    xp = compat.array_namespace(x, scale)
     st = _dtype(xp, stash)
+    # the stash copy, its centred copy and square, the scaled product, the result (float64 at most)
+    check_copy(x, tuple(x.shape), "normalise X", mode="layer_normalization", copies=5)
+    return guarded(  # type: ignore[no-any-return]
+        "layer_normalization",
+        [x, scale, bias],
+        lambda: _layer_normalization(compat, xp, st, x, scale, bias, axis, epsilon, named),
+    )
+
+
+def _layer_normalization(
+    array_api_compat: Any, xp: Any, st: Any, x: Any, scale: Any, bias: Any, axis: int, epsilon: float, named: str
+) -> tuple[Any, Any, Any]:
     red = tuple(range(axis, x.ndim))
     xs = xp.astype(x, st)
     mean = xp.mean(xs, axis=red, keepdims=True)
@@ -222,11 +246,17 @@ def rms_normalization(x: Any, scale: Any, axis: int, epsilon: float, stash: str)
     >>> rms_normalization(xp.asarray([[3.0, 4.0]]), xp.asarray([[1.0, 2.0]]), 1, 0.0, "float64")
     Array([[0.84852814, 2.2627417 ]], dtype=array_api_strict.float64)
     """
-    import array_api_compat
+    from . import _compat, check_copy, guarded
 
-    xp = array_api_compat.array_namespace(x, scale)
+    compat = _compat(x)
+    xp = compat.array_namespace(x, scale)
     st = _dtype(xp, stash)
-    xs = xp.astype(x, st)
-    ms = xp.mean(xs * xs, axis=tuple(range(axis, x.ndim)), keepdims=True)
-    eps = xp.asarray(epsilon, dtype=st, device=array_api_compat.device(x))
-    return xp.astype(xs / xp.sqrt(ms + eps) * xp.astype(scale, st), scale.dtype)
+    check_copy(x, tuple(x.shape), "normalise X", mode="rms_normalization", copies=4)
+
+    def run() -> Any:
+        xs = xp.astype(x, st)
+        ms = xp.mean(xs * xs, axis=tuple(range(axis, x.ndim)), keepdims=True)
+        eps = xp.asarray(epsilon, dtype=st, device=compat.device(x))
+        return xp.astype(xs / xp.sqrt(ms + eps) * xp.astype(scale, st), scale.dtype)
+
+    return guarded("rms_normalization", [x, scale], run)

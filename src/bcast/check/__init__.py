@@ -22,14 +22,24 @@ def sample_model_path() -> str:
 
 
 def check(path: Any, *, progress: Any = None) -> Report:
-    """Check an ONNX model (``.onnx``) or an OpenVINO IR (``.xml`` with its ``.bin``)."""
-    p = os.fspath(path)
+    """Check an ONNX model (``.onnx``) or an OpenVINO IR (``.xml`` with its ``.bin``).
+
+    Raises :class:`CheckInputError` (one line, safe to print) for a model that cannot be read or is
+    not a valid graph: a missing file, not a regular file, too large, truncated, not a model, a
+    cycle, a tensor that nothing produces, and so on (see :mod:`bcast.check.files`,
+    :mod:`bcast.check.onnx_read` and :mod:`bcast.openvino.ir_read`).
+    """
+    try:
+        p = os.fsdecode(path)
+    except TypeError:
+        raise TypeError(f"check: the model is a path (str or os.PathLike), not {type(path).__name__}") from None
     if p.lower().endswith(".xml"):
         from .ir_model import check_ir
 
         return check_ir(p, progress=progress)
-    if not os.path.exists(p):
-        raise CheckInputError(f"{p}: no such file")
+    from .files import open_regular
+
+    os.close(open_regular(p)[0])  # a missing file or a FIFO is refused before onnx is imported
     try:
         import onnx  # noqa: F401
     except ImportError:

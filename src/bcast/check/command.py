@@ -1,14 +1,16 @@
-"""The ``bcast check MODEL`` command: a report on stdout, exit 0 (clean), 1 (problems) or 2 (unreadable)."""
+"""The ``bcast check MODEL`` command: a report on stdout, exit 0 (clean), 1 (problems), 2 (unreadable) or 3 (a bug)."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import traceback
 from typing import Any, TextIO
 
 from . import check
-from .report import CheckInputError
+from .files import path_text
+from .report import CheckInputError, show
 
 __all__ = ["run_check", "use_colour"]
 
@@ -30,7 +32,8 @@ class _Bar:
 
     def __init__(self, quiet: bool) -> None:
         self.on = not quiet and sys.stderr.isatty()
-        self.drawn = False
+        self.drawn = False  # ever drawn
+        self.visible = False  # on the screen now
 
     def __call__(self, done: int, total: int) -> None:
         if not self.on or total < PROGRESS_FROM or (done % 50 and done != total):
@@ -38,35 +41,52 @@ class _Bar:
         width = 30
         filled = width * done // max(total, 1)
         sys.stderr.write(f"\rchecking [{'#' * filled}{'.' * (width - filled)}] {done}/{total} nodes")
-        self.drawn = True
+        self.drawn = self.visible = True
         if done == total:
-            sys.stderr.write("\r" + " " * (width + 40) + "\r")
+            self.clear()
         sys.stderr.flush()
 
+    def clear(self) -> None:
+        if self.visible:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            self.visible = False
 
-def run_check(path: str, *, as_json: bool = False, quiet: bool = False, colour: str = "auto") -> int:
-    """Check ``path`` and print the report; the exit code says clean (0), problems (1) or unreadable (2)."""
+
+def run_check(
+    path: str, *, as_json: bool = False, quiet: bool = False, colour: str = "auto", debug: bool = False
+) -> int:
+    """Check ``path`` and print the report; the exit status says clean (0), problems (1), unreadable (2)
+    or an internal error of bcast (3: one line saying so, the traceback with ``debug``)."""
+    bar = _Bar(quiet)
     try:
-        report = check(path, progress=_Bar(quiet))
+        report = check(path, progress=bar)
     except CheckInputError as e:
-        if as_json:
-            print(json.dumps({"model": path, "error": str(e)}, indent=2))
-        else:
-            print(f"bcast check: cannot read the model: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # never a traceback for a model we cannot make sense of
-        msg = f"{type(e).__name__}: {e}"
-        if as_json:
-            print(json.dumps({"model": path, "error": msg}, indent=2))
-        else:
-            print(f"bcast check: cannot check {path}: {msg}", file=sys.stderr)
-        return 2
+        return _fail(path, f"cannot read the model: {e}", 2, as_json, bar)
+    except MemoryError:
+        return _fail(path, f"out of memory while checking {path_text(path)}: the model is too large", 2, as_json, bar)
+    except Exception as e:  # a bug of bcast (a model it cannot read is a CheckInputError): never disguised
+        bar.clear()
+        if debug:
+            traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+        what = f"{type(e).__name__}: {show(e, 600)}" if str(e) else type(e).__name__
+        hint = "" if debug else " (rerun with --debug for the traceback)"
+        msg = f"internal error while checking {path_text(path)}: {what}; this is a bug of bcast{hint}, please report it"
+        return _fail(path, msg, 3, as_json, bar)
     payload: Any = report.to_dict()
     if as_json:
         print(json.dumps(payload, indent=2))
     elif quiet:
-        for p in report.problems:
-            print(f"{report.model}: {p.node} ({p.op}): {p.kind}: {p.message}")
+        for line in report.problem_lines():
+            print(line)
     else:
         print(report.render(colour=use_colour(sys.stdout, colour)))
     return 0 if report.clean else 1
+
+
+def _fail(path: str, message: str, status: int, as_json: bool, bar: _Bar) -> int:
+    """One line on stderr (and with --json, the error as JSON on stdout); the exit status."""
+    bar.clear()
+    if as_json:
+        print(json.dumps({"model": path, "error": message, "status": status}, indent=2))
+    sys.stderr.write(f"bcast check: {show(message)}\n")
+    return status

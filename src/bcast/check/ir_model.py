@@ -26,8 +26,6 @@ def check_ir(path: str | os.PathLike[str], *, progress: Any = None) -> Report:
     from ..openvino.ir import check_ir as check_layers
 
     p = os.fspath(path)
-    if not os.path.exists(p):
-        raise CheckInputError(f"{p}: no such file")
     try:
         model = read_ir(p)
         layers = check_layers(model)

@@ -17,10 +17,11 @@ import numpy as np
 from ..api import elementwise_plan, plan
 from ..constraints import Constraint
 from ..dims import Dim, Shape, Tri
-from ..errors import BroadcastError
+from ..errors import BroadcastError, brief
 from ..onnx.handlers import LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8
 from ..ops import MULTIDIRECTIONAL, ONNX_OPERATORS
-from .report import CheckInputError, NodeReport, Problem, Report
+from .files import MAX_RANK
+from .report import NodeReport, Problem, Report
 
 __all__ = ["BROADCASTING", "check_onnx"]
 
@@ -34,18 +35,10 @@ Progress = Callable[[int, int], None]
 def _load(source: Any) -> Any:
     import onnx
 
-    if isinstance(source, onnx.ModelProto):
-        return source
-    path = os.fspath(source)
-    if not os.path.exists(path):
-        raise CheckInputError(f"{path}: no such file")
-    try:
-        model = onnx.load(path)
-    except Exception as e:  # onnx raises DecodeError, google.protobuf errors, OSError...
-        raise CheckInputError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
-    # protobuf parses many byte strings (an empty file, a TensorProto .pb) as a ModelProto without a graph
-    if not model.HasField("graph"):
-        raise CheckInputError(f"{path}: not an ONNX model (it holds no graph)")
+    from .onnx_read import load_model, validate
+
+    model = source if isinstance(source, onnx.ModelProto) else load_model(os.fspath(source))
+    validate(model)
     return model
 
 
@@ -53,7 +46,9 @@ def _dim(d: Any) -> Dim:
     if d.HasField("dim_value"):
         return Dim.static(d.dim_value) if d.dim_value >= 0 else Dim.dynamic()
     # onnx.shape_inference names a dim it cannot compute "unk__<n>": an unknown size, not the model's symbol
-    if d.HasField("dim_param") and not d.dim_param.startswith("unk__"):
+    if d.HasField("dim_param") and isinstance(d.dim_param, str) and not d.dim_param.startswith("unk__"):
+        if len(d.dim_param) > 200:
+            return Dim.dynamic()
         try:
             return Dim.symbol(d.dim_param)
         except BroadcastError:  # expressions such as "2*N" are not symbols bcast can reason about
@@ -65,17 +60,19 @@ def _shape_of(type_proto: Any) -> Shape | None:
     if type_proto.WhichOneof("value") != "tensor_type":
         return None
     tt = type_proto.tensor_type
-    if not tt.HasField("shape"):
+    if not tt.HasField("shape") or len(tt.shape.dim) > MAX_RANK:  # a rank no tensor can have: unknown
         return Shape.dynamic_rank()
     return Shape([_dim(d) for d in tt.shape.dim])
 
 
 class _Graph:
-    """Shapes and constant values of a graph's tensors, as the walk learns them."""
+    """Shapes and constant values of a graph's tensors, as the walk learns them.
+
+    Constants (initializers, ``Constant`` nodes) are kept as their TensorProto and decoded only
+    when a node needs the value (Expand's shape), and only when small: weights are never read.
+    """
 
     def __init__(self, model: Any, inferred: Any) -> None:
-        from onnx import numpy_helper
-
         g = model.graph
         self.declared: dict[str, Shape] = {}
         for vi in list(g.value_info) + list(g.output):
@@ -87,21 +84,51 @@ class _Graph:
             s = _shape_of(vi.type)
             if s is not None:
                 self.shapes[vi.name] = s
-        self.values: dict[str, np.ndarray] = {}
-        for t in g.initializer:
-            arr = numpy_helper.to_array(t)
-            self.values[t.name] = arr
-            self.shapes[t.name] = Shape(arr.shape)
+        self.tensors: dict[str, Any] = {}
+        self._values: dict[str, np.ndarray | None] = {}
+        for t in g.initializer:  # dims checked by validate(): non-negative, at most MAX_RANK of them
+            self.tensors[t.name] = t
+            self.shapes[t.name] = Shape(tuple(t.dims))
+        for st in g.sparse_initializer:
+            self.shapes[st.values.name] = Shape(tuple(st.dims))
         for node in g.node:
-            if node.op_type == "Constant" and node.output:
+            if node.op_type == "Constant" and node.output and node.domain in ("", "ai.onnx"):
                 for a in node.attribute:
-                    if a.name == "value":
-                        arr = numpy_helper.to_array(a.t)
-                        self.values[node.output[0]] = arr
-                        self.shapes[node.output[0]] = Shape(arr.shape)
+                    if a.name == "value" and a.HasField("t"):
+                        self.tensors[node.output[0]] = a.t
+                        self.shapes[node.output[0]] = Shape(tuple(a.t.dims))
 
     def shape(self, name: str) -> Shape:
         return self.shapes.get(name, Shape.dynamic_rank())
+
+    def value(self, name: str) -> np.ndarray | None:
+        """A small integer constant's value; ``None`` for anything else (never a weight, never external data)."""
+        if name in self._values:
+            return self._values[name]
+        t = self.tensors.get(name)
+        value = None
+        if (
+            t is not None
+            and t.data_type in _INTEGER_TYPES
+            and t.data_location != 1  # external: never read
+            and _count(t.dims) <= MAX_RANK
+        ):
+            from onnx import numpy_helper
+
+            value = numpy_helper.to_array(t)
+        self._values[name] = value
+        return value
+
+
+#: INT8..INT64 and UINT8..UINT64 (TensorProto.DataType)
+_INTEGER_TYPES = frozenset({2, 3, 4, 5, 6, 7, 12, 13})
+
+
+def _count(dims: Sequence[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
 
 
 def _opset(model: Any) -> int:
@@ -122,12 +149,55 @@ def _attr(node: Any, name: str, default: Any) -> Any:
     return default
 
 
+def _int_attr(node: Any, name: str, default: int) -> int:
+    """An integer attribute; one of another type makes the node invalid."""
+    v = _attr(node, name, default)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    raise _InvalidNodeError(f"the attribute {name!r} is {type(v).__name__} {brief(v)}, not an integer")
+
+
+class _InvalidNodeError(ValueError):
+    """A node that ONNX itself would refuse (its input count, an attribute's type, a shape of absurd length)."""
+
+
+def _arity(op: str, opset: int) -> tuple[int, int] | None:
+    """(min, max) inputs of ``op`` at ``opset``, from the installed onnx's schema; None when it has none."""
+    key = (op, opset)
+    if key not in _ARITY:
+        import onnx
+
+        try:
+            schema = onnx.defs.get_schema(op, opset, "")
+            _ARITY[key] = (int(schema.min_input), int(schema.max_input))
+        except Exception:  # onnx.defs.SchemaError: an operator this onnx does not define at this opset
+            _ARITY[key] = None
+    return _ARITY[key]
+
+
+_ARITY: dict[tuple[str, int], tuple[int, int] | None] = {}
+
+
+def _check_arity(node: Any, opset: int) -> None:
+    arity = _arity(node.op_type, opset)
+    if arity is None:
+        return
+    lo, hi = arity
+    n = len(node.input)
+    if not lo <= n <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}" if hi < 2**31 - 1 else f"at least {lo}"
+        raise _InvalidNodeError(f"{node.op_type} (opset {opset}) takes {want} inputs, the node has {n}")
+    missing = [k for k in range(lo) if not node.input[k]]
+    if missing:
+        raise _InvalidNodeError(f"{node.op_type}'s required input {missing[0]} is empty")
+
+
 def _rule(node: Any, opset: int, n_inputs: int) -> tuple[str, str, int]:
     """(description, bcast mode, axis) of a node's broadcasting."""
     op = node.op_type
     if op in LEGACY_BROADCAST and opset < 7:
-        if _attr(node, "broadcast", 0):
-            axis = int(_attr(node, "axis", -1))
+        if _int_attr(node, "broadcast", 0):
+            axis = _int_attr(node, "axis", -1)
             where = f", axis {axis}" if axis != -1 else ""
             return f"ONNX legacy broadcast=1{where} (opset {opset})", "legacy", axis
         return f"ONNX no broadcasting (opset {opset}, broadcast=0)", "none", -1
@@ -142,6 +212,11 @@ def _rule(node: Any, opset: int, n_inputs: int) -> tuple[str, str, int]:
 
 def _fmt(s: Shape) -> str:
     return str(s)
+
+
+def _listed(shapes: Sequence[Shape], n: int = 8) -> str:
+    text = ", ".join(_fmt(s) for s in shapes[:n])
+    return text + (f", ... ({len(shapes) - n} more)" if len(shapes) > n else "")
 
 
 def check_onnx(source: Any, *, progress: Progress | None = None) -> Report:
@@ -175,15 +250,21 @@ def _check_node(node: Any, index: int, opset: int, graph: _Graph, report: Report
     nname = node.name or f"{node.op_type}#{index}"
     ins = [n for n in node.input if n]
     shapes = [graph.shape(n) for n in ins]
-    desc, mode, axis = _rule(node, opset, len(ins))
     inputs_text = tuple(f"{n} {_fmt(s)}" for n, s in zip(ins, shapes, strict=True))
+    desc = "ONNX"
     try:
+        _check_arity(node, opset)
+        desc, mode, axis = _rule(node, opset, len(ins))
         out, cons = _infer(node, mode, axis, shapes, graph)
     except BroadcastError as e:
         report.nodes.append(NodeReport(nname, node.op_type, inputs_text, None, desc))
         report.problems.append(
             Problem(nname, node.op_type, "cannot-broadcast", str(e), axis=e.axis, dims=tuple(e.dims))
         )
+        return
+    except (_InvalidNodeError, TypeError) as e:  # TypeError: bcast's refusal of an argument (an attribute out of range)
+        report.nodes.append(NodeReport(nname, node.op_type, inputs_text, None, desc))
+        report.problems.append(Problem(nname, node.op_type, "invalid", str(e)))
         return
     report.nodes.append(NodeReport(nname, node.op_type, inputs_text, _fmt(out), desc))
     if node.output:
@@ -199,7 +280,7 @@ def _check_node(node: Any, index: int, opset: int, graph: _Graph, report: Report
                     nname,
                     node.op_type,
                     "constraint",
-                    f"the shapes {', '.join(_fmt(s) for s in shapes)} broadcast only if {c}",
+                    f"the shapes {_listed(shapes)} broadcast only if {c}",
                     axis=c.axis,
                     dims=c.symbols,
                 )
@@ -241,10 +322,10 @@ def _infer(node: Any, mode: str, axis: int, shapes: Sequence[Shape], graph: _Gra
             raise BroadcastError(
                 f"Gemm: A and B must be matrices, got {a} and {b}", mode="gemm", shapes=(str(a), str(b))
             )
-        m = a[1] if _attr(node, "transA", 0) else a[0]
-        k_a = a[0] if _attr(node, "transA", 0) else a[1]
-        k_b = b[1] if _attr(node, "transB", 0) else b[0]
-        n = b[0] if _attr(node, "transB", 0) else b[1]
+        m = a[1] if _int_attr(node, "transA", 0) else a[0]
+        k_a = a[0] if _int_attr(node, "transA", 0) else a[1]
+        k_b = b[1] if _int_attr(node, "transB", 0) else b[0]
+        n = b[0] if _int_attr(node, "transB", 0) else b[1]
         if k_a.eq(k_b) is Tri.NO:
             raise BroadcastError(
                 f"Gemm: the inner dims differ: K is {k_a} in A {a} and {k_b} in B {b}",
@@ -262,11 +343,17 @@ def _infer(node: Any, mode: str, axis: int, shapes: Sequence[Shape], graph: _Gra
 def _target_of(node: Any, graph: _Graph) -> Shape:
     """Expand's target: its constant value, else a shape of unknown dims of the known length."""
     name = node.input[1]
-    if name in graph.values:
-        return Shape(tuple(int(v) for v in np.asarray(graph.values[name]).reshape(-1)))
+    value = graph.value(name)
+    if value is not None:
+        return Shape(tuple(int(v) for v in value.reshape(-1)))
     s = graph.shape(name)
     if s.rank == 1 and s[0].is_static:
-        return Shape([Dim.dynamic()] * int(s[0]))
+        n = int(s[0])
+        if n > MAX_RANK:
+            raise _InvalidNodeError(
+                f"Expand's shape input {name!r} holds {n:,} values: a rank above {MAX_RANK} (bcast's and NumPy's limit)"
+            )
+        return Shape([Dim.dynamic()] * n)
     return Shape.dynamic_rank()
 
 

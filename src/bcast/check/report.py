@@ -12,12 +12,53 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..constraints import Constraint, Constraints
+from ..errors import MESSAGE_BYTES, elide, printable
 
-__all__ = ["CheckInputError", "NodeReport", "Problem", "Report", "SymbolReport"]
+__all__ = ["CheckInputError", "NodeReport", "Problem", "Report", "SymbolReport", "show"]
+
+
+def show(text: object, limit: int = MESSAGE_BYTES) -> str:
+    r"""``text`` made safe for one line of a terminal: control characters escaped, at most ``limit`` bytes.
+
+    A name from a model (or a path from the command line) may hold ANSI escapes, NUL, CR, newlines
+    or bytes that are not UTF-8 (surrogates, from ``surrogateescape``): each is escaped.
+
+    >>> show("add\x1b[2J\nfake")
+    'add\\x1b[2J\\nfake'
+    >>> show(b"\xffx")
+    '\\xffx'
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "backslashreplace")
+    t = str(text)
+    if len(t) > 4 * limit:  # never escape (or encode) megabytes only to elide them
+        head, tail = t[: limit // 2], t[len(t) - limit // 4 :]
+        return elide(f"{_clean(head)} ...({len(t) - len(head) - len(tail):,} chars)... {_clean(tail)}", limit)
+    return elide(_clean(t), limit)
+
+
+def _clean(t: str) -> str:
+    t = printable(t, newlines=False)
+    if not t.isascii():
+        # lone surrogates (a path that is not UTF-8) cannot be written to a UTF-8 stream: escape them
+        t = t.encode("utf-8", "surrogateescape" if _only_escapes(t) else "backslashreplace").decode(
+            "utf-8", "backslashreplace"
+        )
+    return t
+
+
+def _only_escapes(t: str) -> bool:
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in t)
 
 
 class CheckInputError(ValueError):
-    """A model that cannot be read (missing file, not a model, a corrupt weights file)."""
+    """A model that cannot be read (missing file, not a model, a corrupt weights file, an invalid graph).
+
+    Its message is one line, control characters escaped, at most about 1800 bytes.
+    """
+
+    def __init__(self, message: object) -> None:
+        super().__init__(show(message))
 
 
 @dataclass(frozen=True)
@@ -35,7 +76,7 @@ class NodeReport:
 
 
 #: kinds of problem, in the order a report lists them
-KINDS = ("cannot-broadcast", "contradiction", "declared-shape", "constraint", "quirk", "unsupported")
+KINDS = ("cannot-broadcast", "invalid", "contradiction", "declared-shape", "constraint", "quirk", "unsupported")
 
 
 @dataclass(frozen=True)
@@ -100,11 +141,15 @@ class Report:
                 text = " and ".join(str(c) for c in cons)
             elif not allowed:
                 text = "no size"
-                detail = "; ".join(f"{c!s} at {n} ({o})" for n, o, c in items if c.kind == "in")
+                ins = [(n, o, c) for n, o, c in items if c.kind == "in"]
+                detail = "; ".join(f"{c!s} at {n} ({o})" for n, o, c in ins[:MAX_LISTED])
+                if len(ins) > MAX_LISTED:
+                    detail += f"; and {len(ins) - MAX_LISTED} more"
+                ops = tuple(dict.fromkeys(o for _, o, _ in items))
                 self.problems.append(
                     Problem(
-                        node=", ".join(nodes),
-                        op=", ".join(dict.fromkeys(o for _, o, _ in items)),
+                        node=_first(nodes),
+                        op=_first(ops),
                         kind="contradiction",
                         message=f"the constraints on {sym} contradict each other: {detail}; no size of {sym} "
                         "satisfies them all",
@@ -138,18 +183,24 @@ class Report:
         def paint(text: str, code: str) -> str:
             return f"\033[{code}m{text}\033[0m" if colour else text
 
-        lines = [paint(f"{self.model}", "1") + f" ({self.format}): {len(self.nodes)} broadcasting nodes"]
+        head = f" ({show(self.format, 40)}): {len(self.nodes)} broadcasting nodes"
+        lines = [paint(show(self.model, 400), "1") + head]
         if self.nodes:
-            w_name = max(len(n.name) for n in self.nodes)
-            w_op = max(len(n.op) for n in self.nodes)
-            for n in self.nodes:
-                ins = ", ".join(n.inputs)
-                lines.append(f"  {n.name:<{w_name}}  {n.op:<{w_op}}  {n.rule}: {ins} -> {n.output or '(error)'}")
+            names = [show(n.name, NAME_CHARS) for n in self.nodes]
+            ops = [show(n.op, NAME_CHARS) for n in self.nodes]
+            w_name = min(max(len(n) for n in names), COLUMN_CHARS)
+            w_op = min(max(len(o) for o in ops), COLUMN_CHARS)
+            for n, name, op in zip(self.nodes, names, ops, strict=True):
+                ins = show(", ".join(show(i, NAME_CHARS) for i in n.inputs[:MAX_LISTED]), 4 * NAME_CHARS)
+                if len(n.inputs) > MAX_LISTED:
+                    ins += f", ... ({len(n.inputs) - MAX_LISTED} more)"
+                out = show(n.output, NAME_CHARS) if n.output else "(error)"
+                lines.append(f"  {name:<{w_name}}  {op:<{w_op}}  {show(n.rule, NAME_CHARS)}: {ins} -> {out}")
         if self.constraints:
             lines.append("")
             lines.append(paint("symbolic dims", "1"))
             for c in self.constraints:
-                lines.append(f"  {c.dim}: {c.allowed}   (from {', '.join(c.nodes)})")
+                lines.append(f"  {show(c.dim, NAME_CHARS)}: {show(c.allowed)}   (from {_names(c.nodes)})")
         lines.append("")
         if not self.problems:
             lines.append(paint("no problems found", "32"))
@@ -157,7 +208,33 @@ class Report:
         lines.append(paint(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}", "1;31"))
         for p in self.problems:
             where = f" at axis {p.axis}" if p.axis is not None else ""
-            dims = f" (dims {', '.join(p.dims)})" if p.dims else ""
-            lines.append(f"  {paint(p.kind, '31' if p.kind != 'constraint' else '33')}: {p.node} ({p.op}){where}{dims}")
-            lines.append(f"    {p.message}")
+            dims = f" (dims {_names(p.dims)})" if p.dims else ""
+            kind = paint(show(p.kind, 40), "31" if p.kind != "constraint" else "33")
+            lines.append(f"  {kind}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}){where}{dims}")
+            lines.append(f"    {show(p.message)}")
         return "\n".join(lines)
+
+    def problem_lines(self) -> list[str]:
+        """One line per problem (``--quiet``): ``model: node (op): kind: message``, safe for a terminal."""
+        model = show(self.model, 400)
+        return [
+            f"{model}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}): {show(p.kind, 40)}: {show(p.message)}"
+            for p in self.problems
+        ]
+
+
+#: how much of a name a text report shows, the widest a column grows, how many inputs a node line lists
+NAME_CHARS = 160
+COLUMN_CHARS = 48
+MAX_LISTED = 8
+
+
+def _first(items: tuple[str, ...]) -> str:
+    """The first few of ``items``, joined, and how many more there are."""
+    more = f", ... ({len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else ""
+    return ", ".join(items[:MAX_LISTED]) + more
+
+
+def _names(items: tuple[str, ...]) -> str:
+    shown = ", ".join(show(x, NAME_CHARS) for x in items[:MAX_LISTED])
+    return shown + (f", ... ({len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else "")

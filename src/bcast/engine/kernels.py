@@ -32,7 +32,10 @@ __all__ = [
     "coalesce",
     "elementwise",
     "fill_broadcast",
+    "internal_overlap",
+    "overlaps",
     "reduce_sum",
+    "same_elements",
     "units",
 ]
 
@@ -48,6 +51,89 @@ BLOCK_BYTES = 1 << 22
 SHORT_RUN = 128
 
 Index = tuple[Any, ...]
+
+#: The effort NumPy's exact overlap solver may spend on one pair of arrays before the pair
+#: counts as overlapping (measured: about a microsecond for shifted, interleaved, transposed
+#: and broadcast views of one buffer; only pairs whose address ranges intersect get here).
+OVERLAP_WORK = 1 << 12
+#: Outputs with irregular strides up to this many elements get the exact internal-overlap
+#: check (their byte offsets sorted: 8 bytes an element); larger ones are refused.
+EXACT_OVERLAP_ELEMENTS = 1 << 20
+
+
+def overlaps(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` may share a byte: NumPy's bounds check, refined within :data:`OVERLAP_WORK`.
+
+    Conservative: ``True`` when the solver gives up. Empty arrays overlap nothing.
+
+    >>> import numpy as np
+    >>> x = np.zeros(10)
+    >>> overlaps(x[1:], x[:-1]), overlaps(x[::2], x[1::2]), overlaps(x[:5], x[5:])
+    (True, False, False)
+    """
+    if not a.size or not b.size or not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=OVERLAP_WORK))  # type: ignore[arg-type]
+    except np.exceptions.TooHardError:  # pragma: no cover - needs strides beyond the budget
+        return True
+
+
+def same_elements(dest: np.ndarray, src: np.ndarray) -> bool:
+    """Whether ``src`` broadcast to ``dest.shape`` is ``dest``'s elements exactly, one for one.
+
+    Then each element of the output is computed from the input element at the same
+    address only, which a ufunc run in place (whole or block by block) gets right.
+
+    >>> import numpy as np
+    >>> x = np.zeros((3, 4))
+    >>> same_elements(x, x), same_elements(x, x[:1]), same_elements(x[1:], x[:-1])
+    (True, False, False)
+    """
+    if src.dtype.itemsize != dest.dtype.itemsize or src.ndim > dest.ndim:
+        return False
+    lead = dest.ndim - src.ndim
+    for k, (n, s) in enumerate(zip(dest.shape, dest.strides, strict=True)):
+        if n == 1:
+            continue  # a size-1 axis has no second element: its stride is never used
+        if k < lead or src.shape[k - lead] != n or src.strides[k - lead] != s:
+            return False  # src is broadcast (stride 0) along an axis dest walks
+    # the same steps: the same elements exactly when they start at the same address (read last: it costs most)
+    return bool(src.__array_interface__["data"][0] == dest.__array_interface__["data"][0])
+
+
+def internal_overlap(a: np.ndarray) -> bool:
+    """Whether two elements of ``a`` share a byte: a 0 stride, or strides that fold axes onto each other.
+
+    Such an array (``as_strided(..., writeable=True)``) cannot hold a result: writing
+    one element changes another. Strides that provably keep every element apart (each
+    axis, by size of stride, steps past all the smaller ones' reach) are checked in
+    O(ndim); other strides exactly, by sorting the elements' offsets, up to
+    :data:`EXACT_OVERLAP_ELEMENTS` elements, and count as overlapping beyond that.
+
+    >>> import numpy as np
+    >>> from numpy.lib.stride_tricks import as_strided
+    >>> x = np.zeros(12)
+    >>> internal_overlap(x.reshape(3, 4).T), internal_overlap(as_strided(x, (3, 4), (8, 8), writeable=True))
+    (False, True)
+    """
+    if a.flags.c_contiguous or a.flags.f_contiguous or a.size <= 1:
+        return False
+    axes = sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n > 1)
+    reach = a.itemsize  # bytes spanned by one element, then by the axes taken so far
+    for stride, n in axes:
+        if stride < reach:
+            break
+        reach += stride * (n - 1)
+    else:
+        return False
+    if axes[0][0] == 0 or a.size > EXACT_OVERLAP_ELEMENTS:
+        return True
+    offsets = np.zeros((), np.int64)
+    for stride, n in axes:  # every element's byte offset (signs do not matter: a reflection)
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * stride)
+    flat = np.sort(offsets, axis=None)
+    return bool(np.any(np.diff(flat) < a.itemsize))
 
 
 def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
@@ -87,11 +173,13 @@ def units(shape: Sequence[int], unit: int) -> list[Index]:
 
     >>> units((4, 6), 12)
     [(slice(0, 2, None),), (slice(2, 4, None),)]
+    >>> units((), 12)
+    [(Ellipsis,)]
     >>> len(units((8, 256, 16384), 1 << 16))
     512
     """
     if not shape:
-        return [()]
+        return [(Ellipsis,)]  # a 0-d unit: ``a[...]`` is a view that can be written; ``a[()]`` is a scalar
     inner = 1
     for n in shape:
         inner *= n
@@ -121,7 +209,10 @@ def _serial(nbytes: int) -> bool:
 
 
 def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
-    """Write ``src`` (a view already broadcast to ``dest.shape``, same dtype) into ``dest``.
+    """Write ``src`` (a view already broadcast to ``dest.shape``, same dtype up to byte order) into ``dest``.
+
+    ``dest`` must not overlap ``src`` (units run in any order, on several threads): the
+    callers copy an overlapping source first.
 
     Coalesced, cut into units and threaded. When the outermost coalesced axis is a
     broadcast one and the innermost broadcast run is short (NumPy's copy loop would
@@ -129,7 +220,7 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
     axis and replicated from there with contiguous copies that read from cache.
     """
     if _serial(dest.nbytes) or dest.dtype.hasobject:
-        np.copyto(dest, src, casting="no")  # object arrays: NumPy's loop holds the GIL anyway
+        np.copyto(dest, src, casting="equiv")  # object arrays: NumPy's loop holds the GIL anyway
         return
     d, (s,) = _coalesced(dest, [src])
     item = dest.dtype.itemsize
@@ -139,7 +230,7 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
 
         def replicate(u: Index) -> None:
             block = first_d[u]
-            np.copyto(block, first_s[u], casting="no")
+            np.copyto(block, first_s[u], casting="equiv")
             for i in range(1, d.shape[0]):
                 np.copyto(d[i][u], block, casting="no")
 
@@ -147,7 +238,7 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
         return
 
     def copy(u: Index) -> None:
-        np.copyto(d[u], s[u], casting="no")
+        np.copyto(d[u], s[u], casting="equiv")
 
     run_units(copy, units(d.shape, unit))
 
@@ -161,7 +252,10 @@ def elementwise(
 
     Every operand must broadcast to ``dest.shape`` by NumPy's rule; none is ever
     materialised (each unit is a view), and a unit's partial results stay in cache
-    between the folds. ``dest`` must not overlap any operand (the caller checks).
+    between the folds. ``dest`` must not overlap any operand (the caller checks, see
+    :func:`overlaps`), except that the first two may be ``dest``'s elements exactly
+    (:func:`same_elements`) when ``kernel`` is one ufunc call: units run in any order on
+    several threads, so a unit must read nothing that another unit writes.
     """
 
     def fold(*views: np.ndarray) -> None:
@@ -180,7 +274,8 @@ def blockwise(
 
     ``fn`` must be elementwise (a block of ``dest`` depends only on the same block of
     each operand) and must not raise for one block where it would not for the whole.
-    Operands broadcast to ``dest.shape`` by NumPy's rule and are never materialised.
+    Operands broadcast to ``dest.shape`` by NumPy's rule and are never materialised;
+    ``dest`` must not overlap them (blocks are written in any order, on several threads).
 
     >>> import numpy as np
     >>> from bcast.engine.kernels import blockwise

@@ -13,7 +13,7 @@ import numpy as np
 from ..dims import Shape
 from ..errors import BroadcastError, as_given
 from ..plan import require_cotangent, require_static
-from .kernels import SERIAL_BYTES, fill_broadcast, reduce_sum
+from .kernels import SERIAL_BYTES, fill_broadcast, internal_overlap, overlaps, reduce_sum
 from .memory import _call, _span, check_allocation
 from .pool import empty as pooled_empty
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..plan import Plan
 
-__all__ = ["as_array", "backward", "bind_symbols", "check_allocation", "materialize", "view"]
+__all__ = ["as_array", "backward", "bind_symbols", "check_allocation", "materialize", "native", "view"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, np.generic)
 
@@ -184,10 +184,10 @@ def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> 
             check_allocation(st.output, arr.dtype, mode=plan.mode, given=plan.given)
             dest = pooled_empty(st.output, arr.dtype)
         else:
-            _check_out(out, st.output, arr, plan)
+            arr = _check_out(out, st.output, arr, plan)
             dest = out
         if dest.nbytes < SERIAL_BYTES:
-            np.copyto(dest, arr.reshape(st.aligned), casting="no")  # copyto broadcasts: no view to build
+            np.copyto(dest, arr.reshape(st.aligned), casting="equiv")  # copyto broadcasts: no view to build
         else:
             fill_broadcast(dest, np.broadcast_to(arr.reshape(st.aligned), st.output))
         return dest
@@ -197,13 +197,14 @@ def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> 
         check_allocation(shape, arr.dtype, mode=p.mode, given=p.given)
         result = pooled_empty(shape, arr.dtype)
     else:
-        _check_out(out, shape, arr, p)
+        arr = _check_out(out, shape, arr, p)
         result = out
     fill_broadcast(result, np.broadcast_to(_aligned(p, arr), shape))
     return result
 
 
-def _check_out(out: object, shape: tuple[int, ...], x: np.ndarray, plan: Plan) -> None:
+def _check_out(out: object, shape: tuple[int, ...], x: np.ndarray, plan: Plan) -> np.ndarray:
+    """Refuse an ``out`` that cannot take the broadcast; the data to read (a copy where ``out`` overlaps it)."""
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{plan.mode}: out must be a NumPy array, got {type(out).__name__}")
     if out.shape != shape:
@@ -212,24 +213,41 @@ def _check_out(out: object, shape: tuple[int, ...], x: np.ndarray, plan: Plan) -
             mode=plan.mode,
             shapes=(str(Shape(out.shape)), str(Shape(shape))),
         )
-    if out.dtype != x.dtype:
+    if not _same_type(out.dtype, x.dtype):
         raise TypeError(
             f"{plan.mode}: out has dtype {out.dtype}, but the data is {x.dtype}; "
             "a broadcast does not convert (cast the data first)"
         )
     if not out.flags.writeable:
         raise BroadcastError(f"{plan.mode}: out is read-only", mode=plan.mode)
-    if out.size and x.size and np.may_share_memory(out, x):
-        try:
-            overlap = bool(np.shares_memory(out, x, max_work=10**6))  # type: ignore[arg-type]
-        except np.exceptions.TooHardError:  # pragma: no cover - exotic strides
-            overlap = True
-        if overlap:
-            raise BroadcastError(
-                f"{plan.mode}: out overlaps the data; writing the broadcast into it would "
-                "overwrite the input while it is read",
-                mode=plan.mode,
-            )
+    if internal_overlap(out):
+        raise BroadcastError(
+            f"{plan.mode}: out has internal overlap (strides {out.strides} for shape {Shape(out.shape)} make "
+            "two of its elements share memory), so it cannot hold a result; pass a fresh array, "
+            "or np.ascontiguousarray of it",
+            mode=plan.mode,
+            accepted="an out whose elements do not share memory",
+        )
+    if overlaps(out, x):
+        # the units write out in any order, on several threads, while they read x: read a copy
+        # (the data, not the output: a broadcast's data is the smaller of the two)
+        return np.array(x, copy=True)
+    return x
+
+
+def _same_type(a: np.dtype[Any], b: np.dtype[Any]) -> bool:
+    """Equal dtypes up to byte order (``>f8`` holds the same values as ``<f8``: NumPy copies between them)."""
+    return a == b or (a.byteorder != b.byteorder and a.newbyteorder("=") == b.newbyteorder("="))
+
+
+def native(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """``dtype`` in this machine's byte order (NumPy's results of arithmetic and sums are native).
+
+    >>> import numpy as np
+    >>> native(np.dtype(">f8")) == np.dtype(np.float64), native(np.dtype("U3"))
+    (True, dtype('<U3'))
+    """
+    return dtype if dtype.isnative else dtype.newbyteorder("=")
 
 
 _REDUCIBLE = "biufcmO"
@@ -238,14 +256,17 @@ _REDUCIBLE = "biufcmO"
 def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
     g = as_array(dy, "dy")
     require_cotangent(plan, g.shape)
-    acc = _accumulator(g.dtype)
+    # a sum's dtype is native, as NumPy's (np.add.reduce of >f8 gives float64): a big-endian
+    # dy sums as its native twin, and NumPy's loops read it swapped
+    dtype = native(g.dtype)
+    acc = _accumulator(dtype)
     axes = plan.broadcast_axes or ()
     # timedelta: NumPy's reduce keeps the unit only when no dtype is forced on it
-    red = None if g.dtype.kind == "m" else acc
+    red = None if dtype.kind == "m" else acc
     if not axes:
-        return np.array(g, dtype=g.dtype, copy=True).reshape(plan.data_shape.to_tuple())
+        return np.array(g, dtype=dtype, copy=True).reshape(plan.data_shape.to_tuple())
     summed = reduce_sum(g, tuple(axes), red)
-    return np.asarray(summed, dtype=g.dtype).reshape(plan.data_shape.to_tuple())
+    return np.asarray(summed, dtype=dtype).reshape(plan.data_shape.to_tuple())
 
 
 def _accumulator(dtype: np.dtype[Any]) -> np.dtype[Any]:

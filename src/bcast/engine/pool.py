@@ -74,6 +74,19 @@ def clear() -> None:
         _held[0] = 0
 
 
+def _after_fork_in_child() -> None:
+    # another thread of the parent may have held the lock at the fork, and may have been
+    # changing the free lists: the child starts with a fresh lock and an empty pool
+    global _lock
+    _lock = threading.Lock()
+    _free.clear()
+    _held[0] = 0
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _give_back(buf: np.ndarray) -> None:
     n = buf.nbytes
     with _lock:

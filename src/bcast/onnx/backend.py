@@ -28,7 +28,9 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
-from .handlers import HANDLERS, Call, OnnxRunError
+from ..engine.memory import _span, check_allocation, out_of_memory
+from ..errors import BroadcastError, brief
+from .handlers import HANDLERS, MAX_RANK, Call, OnnxRunError, as_input
 
 __all__ = [
     "BcastBackend",
@@ -48,11 +50,72 @@ class UnsupportedOperatorError(OnnxRunError, NotImplementedError):
 _DEFAULT_OPSET = onnx.defs.onnx_opset_version()
 
 
+def _opset_version(value: object, where: str) -> int:
+    """An opset version of the default domain: an integer from 1 to the newest this onnx package knows."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{where}: the opset version must be an integer, got {brief(value)} ({type(value).__name__})")
+    v = int(value)
+    if not 1 <= v <= _DEFAULT_OPSET:
+        raise OnnxRunError(
+            f"{where}: opset version {brief(v, 40)} of the default ONNX domain does not exist here; "
+            f"accepted: 1 to {_DEFAULT_OPSET} (the newest this onnx package knows)",
+            accepted=f"1 to {_DEFAULT_OPSET}",
+        )
+    return v
+
+
+#: the TensorProto fields that hold values one by one (raw_data holds them as bytes)
+_DATA_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
+    """A TensorProto (initializer, Constant value) as an array, its dims checked before anything is allocated.
+
+    Negative dims, more than NumPy's rank, dims that multiply past what the data holds (a
+    ``[2**62]`` tensor with no values), external data not loaded, an unknown element type:
+    each is an :class:`OnnxRunError` naming the tensor, never a ``MemoryError`` or onnx's own error.
+    """
+    name = f"{what} {brief(t.name)}" if t.name else what
+    if len(t.dims) > MAX_RANK:
+        raise OnnxRunError(f"{name}: rank {len(t.dims)} is more than NumPy's limit of {MAX_RANK} dims")
+    dims = [int(d) for d in t.dims]
+    shown = brief(dims)
+    negative = [d for d in dims if d < 0]
+    if negative:
+        raise OnnxRunError(f"{name}: dims {shown} hold a negative dim ({negative[0]})", shapes=(shown,))
+    if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data):
+        raise OnnxRunError(
+            f"{name}: its data is stored outside the model (external data) and was not loaded; load the model "
+            "with onnx.load(path) from its folder, which reads it"
+        )
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type))
+    except (KeyError, ValueError, TypeError):
+        raise OnnxRunError(f"{name}: unknown element type {t.data_type}") from None
+    n = 1
+    for d in dims:
+        n *= d
+    # elements the stored data can hold, at the most: 4 a byte of raw data (2-bit types), 8 a stored value
+    stored = 4 * len(t.raw_data) + 8 * sum(len(getattr(t, f)) for f in _DATA_FIELDS)
+    if n > stored:
+        raise OnnxRunError(
+            f"{name}: dims {shown} ask for {n} elements, but the tensor holds data for at most {stored}",
+            shapes=(shown,),
+        )
+    if _span(tuple(dims), dtype.itemsize) > np.iinfo(np.intp).max:
+        raise OnnxRunError(f"{name}: dims {shown} span more bytes than NumPy can index", shapes=(shown,))
+    check_allocation(tuple(dims), dtype, mode=name, copies=2, hint="the tensor is too big to load here")
+    try:
+        return numpy_helper.to_array(t)
+    except (ValueError, TypeError, KeyError) as e:
+        raise OnnxRunError(f"{name}: cannot be read: {brief(str(e))}") from None
+
+
 def _attributes(node: onnx.NodeProto) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
     for a in node.attribute:
         if a.type == onnx.AttributeProto.TENSOR:
-            attrs[a.name] = numpy_helper.to_array(a.t)
+            attrs[a.name] = tensor_array(a.t, f"{node.op_type} node {brief(node.name)}: attribute {a.name}")
         elif a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
             attrs[a.name] = a  # no supported operator takes a subgraph; kept for the message
         else:
@@ -68,13 +131,13 @@ def _step(node: onnx.NodeProto, index: int, opsets: Mapping[str, int]) -> tuple[
     domain = node.domain or "ai.onnx"
     name = node.name or f"#{index}"
     if domain != "ai.onnx" or node.op_type not in HANDLERS:
-        where = f"domain {node.domain!r} " if domain != "ai.onnx" else ""
+        where = f"domain {brief(node.domain)} " if domain != "ai.onnx" else ""
         raise UnsupportedOperatorError(
-            f"{node.op_type} node {name!r}: the bcast backend does not implement the {where}operator "
-            f"{node.op_type!r}; it runs ONNX's broadcasting operators and their plumbing: "
+            f"{brief(node.op_type)[1:-1]} node {brief(name)}: the bcast backend does not implement the {where}operator "
+            f"{brief(node.op_type)}; it runs ONNX's broadcasting operators and their plumbing: "
             + ", ".join(sorted(HANDLERS))
         )
-    opset = opsets.get(domain, _DEFAULT_OPSET)
+    opset = _opset_version(opsets.get(domain, _DEFAULT_OPSET), f"{node.op_type} node {brief(name)}")
     return Call(node.op_type, name, _attributes(node), opset), list(node.input), list(node.output)
 
 
@@ -85,7 +148,7 @@ class BcastRep(BackendRep):
         graph = model.graph
         opsets = _opsets(model)
         self.steps = [_step(n, i, opsets) for i, n in enumerate(graph.node)]
-        self.constants = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        self.constants = {t.name: tensor_array(t, "initializer") for t in graph.initializer}
         self.input_names = [i.name for i in graph.input if i.name not in self.constants]
         self.output_names = [o.name for o in graph.output]
 
@@ -97,7 +160,7 @@ class BcastRep(BackendRep):
             args = [None if n == "" else self._fetch(values, n, call) for n in ins]
             while args and args[-1] is None:  # trailing optional inputs left out
                 args.pop()
-            results = HANDLERS[call.op](call, args)
+            results = _run(call, args)
             for n, r in zip(outs, results, strict=False):
                 if n:
                     values[n] = r
@@ -107,21 +170,34 @@ class BcastRep(BackendRep):
         if isinstance(inputs, Mapping):
             unknown = set(inputs) - set(self.input_names) - set(self.constants)
             if unknown:
-                raise OnnxRunError(f"unknown input names {sorted(unknown)}; the model takes {self.input_names}")
-            return {k: np.asarray(v) for k, v in inputs.items()}
-        if isinstance(inputs, np.ndarray) or np.isscalar(inputs):
+                raise OnnxRunError(
+                    f"unknown input names {brief(sorted(map(str, unknown)))}; the model takes {brief(self.input_names)}"
+                )
+            return {k: as_input(v, f"input {brief(k)}") for k, v in inputs.items()}
+        if isinstance(inputs, np.ndarray) or np.isscalar(inputs) or not isinstance(inputs, (list, tuple)):
             inputs = [inputs]
         seq = list(inputs)
         if len(seq) > len(self.input_names):
-            raise OnnxRunError(f"{len(seq)} inputs given; the model takes {len(self.input_names)}: {self.input_names}")
-        return {n: np.asarray(v) for n, v in zip(self.input_names, seq, strict=False)}
+            raise OnnxRunError(
+                f"{len(seq)} inputs given; the model takes {len(self.input_names)}: {brief(self.input_names)}"
+            )
+        return {n: as_input(v, f"input {brief(n)}") for n, v in zip(self.input_names, seq, strict=False)}
 
     @staticmethod
     def _fetch(values: Mapping[str, Any], name: str, call: Call | None) -> Any:
         if name not in values:
-            who = f"{call.op} node {call.name!r}" if call else "the graph's outputs"
-            raise OnnxRunError(f"{who} needs the value {name!r}, which no input, initializer or node provides")
+            who = f"{call.op} node {brief(call.name)}" if call else "the graph's outputs"
+            raise OnnxRunError(f"{who} needs the value {brief(name)}, which no input, initializer or node provides")
         return values[name]
+
+
+def _run(call: Call, args: list[Any]) -> list[Any]:
+    """One node's handler; a ``MemoryError`` that slips past the checks becomes a ``BroadcastError`` naming the node."""
+    try:
+        return HANDLERS[call.op](call, args)
+    except MemoryError as e:
+        err = out_of_memory(f"{call.op} node {brief(call.name)}", args, e)
+    raise err
 
 
 class BcastBackend(Backend):
@@ -131,7 +207,7 @@ class BcastBackend(Backend):
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
         try:
             BcastRep(model)
-        except OnnxRunError:
+        except (BroadcastError, TypeError):  # OnnxRunError is a BroadcastError
             return False
         return cls.supports_device(device)
 
@@ -159,11 +235,22 @@ class BcastBackend(Backend):
         """Run one node; ``opset_version=`` (keyword) picks its version (default: the newest)."""
         if not cls.supports_device(device):
             raise OnnxRunError(f"the bcast backend runs on the CPU only, not on {device!r}")
-        opset = int(kwargs.get("opset_version", _DEFAULT_OPSET))
+        if not isinstance(node, onnx.NodeProto):
+            raise TypeError(f"run_node takes an onnx.NodeProto, got {type(node).__name__}")
+        opset = kwargs.get("opset_version")
+        opset = _DEFAULT_OPSET if opset is None else _opset_version(opset, f"run_node of {brief(node.op_type)}")
         call, ins, _ = _step(node, 0, {(node.domain or "ai.onnx"): opset})
-        given = list(inputs.values()) if isinstance(inputs, Mapping) else list(inputs)
-        args = [None if n == "" else v for n, v in zip(ins, given, strict=False)]
-        return tuple(HANDLERS[call.op](call, args))
+        if isinstance(inputs, Mapping):
+            given = list(inputs.values())
+        elif isinstance(inputs, (list, tuple)):
+            given = list(inputs)
+        else:
+            raise TypeError(f"run_node takes its inputs as a list or a dict, got {type(inputs).__name__}")
+        args = [
+            None if n == "" or v is None else as_input(v, f"{call.op} node {brief(call.name)}: input {i}")
+            for i, (n, v) in enumerate(zip(ins, given, strict=False))
+        ]
+        return tuple(_run(call, args))
 
     @classmethod
     def supports_device(cls, device: str) -> bool:

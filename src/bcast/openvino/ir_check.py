@@ -37,6 +37,7 @@ the IR says 7, the rule 50
 
 from __future__ import annotations
 
+import heapq
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -48,7 +49,7 @@ import numpy.typing as npt
 
 from ..dims import Dim, Shape
 from ..errors import BroadcastError
-from .ir_read import IRError, IRLayer, IRModel, IRPort, read_ir
+from .ir_read import ELEMENT_TYPES, MAX_RANK, IRError, IRLayer, IRModel, IRPort, read_ir
 
 __all__ = [
     "ELTWISE_OPS",
@@ -272,26 +273,37 @@ def check_ir(model: IRModel | str | os.PathLike[str]) -> list[LayerCheck]:
 
 
 def _topological(model: IRModel) -> list[IRLayer]:
-    """Layers in an order where every producer comes first (file order breaks ties; cycles keep file order)."""
-    preds: dict[int, set[int]] = {layer.id: set() for layer in model.layers}
+    """Layers in an order where every producer comes first (file order breaks ties; cycles keep file order).
+
+    Kahn's algorithm with the ready layers in a heap by file position: linear up to a log factor.
+    """
+    layers = model.layers
+    index = {layer.id: i for i, layer in enumerate(layers)}
+    succ: list[list[int]] = [[] for _ in layers]
+    waiting = [0] * len(layers)
     for e in model.edges:
-        preds[e.to_layer].add(e.from_layer)
-    done: set[int] = set()
-    order: list[IRLayer] = []
-    pending = list(model.layers)
-    while pending:
-        rest = [layer for layer in pending if not preds[layer.id] <= done]
-        ready = [layer for layer in pending if preds[layer.id] <= done]
-        if not ready:  # a cycle (not a valid IR): keep the remaining layers in file order
-            ready, rest = rest, []
-        order.extend(ready)
-        done.update(layer.id for layer in ready)
-        pending = rest
-    return order
+        a, b = index.get(e.from_layer), index.get(e.to_layer)
+        if a is not None and b is not None:
+            succ[a].append(b)
+            waiting[b] += 1
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in succ[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) < len(layers):  # a cycle (read_ir refuses one): the rest in file order
+        placed = set(order)
+        order.extend(i for i in range(len(layers)) if i not in placed)
+    return [layers[i] for i in order]
 
 
 def _check_graph(model: IRModel, path: tuple[str, ...], checks: list[LayerCheck]) -> None:
-    shapes: dict[tuple[int, int], Shape] = {}
+    shapes = _Known()
     for layer in _topological(model):
         if is_broadcasting(layer):
             check = _check_layer(model, layer, path, shapes)
@@ -302,7 +314,7 @@ def _check_graph(model: IRModel, path: tuple[str, ...], checks: list[LayerCheck]
             _check_graph(body, (*path, f"{layer.name}/{tag}"), checks)
 
 
-def _best_shape(model: IRModel, layer: IRLayer, port: IRPort, shapes: dict[tuple[int, int], Shape]) -> Shape:
+def _best_shape(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known) -> Shape:
     known = shapes.get((layer.id, port.id))
     if known is not None:
         return known
@@ -313,7 +325,7 @@ def _best_shape(model: IRModel, layer: IRLayer, port: IRPort, shapes: dict[tuple
 
 
 def _input_shape(
-    model: IRModel, layer: IRLayer, port: IRPort, shapes: dict[tuple[int, int], Shape], problems: list[Problem]
+    model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known, problems: list[Problem]
 ) -> tuple[Shape, str | None]:
     src = model.producer(layer, port.id)
     if src is None:
@@ -359,22 +371,75 @@ def _dim_of_int(v: int) -> Dim:
     return Dim.dynamic() if v == -1 else Dim(max(v, 0))
 
 
-def _partial_value(
-    model: IRModel, layer: IRLayer, port: IRPort, shapes: dict[tuple[int, int], Shape], depth: int = 0
-) -> tuple[Dim, ...] | None:
+_Key = tuple[int, int]  # (layer id, output port id)
+_Value = tuple[Dim, ...] | None
+
+
+class _Known(dict[_Key, Shape]):
+    """What the walk of one graph knows: the inferred shape of each checked layer's output (the dict),
+    and the values of 1-D integer outputs as far as OpenVINO's value propagation knows them (a memo,
+    so that each output is worked out once: a chain of Concats that reuse their inputs stays linear).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[_Key, _Value] = {}
+
+
+def _value_inputs(model: IRModel, layer: IRLayer) -> list[tuple[IRLayer, IRPort] | None]:
+    """The producers whose values ``layer``'s value depends on (Convert's and Concat's inputs)."""
+    if layer.const is not None or not layer.inputs:
+        return []
+    if layer.type == "Convert" and layer.data.get("destination_type", "")[:1] in ("i", "u"):
+        return [model.producer(layer, layer.inputs[0].id)]
+    if layer.type == "Concat" and layer.data.get("axis", "0").strip() in ("0", "-1"):
+        return [model.producer(layer, p.id) for p in layer.inputs]
+    return []
+
+
+def _partial_value(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known) -> _Value:
     """The value of a 1-D integer output as OpenVINO's value propagation knows it, or None.
 
     Followed: Const, ShapeOf, Convert to an integer type, and Concat (OpenVINO's two ways: every piece
-    known, or every piece one element long with the non-constant ones read as ``?``).
+    known, or every piece one element long with the non-constant ones read as ``?``). Each output is
+    worked out once (memoised), without recursion; a value longer than :data:`MAX_RANK` is unknown.
     """
-    if depth > 64:  # a pathological chain; OpenVINO's own propagation is bounded too
-        return None
+    memo = shapes.values
+    key = (layer.id, port.id)
+    if key in memo:
+        return memo[key]
+    on_path: set[_Key] = set()
+    stack: list[tuple[IRLayer, IRPort, bool]] = [(layer, port, False)]
+    while stack:
+        lay, p, expanded = stack.pop()
+        k = (lay.id, p.id)
+        if k in memo:
+            continue
+        if not expanded:
+            deps = [d for d in _value_inputs(model, lay) if d is not None and (d[0].id, d[1].id) not in memo]
+            deps = [d for d in deps if (d[0].id, d[1].id) not in on_path]  # a cycle: read as unknown
+            if deps:
+                on_path.add(k)
+                stack.append((lay, p, True))
+                stack.extend((d[0], d[1], False) for d in deps)
+                continue
+        on_path.discard(k)
+        value = _value_of(model, lay, shapes)
+        memo[k] = value if value is None or len(value) <= MAX_RANK else None
+    return memo.get(key)
+
+
+def _value_of(model: IRModel, layer: IRLayer, shapes: _Known) -> _Value:
+    """One layer's value from its inputs' values (already in the memo)."""
+    memo = shapes.values
     if layer.const is not None:
+        c = layer.const
+        dtype = ELEMENT_TYPES.get(c.element_type, (None, None))[0]
+        if dtype is None or dtype[1:2] not in ("i", "u") or len(c.shape) > 1 or _count(c.shape) > MAX_RANK:
+            return None  # not an integer vector of a length a shape can have: never read from the .bin
         try:
             value = model.const_value(layer)
         except IRError:
-            return None
-        if value.dtype.kind not in "iu" or value.ndim > 1:
             return None
         return tuple(_dim_of_int(int(v)) for v in value.reshape(-1).tolist())
     if layer.type == "ShapeOf" and layer.inputs:
@@ -383,27 +448,33 @@ def _partial_value(
             return None
         shape = _best_shape(model, src[0], src[1], shapes)
         return None if shape.rank is None else shape.dims
-    if layer.type == "Convert" and layer.inputs and layer.data.get("destination_type", "")[:1] in ("i", "u"):
-        src = model.producer(layer, layer.inputs[0].id)
-        return None if src is None else _partial_value(model, src[0], src[1], shapes, depth + 1)
-    if layer.type == "Concat" and layer.inputs and layer.data.get("axis", "0").strip() in ("0", "-1"):
-        pieces: list[tuple[Dim, ...] | None] = []
-        lengths: list[int | None] = []
-        for p in layer.inputs:
-            src = model.producer(layer, p.id)
-            pieces.append(None if src is None else _partial_value(model, src[0], src[1], shapes, depth + 1))
-            s = p.declared if src is None else _best_shape(model, src[0], src[1], shapes)
-            lengths.append(int(s[0]) if s.rank == 1 and s[0].is_static else None)
-        if all(v is not None for v in pieces):
-            return tuple(d for v in pieces if v is not None for d in v)
-        if all(n == 1 for n in lengths):
-            return tuple(Dim.dynamic() if v is None else v[0] for v in pieces)
+    deps = _value_inputs(model, layer)
+    if not deps:
+        return None
+    pieces = [None if d is None else memo.get((d[0].id, d[1].id)) for d in deps]
+    if layer.type == "Convert":
+        return pieces[0]
+    lengths: list[int | None] = []
+    for p, d in zip(layer.inputs, deps, strict=True):
+        s = p.declared if d is None else _best_shape(model, d[0], d[1], shapes)
+        lengths.append(int(s[0]) if s.rank == 1 and s[0].is_static else None)
+    if all(v is not None for v in pieces):
+        if sum(len(v) for v in pieces if v is not None) > MAX_RANK:
+            return None
+        return tuple(d for v in pieces if v is not None for d in v)
+    if all(n == 1 for n in lengths):
+        return tuple(Dim.dynamic() if v is None else v[0] for v in pieces)
     return None
 
 
-def _input_value(
-    model: IRModel, layer: IRLayer, port: IRPort, shapes: dict[tuple[int, int], Shape]
-) -> tuple[Any, str, Shape]:
+def _count(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _input_value(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known) -> tuple[Any, str, Shape]:
     """An input as broadcast_shape takes it (array, Shape or Unknown), its description, and its shape."""
     from . import Unknown  # the profile; imported late so that reading an IR never needs it
 
@@ -413,6 +484,9 @@ def _input_value(
     src_layer, src_port = src
     shape = _best_shape(model, src_layer, src_port, shapes)
     if src_layer.const is not None:
+        n = _count(src_layer.const.shape)
+        if n > MAX_RANK:  # no shape or axes list is that long: never read it from the .bin
+            return Unknown(shape, _dtype(src_port)), f"not read ({n:,} values)", shape
         try:
             value = model.const_value(src_layer)
         except IRError as e:
@@ -473,6 +547,9 @@ def _run(fn: Callable[[], Shape], problems: list[Problem]) -> Shape | None:
         except BroadcastError as e:
             problems.append(Problem("broadcast", str(e), e.axis, e.dims, e.shapes))
             out = None
+        except TypeError as e:  # the profile's refusal of an argument: an attribute out of range
+            problems.append(Problem("invalid", str(e)))
+            out = None
     for w in caught:
         if issubclass(w.category, QuirkWarning):
             problems.append(Problem("quirk", str(w.message)))
@@ -481,9 +558,7 @@ def _run(fn: Callable[[], Shape], problems: list[Problem]) -> Shape | None:
     return out
 
 
-def _check_layer(
-    model: IRModel, layer: IRLayer, path: tuple[str, ...], shapes: dict[tuple[int, int], Shape]
-) -> LayerCheck:
+def _check_layer(model: IRModel, layer: IRLayer, path: tuple[str, ...], shapes: _Known) -> LayerCheck:
     problems: list[Problem] = []
     if layer.type == "Broadcast":
         rule, infos, attrs, out = _check_broadcast(model, layer, shapes, problems)
@@ -552,7 +627,7 @@ def _compare_output(port: IRPort, out: Shape) -> list[Problem]:
 
 
 def _check_broadcast(
-    model: IRModel, layer: IRLayer, shapes: dict[tuple[int, int], Shape], problems: list[Problem]
+    model: IRModel, layer: IRLayer, shapes: _Known, problems: list[Problem]
 ) -> tuple[str, list[InputInfo], dict[str, Any], Shape | None]:
     from . import broadcast_shape
 
@@ -581,6 +656,16 @@ def _check_broadcast(
     target, target_text, target_shape = _input_value(model, layer, target_port, shapes)
     _input_shape(model, layer, target_port, shapes, problems)  # only for its input_mismatch check
     infos.append(InputInfo(target_port.id, target_shape, _source(model, layer, target_port), target_text))
+    if target_shape.rank == 1 and target_shape[0].is_static and int(target_shape[0]) > MAX_RANK:
+        problems.append(
+            Problem(
+                "invalid",
+                f"target_shape holds {int(target_shape[0]):,} values: an output rank above {MAX_RANK} "
+                "(no runtime has one)",
+                shapes=(str(target_shape),),
+            )
+        )
+        return rule, infos, attrs, None
     axes = None
     if n == 3:
         axes_port = layer.inputs[2]
@@ -620,7 +705,7 @@ def _source(model: IRModel, layer: IRLayer, port: IRPort) -> str | None:
 
 
 def _check_eltwise(
-    model: IRModel, layer: IRLayer, shapes: dict[tuple[int, int], Shape], problems: list[Problem]
+    model: IRModel, layer: IRLayer, shapes: _Known, problems: list[Problem]
 ) -> tuple[str, list[InputInfo], dict[str, Any], Shape | None]:
     ab_text = layer.data.get("auto_broadcast", "numpy")
     ab = _AUTO_BROADCAST.get(ab_text)

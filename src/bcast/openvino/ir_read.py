@@ -44,10 +44,12 @@ bcast.openvino.ir_read.IRError: <string>: line 1: the XML has a <!DOCTYPE> decla
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -56,10 +58,13 @@ from xml.parsers import expat
 import numpy as np
 
 from ..dims import Dim, Shape
-from ..errors import BroadcastError
+from ..errors import BroadcastError, elide, printable
 
 __all__ = [
     "ELEMENT_TYPES",
+    "MAX_NESTING",
+    "MAX_RANK",
+    "MAX_XML_BYTES",
     "IRConst",
     "IREdge",
     "IRError",
@@ -71,17 +76,80 @@ __all__ = [
 ]
 
 
+#: The largest ``.xml`` :func:`read_ir` reads (128 MiB): the IR of a 70B-parameter LLM is a few MB; the
+#: weights are in the ``.bin``, which is never read beyond the constants asked for.
+MAX_XML_BYTES = 128 << 20
+#: The largest rank a port, a ``Const`` or a ``Parameter`` may declare (NumPy's limit; OpenVINO's is lower).
+MAX_RANK = 64
+#: How deep TensorIterator / Loop / If bodies may nest inside each other.
+MAX_NESTING = 32
+
+
 class IRError(ValueError):
     """An IR file that cannot be read: malformed XML, a refused construct, a bad ``.bin``.
 
     ``source`` is the file (or ``"<string>"``), ``layer`` the layer concerned (``"name" (id N)``) or
-    ``None``; the message says what is wrong and where.
+    ``None``; the message says what is wrong and where (one line: control characters escaped, elided
+    to about 1800 bytes).
     """
 
     def __init__(self, message: str, *, source: str = "<string>", layer: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(elide(printable(str(message), newlines=False)))
         self.source = source
         self.layer = layer
+
+
+def _quoted(path: object) -> str:
+    """A path as messages show it: control characters (and bytes that are not UTF-8) escaped, elided."""
+    text = printable(os.fsdecode(path) if isinstance(path, bytes) else str(path), newlines=False)
+    return elide(text.encode("utf-8", "backslashreplace").decode("utf-8"), 300)
+
+
+_OS_ERRORS = {
+    errno.ENOENT: "No such file or directory",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
+    errno.ENAMETOOLONG: "the path is too long",
+    errno.EISDIR: "is a directory",
+}
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "is a directory"),
+    (stat.S_ISFIFO, "is a FIFO (a named pipe)"),
+    (stat.S_ISCHR, "is a character device"),
+    (stat.S_ISBLK, "is a block device"),
+    (stat.S_ISSOCK, "is a socket"),
+)
+
+
+def _os_error(path: object, e: OSError) -> IRError:
+    why = _OS_ERRORS.get(e.errno or 0) or printable(e.strerror or str(e), newlines=False)
+    return IRError(f"{_quoted(path)}: cannot read it: {why}", source=_quoted(path))
+
+
+def _open_regular(path: Path) -> tuple[int, int]:
+    """An fd open for reading on the regular file ``path``, and its size; stat first, so no FIFO can block."""
+    try:
+        st = os.stat(path)
+        _regular(path, st.st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise _os_error(path, e) from None
+    except ValueError as e:  # a NUL in the path
+        raise IRError(f"{_quoted(path)}: cannot read it: {e}", source=_quoted(path)) from None
+    try:
+        st = os.fstat(fd)  # the path may have been swapped since the stat
+        _regular(path, st.st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def _regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        what = next((text for test, text in _NOT_REGULAR if test(mode)), "is not a regular file")
+        raise IRError(f"{_quoted(path)}: {what}, not a model file; only regular files are read", source=_quoted(path))
 
 
 # element_type -> (NumPy dtype used to decode it, or None when bcast does not decode it; bits per element,
@@ -233,10 +301,16 @@ class _Weights:
         self.source = source
         self._data = data
         self._path = path
-        self.size = len(data) if data is not None else (path.stat().st_size if path is not None else 0)
+        self.size = 0
+        if data is not None:
+            self.size = len(data)
+        elif path is not None:
+            fd, self.size = _open_regular(path)
+            os.close(fd)
 
     def read(self, offset: int, size: int) -> bytes:
-        if offset + size > self.size:  # checked at load time too; the file may have changed since
+        """``size`` bytes at ``offset``, and no more: checked against the file's size, read with pread."""
+        if offset < 0 or size < 0 or offset + size > self.size:  # checked at load time too
             raise IRError(
                 f"{self.source}: bytes {offset}..{offset + size} lie past its end ({self.size} bytes)",
                 source=self.source,
@@ -244,9 +318,18 @@ class _Weights:
         if self._data is not None:
             return self._data[offset : offset + size]
         assert self._path is not None
-        with self._path.open("rb") as f:
-            f.seek(offset)
-            chunk = f.read(size)
+        fd, now = _open_regular(self._path)
+        try:
+            chunk = b"" if offset + size > now else os.pread(fd, size, offset)
+            while 0 < len(chunk) < size:  # pread may return less than asked (a signal, a huge read)
+                more = os.pread(fd, size - len(chunk), offset + len(chunk))
+                if not more:
+                    break
+                chunk += more
+        except OSError as e:
+            raise _os_error(self._path, e) from None
+        finally:
+            os.close(fd)
         if len(chunk) != size:
             raise IRError(
                 f"{self.source}: only {len(chunk)} of {size} bytes at offset {offset} could be read: "
@@ -405,17 +488,45 @@ def read_ir(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] |
     bcast.openvino.ir_read.IRError: /nonexistent/model.xml: cannot read it: No such file or directory
     """
     xml_p = Path(xml_path)
+    source = _quoted(xml_p)
+    fd, size = _open_regular(xml_p)
     try:
-        text = xml_p.read_bytes()
-    except OSError as e:
-        raise IRError(f"{xml_p}: cannot read it: {e.strerror or e}", source=str(xml_p)) from None
+        if size == 0:
+            raise IRError(f"{source}: an empty file, not an OpenVINO IR", source=source)
+        if size > MAX_XML_BYTES:
+            raise IRError(
+                f"{source}: {size:,} bytes, more than the {MAX_XML_BYTES:,} (128 MiB) an IR's .xml may be",
+                source=source,
+            )
+        reader = _Reader(source)
+        root = reader.parse(_chunks(fd, size, xml_p))
+    finally:
+        os.close(fd)
     bin_p = Path(bin_path) if bin_path is not None else xml_p.with_suffix(".bin")
     weights = None
-    if bin_p.is_file():
-        weights = _Weights(str(bin_p), path=bin_p)
+    try:
+        exists = os.path.lexists(bin_p)
+    except ValueError:  # a NUL in the path
+        exists = True
+    if exists:  # a .bin that is not a regular file, or cannot be read, is refused here
+        weights = _Weights(_quoted(bin_p), path=bin_p)
     elif bin_path is not None:
-        raise IRError(f"{bin_p}: the weights file does not exist", source=str(bin_p))
-    return _build(text, weights, str(xml_p), str(bin_p))
+        raise IRError(f"{_quoted(bin_p)}: the weights file does not exist", source=_quoted(bin_p))
+    return _build(root, reader, weights, source, _quoted(bin_p))
+
+
+def _chunks(fd: int, size: int, path: Path, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The first ``size`` bytes of ``fd`` in chunks (the parser stops at the first malformed one)."""
+    done = 0
+    while done < size:
+        try:
+            data = os.read(fd, min(chunk, size - done))
+        except OSError as e:
+            raise _os_error(path, e) from None
+        if not data:
+            return
+        done += len(data)
+        yield data
 
 
 def parse_ir(xml: str | bytes, weights: bytes | None = None, *, source: str = "<string>") -> IRModel:
@@ -433,7 +544,9 @@ def parse_ir(xml: str | bytes, weights: bytes | None = None, *, source: str = "<
     if weights is not None and not isinstance(weights, (bytes, bytearray, memoryview)):
         raise TypeError(f"parse_ir: weights must be bytes, got {type(weights).__name__}")
     w = None if weights is None else _Weights(f"{source} (weights)", data=bytes(weights))
-    return _build(xml.encode("utf-8") if isinstance(xml, str) else xml, w, source, f"{source} (weights)")
+    reader = _Reader(source)
+    root = reader.parse([xml.encode("utf-8") if isinstance(xml, str) else xml])
+    return _build(root, reader, w, source, f"{source} (weights)")
 
 
 class _Reader:
@@ -474,9 +587,11 @@ class _Reader:
         elem = self._builder.start(tag, attrs)
         self.lines[elem] = self._p.CurrentLineNumber
 
-    def parse(self, text: bytes) -> ET.Element:
+    def parse(self, chunks: Iterable[bytes]) -> ET.Element:
         try:
-            self._p.Parse(text, True)
+            for chunk in chunks:
+                self._p.Parse(chunk, False)
+            self._p.Parse(b"", True)
         except expat.ExpatError as e:
             raise IRError(
                 f"{self.source}: line {e.lineno}, column {e.offset}: not well-formed XML: "
@@ -486,9 +601,7 @@ class _Reader:
         return self._builder.close()
 
 
-def _build(text: bytes, weights: _Weights | None, source: str, bin_source: str) -> IRModel:
-    reader = _Reader(source)
-    root = reader.parse(text)
+def _build(root: ET.Element, reader: _Reader, weights: _Weights | None, source: str, bin_source: str) -> IRModel:
     if root.tag != "net":
         raise IRError(f"{source}: the root element is <{root.tag}>, not <net>: this is not an OpenVINO IR")
     version = root.get("version")
@@ -503,6 +616,7 @@ class _Ctx:
     bin_source: str
     weights: _Weights | None
     lines: dict[ET.Element, int]
+    shapes: dict[tuple[str, ...], Shape] = field(default_factory=dict)
 
     def where(self, elem: ET.Element) -> str:
         line = self.lines.get(elem)
@@ -511,7 +625,7 @@ class _Ctx:
     def fail(self, elem: ET.Element, what: str, layer: str | None = None) -> NoReturn:
         raise IRError(f"{self.where(elem)}: {what}", source=self.source, layer=layer)
 
-    def graph(self, root: ET.Element, name: str, ir_version: int | None) -> IRModel:
+    def graph(self, root: ET.Element, name: str, ir_version: int | None, depth: int = 0) -> IRModel:
         layers_el = root.find("layers")
         if layers_el is None:
             self.fail(root, f"<{root.tag}> has no <layers> element")
@@ -520,7 +634,7 @@ class _Ctx:
         for el in layers_el:
             if el.tag != "layer":
                 continue
-            layer = self.layer(el, ir_version)
+            layer = self.layer(el, ir_version, depth)
             if layer.id in seen:
                 self.fail(el, f"two layers have id {layer.id}: {seen[layer.id].label} and {layer.label}")
             seen[layer.id] = layer
@@ -531,9 +645,13 @@ class _Ctx:
             if (e.to_layer, e.to_port) in into:
                 self.fail(el, f"input port {e.to_port} of layer {seen[e.to_layer].label} has two incoming edges")
             into[(e.to_layer, e.to_port)] = e
+        cycle = find_cycle(layers, edges)
+        if cycle:
+            shown = " -> ".join(layer.label for layer in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
+            self.fail(root, f"the edges form a cycle: {shown} -> {cycle[0].label}")
         return IRModel(name, self.source, ir_version, tuple(layers), edges, self.weights)
 
-    def layer(self, el: ET.Element, ir_version: int | None) -> IRLayer:
+    def layer(self, el: ET.Element, ir_version: int | None, depth: int = 0) -> IRLayer:
         for attr in ("id", "name", "type"):
             if el.get(attr) is None:
                 self.fail(el, f"a <layer> has no {attr!r} attribute")
@@ -552,7 +670,9 @@ class _Ctx:
         for tag in _BODY_TAGS:
             body = el.find(tag)
             if body is not None:
-                bodies[tag] = self.graph(body, f"{el.get('name')}/{tag}", ir_version)
+                if depth >= MAX_NESTING:
+                    self.fail(el, f"layer {label}: sub-graphs nest more than {MAX_NESTING} deep", label)
+                bodies[tag] = self.graph(body, f"{el.get('name')}/{tag}", ir_version, depth + 1)
         return IRLayer(
             id=layer_id,
             name=str(el.get("name")),
@@ -569,14 +689,25 @@ class _Ctx:
     def port(self, el: ET.Element, label: str) -> IRPort:
         where = f"{self.where(el)}: layer {label}"
         port_id = _int(el.get("id"), where, "a port 'id'")
-        dims: list[Dim] = []
+        texts: list[str] = []
         for i, d in enumerate(el.iterfind("dim")):
-            text = (d.text or "").strip()
-            if not _DIM_RE.fullmatch(text):
-                self.fail(el, f"layer {label}, port {port_id}: dim {i} is {text!r}, not a size, -1 or an interval")
-            dims.append(Dim.parse(text))
+            if i >= MAX_RANK:
+                self.fail(el, f"layer {label}, port {port_id}: more than {MAX_RANK} dims (ranks go up to {MAX_RANK})")
+            texts.append((d.text or "").strip())
+        key = tuple(texts)
+        shape = self.shapes.get(key)
+        if shape is None:  # most ports repeat a few shapes: each is parsed once
+            dims: list[Dim] = []
+            for i, text in enumerate(texts):
+                if not _DIM_RE.fullmatch(text):
+                    self.fail(el, f"layer {label}, port {port_id}: dim {i} is {text!r}, not a size, -1 or an interval")
+                try:
+                    dims.append(Dim.parse(text))
+                except BroadcastError as e:  # a size beyond 2**63 - 1, an empty interval
+                    self.fail(el, f"layer {label}, port {port_id}: dim {i}: {e}")
+            shape = self.shapes[key] = Shape(dims)
         names = tuple(n.strip() for n in (el.get("names") or "").split(",") if n.strip())
-        return IRPort(port_id, Shape(dims), rank_known=bool(dims), precision=el.get("precision"), names=names)
+        return IRPort(port_id, shape, rank_known=bool(texts), precision=el.get("precision"), names=names)
 
     def const(self, el: ET.Element, data: dict[str, str], label: str) -> IRConst:
         where = f"{self.where(el)}: Const layer {label}"
@@ -587,6 +718,8 @@ class _Ctx:
         if et not in ELEMENT_TYPES:
             self.fail(el, f"Const layer {label}: unknown element_type {et!r}; known: {', '.join(ELEMENT_TYPES)}", label)
         shape_text = data["shape"].strip()
+        if shape_text.count(",") >= MAX_RANK:
+            self.fail(el, f"Const layer {label}: shape has more than {MAX_RANK} dims", label)
         try:
             shape = Shape(f"[{shape_text}]").to_tuple() if shape_text else ()
         except BroadcastError:
@@ -632,6 +765,33 @@ class _Ctx:
         return e
 
 
+def find_cycle(layers: Iterable[IRLayer], edges: Iterable[IREdge]) -> list[IRLayer]:
+    """Some cycle of layers along ``edges`` (in data-flow order), or ``[]``; iterative and linear."""
+    by_id = {layer.id: layer for layer in layers}
+    succ: dict[int, list[int]] = {i: [] for i in by_id}
+    for e in edges:
+        if e.from_layer in succ and e.to_layer in by_id:
+            succ[e.from_layer].append(e.to_layer)
+    state = dict.fromkeys(by_id, 0)  # 0 new, 1 on the path, 2 done
+    for start in by_id:
+        if state[start]:
+            continue
+        path, iters = [start], [iter(succ[start])]
+        state[start] = 1
+        while path:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                iters.pop()
+            elif state[nxt] == 1:
+                return [by_id[i] for i in path[path.index(nxt) :]]
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                path.append(nxt)
+                iters.append(iter(succ[nxt]))
+    return []
+
+
 def _int(text: str | None, where: str, what: str) -> int:
     if text is None:
         raise IRError(f"{where}: {what} is missing")
@@ -645,6 +805,8 @@ def _attr_shape(text: str, source: str, layer: IRLayer) -> Shape:
     """A ``shape`` attribute (``"1..10,?,3"``, ``"..."``, ``""``) as a Shape."""
     t = text.strip()
     try:
+        if t.count(",") >= MAX_RANK:
+            raise BroadcastError(f"more than {MAX_RANK} dims")
         return Shape.dynamic_rank() if t == "..." else Shape(f"[{t}]")
     except BroadcastError:
         raise IRError(

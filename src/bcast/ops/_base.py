@@ -18,8 +18,8 @@ import numpy as np
 from ..api import elementwise_plan, plan
 from ..backends import backend_of, foreign_namespace, kernel_name, library, numpy_dtype, one_library, shape_of
 from ..dims import Shape
-from ..engine.kernels import elementwise
-from ..engine.numpy import as_array, check_allocation
+from ..engine.kernels import elementwise, fill_broadcast, internal_overlap, overlaps, same_elements
+from ..engine.numpy import as_array, check_allocation, native
 from ..engine.pool import empty as pooled_empty
 from ..errors import BroadcastError
 from ..plan import ElementwisePlan
@@ -113,7 +113,7 @@ def check_types(spec: Spec, arrays: Sequence[np.ndarray], names: Sequence[str] |
             continue
         if first is None:
             first = (n, x.dtype, t)
-        elif t != first[2] or (t != "string" and x.dtype != first[1]):
+        elif t != first[2] or (t != "string" and native(x.dtype) != native(first[1])):  # byte order is no type
             raise TypeError(
                 f"{spec.name}: inputs {first[0]} and {n} must have the same type (ONNX's T), got "
                 f"{first[1]} and {x.dtype}; cast one of them first"
@@ -172,7 +172,12 @@ def unidirectional(spec: Spec, x: np.ndarray, name: str, target: tuple[int, ...]
 
 
 def output(spec: Spec, shape: tuple[int, ...], dtype: np.dtype[Any], out: object) -> np.ndarray:
-    """``out`` checked against the result's shape and dtype, or a new array (size-checked first)."""
+    """``out`` checked against the result's shape and dtype, or a new array (size-checked first).
+
+    ``out`` may be of ``dtype`` in either byte order (NumPy's ufuncs write both), and
+    must not have internal overlap (two elements sharing memory): no value written into
+    such an array could be the result.
+    """
     if out is None:
         check_allocation(shape, dtype, mode=spec.name)
         return pooled_empty(shape, dtype)
@@ -184,17 +189,37 @@ def output(spec: Spec, shape: tuple[int, ...], dtype: np.dtype[Any], out: object
             mode=spec.name,
             shapes=(str(Shape(out.shape)), str(Shape(shape))),
         )
-    if out.dtype != dtype:
+    if native(out.dtype) != native(dtype):
         raise TypeError(f"{spec.name}: out has dtype {out.dtype}, but {spec.onnx} gives {dtype} here")
     if not out.flags.writeable:
         raise BroadcastError(f"{spec.name}: out is read-only", mode=spec.name)
+    if internal_overlap(out):
+        raise BroadcastError(
+            f"{spec.name}: out has internal overlap (strides {out.strides} for shape {Shape(out.shape)} make "
+            "two of its elements share memory), so it cannot hold a result; pass a fresh array, "
+            "or np.ascontiguousarray of it",
+            mode=spec.name,
+            accepted="an out whose elements do not share memory",
+        )
     return out
+
+
+def overlapping(dest: np.ndarray, operands: Sequence[np.ndarray]) -> bool:
+    """Whether ``dest`` shares memory with any operand (an ``out=`` aliasing an input)."""
+    return any(overlaps(dest, x) for x in operands)
+
+
+def copy_into(dest: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """``result`` (a fresh array of ``dest``'s shape) written into ``dest``, on the engine's threads."""
+    fill_broadcast(dest, result)
+    return dest
 
 
 def deliver(spec: Spec, result: object, shape: tuple[int, ...], dtype: np.dtype[Any], out: object) -> np.ndarray:
     """A computed ``result`` as an array of ``dtype``, written into ``out`` when given."""
     res = np.asarray(result)
     if out is None:
+        dtype = native(dtype)  # NumPy's arithmetic gives native results, whatever the inputs' byte order
         return res if res.dtype == dtype else res.astype(dtype)
     dest = output(spec, shape, dtype, out)
     np.copyto(dest, res, casting="unsafe")
@@ -202,7 +227,17 @@ def deliver(spec: Spec, result: object, shape: tuple[int, ...], dtype: np.dtype[
 
 
 def result_dtype(spec: Spec, first: np.ndarray) -> np.dtype[Any]:
-    return np.dtype(np.bool_) if spec.bool_output else first.dtype
+    """The output's dtype: bool for comparisons, else the first input's, in native byte order (as NumPy's)."""
+    return np.dtype(np.bool_) if spec.bool_output else native(first.dtype)
+
+
+def natives(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The inputs in native byte order (a big-endian input copied once, the others as they are).
+
+    Kernels that look at the bits (``where``'s masks, ``bitshift``'s unsigned views) would
+    otherwise read swapped bytes as values.
+    """
+    return [x if x.dtype.isnative else x.astype(native(x.dtype)) for x in arrays]
 
 
 def run_binary(
@@ -232,32 +267,71 @@ def run_nary(
     names: Sequence[str] | None = None,
     attrs: dict[str, Any] | None = None,
 ) -> np.ndarray:
-    """``kernel`` folded over the inputs left to right (variadic ops), into one output."""
+    """``kernel`` folded over the inputs left to right (variadic ops), into one output.
+
+    An ``out`` that shares memory with an input gets NumPy's answer, as if every input
+    had been copied first: the result is computed into a fresh array and copied into
+    ``out``, unless the only aliasing is a plain ufunc's first two operands being
+    ``out``'s elements exactly (``add(a, b, out=a)``), which is computed in place.
+    """
     names = names or spec.inputs
     arrays = read(spec, values, names)
     check_types(spec, arrays, names)
     if foreign(arrays):  # another library's arrays: its engine computes the op
         return run_foreign(spec, arrays, mode, axis, out, attrs or {})  # type: ignore[no-any-return]
-    ops, shape = aligned(spec, arrays, mode, axis)
+    ops, shape = aligned(spec, natives(arrays), mode, axis)
     dest = output(spec, shape, result_dtype(spec, arrays[0]), out)
     if len(ops) == 1:
-        np.copyto(dest, ops[0], casting="no")
+        np.copyto(dest, ops[0], casting="equiv")  # NumPy's copyto reads an overlapping source first
         return dest
-    if _unit_safe(kernel, ops) and not (out is not None and any(np.may_share_memory(dest, x) for x in ops)):
+    aliasing = [_alias(dest, x) for x in ops] if out is not None else []
+    if any(aliasing):
+        if not _in_place(kernel, aliasing):
+            # units (and folds) write parts of out while other parts of the inputs are still to be read
+            fresh = pooled_empty(shape, native(dest.dtype))
+            _compute(kernel, ops, fresh, rerun=True)
+            return copy_into(dest, fresh)
+        _compute(kernel, ops, dest, rerun=False)  # a failed unit may have written an input: no rerun
+        return dest
+    _compute(kernel, ops, dest, rerun=True)
+    return dest
+
+
+#: how an operand aliases the output: not at all, element for element, or otherwise
+_APART, _SAME, _OVERLAP = 0, 1, 2
+
+
+def _alias(dest: np.ndarray, x: np.ndarray) -> int:
+    if not dest.size or not x.size or not np.may_share_memory(dest, x):
+        return _APART  # the common case: one bounds check
+    if same_elements(dest, x):
+        return _SAME
+    return _OVERLAP if overlaps(dest, x) else _APART
+
+
+def _in_place(kernel: Kernel, aliasing: Sequence[int]) -> bool:
+    """Whether ``kernel`` may write the output while reading operands that alias it so.
+
+    True for a plain ufunc whose first two operands are each the output's elements
+    exactly or apart from it, and whose later operands are apart from it (a fold reads
+    them after the output holds a partial result).
+    """
+    if not getattr(kernel, "pure_ufunc", False):
+        return False
+    return _OVERLAP not in aliasing[:2] and not any(aliasing[2:])
+
+
+def _compute(kernel: Kernel, ops: Sequence[np.ndarray], dest: np.ndarray, *, rerun: bool) -> None:
+    if _unit_safe(kernel, ops):
         try:  # cut into units over the output, on every core; no operand is materialised
             elementwise(kernel, ops, dest)
-            return dest
+            return
         except Exception:  # rerun whole below, so the error is the one the full arrays give
-            pass
-    acc = dest
-    if len(ops) > 2 and out is not None and any(np.may_share_memory(dest, x) for x in ops[2:]):
-        acc = np.empty_like(dest)  # the fold would overwrite a later input that out aliases before reading it
-    kernel(ops[0], ops[1], acc)
+            if not rerun:
+                raise
+    kernel(ops[0], ops[1], dest)
     for extra in ops[2:]:
-        kernel(acc, extra, acc)
-    if acc is not dest:
-        np.copyto(dest, acc)
-    return dest
+        kernel(dest, extra, dest)
 
 
 def foreign(arrays: Sequence[object]) -> bool:

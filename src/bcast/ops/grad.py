@@ -67,7 +67,8 @@ def _floats(op: str, arrays: Sequence[Any]) -> None:
         d = _dtype(a)
         if d.kind != "f" and "float" not in d.name:
             raise TypeError(f"{op}: gradients need floating-point inputs; input {i} has dtype {a.dtype}")
-    dtypes = {a.dtype for a in arrays}
+    # byte order is no type: >f8 and <f8 are both ONNX's double, as the forward operator takes them
+    dtypes = {a.dtype.newbyteorder("=") if type(a) is np.ndarray else a.dtype for a in arrays}
     if op != "pow" and len(dtypes) > 1:
         raise TypeError(
             f"{op}: the inputs must have one dtype (ONNX's T), as in the forward operator; got "

@@ -7,9 +7,11 @@ import operator
 import numpy as np
 
 from ..backends import kernels, numpy_dtype
+from ..dims import Shape
+from ..engine.memory import check_allocations
 from ..errors import BroadcastError
 from ._base import Spec, as_library, check_types, foreign, read, unidirectional
-from ._types import FLOATS
+from ._types import FLOATS, float32_attribute
 
 __all__ = ["layer_normalization", "rms_normalization"]
 
@@ -58,9 +60,7 @@ def _axis(spec: Spec, axis: object, rank: int) -> int:
 
 
 def _epsilon(spec: Spec, epsilon: object) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{spec.name}: epsilon must be a number, got {epsilon!r}")
-    return float(np.float32(epsilon))  # ONNX's epsilon is a FLOAT attribute: 1e-5 means float32(1e-5)
+    return float32_attribute(spec.name, "epsilon", epsilon)  # a FLOAT attribute: 1e-5 means float32(1e-5)
 
 
 def layer_normalization(
@@ -100,16 +100,19 @@ def layer_normalization(
     if foreign(arrays):  # another library's arrays
         xl, sl, *bl = as_library(xa, s, *([] if b is None else [b]))
         return kernels.layer_normalization(xl, sl, bl[0] if bl else None, ax, eps, stash.name, named.name)
+    _check_room(spec, xa, stash, xa.dtype)
     red = tuple(range(ax, xa.ndim))
-    xs = xa.astype(stash)
-    mean = np.mean(xs, axis=red, keepdims=True, dtype=stash)
-    diff = xs - mean
+    diff = xa.astype(stash)  # our own copy: centred, scaled and shifted in place below
+    mean = np.mean(diff, axis=red, keepdims=True, dtype=stash)
+    diff -= mean
     var = np.mean(diff * diff, axis=red, keepdims=True, dtype=stash)
     inv = (1 / np.sqrt(var + np.asarray(eps, dtype=stash))).astype(stash)
-    y = diff * inv * s.astype(stash)
+    y = diff
+    y *= inv
+    y *= _cast_view(spec, arrays[1], stash, xa.shape, "Scale")
     if b is not None:
-        y += b.astype(stash)
-    return y.astype(xa.dtype), mean.astype(named), inv.astype(named)  # ONNX's U: the stash type itself
+        y += _cast_view(spec, arrays[2], stash, xa.shape, "B")
+    return y.astype(xa.dtype, copy=False), mean.astype(named), inv.astype(named)  # ONNX's U: the stash type itself
 
 
 def rms_normalization(
@@ -141,8 +144,28 @@ def rms_normalization(
     if foreign((xa, sa)):  # another library's arrays
         xl, sl = as_library(xa, s)
         return kernels.rms_normalization(xl, sl, ax, eps, stash.name)  # type: ignore[no-any-return]
-    xs = xa.astype(stash)
-    ms = np.mean(xs * xs, axis=tuple(range(ax, xa.ndim)), keepdims=True, dtype=stash)
-    y = xs / np.sqrt(ms + np.asarray(eps, dtype=stash)) * s.astype(stash)
-    result: np.ndarray = y.astype(sa.dtype)
+    _check_room(spec, xa, stash, sa.dtype)
+    y = xa.astype(stash)  # our own copy: normalised and scaled in place below
+    ms = np.mean(y * y, axis=tuple(range(ax, xa.ndim)), keepdims=True, dtype=stash)
+    y /= np.sqrt(ms + np.asarray(eps, dtype=stash))
+    y *= _cast_view(spec, sa, stash, xa.shape, "scale")
+    result: np.ndarray = y.astype(sa.dtype, copy=False)
     return result
+
+
+def _check_room(spec: Spec, x: np.ndarray, stash: np.dtype, result: np.dtype) -> None:
+    """Refuse, before computing, an X whose intermediates do not fit: two arrays of X's shape in
+    the stash type (the centred copy and its square) and the result, alive at once."""
+    check_allocations(
+        [(tuple(x.shape), stash, 2), (tuple(x.shape), result, 0 if result == stash else 1)],
+        mode=spec.name,
+        given=(f"X {Shape(x.shape)}",),
+        what=f"normalise X {Shape(x.shape)} ({x.dtype}, stash type {stash})",
+        hint="normalise X in smaller pieces (rows are independent)",
+    )
+
+
+def _cast_view(spec: Spec, small: np.ndarray, stash: np.dtype, shape: tuple[int, ...], name: str) -> np.ndarray:
+    """``small`` (Scale, B) cast to the stash type, then broadcast to X's ``shape`` as a view: the cast
+    touches only ``small``'s own elements, never a replicated copy."""
+    return unidirectional(spec, small.astype(stash, copy=False), name, shape, "X")

@@ -8,9 +8,10 @@ import numpy as np
 
 from ..backends import kernels, numpy_dtype
 from ..dims import Shape
-from ..errors import BroadcastError
+from ..engine.memory import check_allocations
+from ..errors import BroadcastError, brief
 from ._base import Spec, as_library, check_types, deliver, foreign, no_out, output, read, unidirectional
-from ._types import FLOATS
+from ._types import FLOATS, float32_attribute
 
 __all__ = ["gemm", "prelu"]
 
@@ -43,14 +44,15 @@ def prelu(x: object, slope: object, *, out: np.ndarray | None = None) -> np.ndar
 
 def _flag(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"gemm: {name} must be 0 or 1, got {value!r}")
-    return 1 if operator.index(value) else 0
+        raise TypeError(f"gemm: {name} must be 0 or 1, got {brief(value)} ({type(value).__name__})")
+    flag = operator.index(value)
+    if flag not in (0, 1):
+        raise BroadcastError(f"gemm: {name} must be 0 or 1, got {brief(flag, 40)}", mode="gemm", accepted="0 or 1")
+    return flag
 
 
 def _number(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"gemm: {name} must be a number, got {value!r}")
-    return float(np.float32(value))  # ONNX's alpha and beta are FLOAT attributes: 0.1 means float32(0.1)
+    return float32_attribute("gemm", name, value)  # ONNX's alpha and beta are FLOAT attributes: 0.1 is float32(0.1)
 
 
 def gemm(
@@ -105,12 +107,32 @@ def gemm(
         no_out(GEMM, out, ga)
         return kernels.gemm(ga, gb, gc[0] if gc else None, al, be, wide_name)  # type: ignore[no-any-return]
     wide = _accumulator(am.dtype, al, be)
+    _check_room(arrays, am, bm, shape, wide, cv is not None and be != 0.0)
     y = np.matmul(am.astype(wide, copy=False), bm.astype(wide, copy=False))
     if al != 1.0:
         y *= np.asarray(al).astype(wide)
     if cv is not None and be != 0.0:
         y += cv.astype(wide, copy=False) * np.asarray(be).astype(wide)
     return deliver(GEMM, y, shape, am.dtype, out)
+
+
+def _check_room(
+    arrays: list[np.ndarray], am: np.ndarray, bm: np.ndarray, shape: tuple[int, int], wide: np.dtype, with_c: bool
+) -> None:
+    """Refuse, before computing, a Gemm whose product and intermediates do not fit: A' and B' in the
+    accumulator type (when they are not in it), the product, C's scaled term, and the result in A's type."""
+    check_allocations(
+        [
+            (tuple(am.shape), wide, 0 if am.dtype == wide else 1),
+            (tuple(bm.shape), wide, 0 if bm.dtype == wide else 1),
+            (shape, wide, 2 if with_c else 1),
+            (shape, am.dtype, 0 if am.dtype == wide else 1),
+        ],
+        mode="gemm",
+        given=tuple(str(Shape(a.shape)) for a in arrays[:2]),
+        what=f"compute A' @ B' of shape {Shape(shape)} ({wide})",
+        hint="multiply smaller blocks of A and B",
+    )
 
 
 def _accumulator(dtype: np.dtype, alpha: float, beta: float) -> np.dtype:

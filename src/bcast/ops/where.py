@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.kernels import blockwise
-from ._base import Spec, aligned, check_types, foreign, output, read, run_foreign
+from ..engine.numpy import native
+from ..engine.pool import empty as pooled_empty
+from ._base import Spec, aligned, check_types, copy_into, foreign, natives, output, overlapping, read, run_foreign
 from ._types import ALL, BOOL
 
 __all__ = ["where"]
@@ -28,19 +30,27 @@ def where(condition: object, x: object, y: object, *, out: np.ndarray | None = N
     check_types(WHERE, xs)
     if foreign((cond, *xs)):  # torch, cupy, jax, dask...
         return run_foreign(_ALL, (cond, *xs), "numpy", -1, out, {})  # type: ignore[no-any-return]
-    ops, shape = aligned(_ALL, (cond, *xs), "numpy", -1)
-    dest = output(WHERE, shape, xs[0].dtype, out)
-    if out is not None and any(np.may_share_memory(dest, a) for a in (cond, xs[0])):
-        np.copyto(dest, np.where(ops[0], ops[1], ops[2]), casting="unsafe")  # out aliases an input
-        return dest
-    if xs[0].dtype == xs[1].dtype == dest.dtype and not dest.dtype.hasobject:
+    ops, shape = aligned(_ALL, natives((cond, *xs)), "numpy", -1)
+    dest = output(WHERE, shape, native(xs[0].dtype), out)
+    if out is not None and overlapping(dest, ops):
+        # blocks of out are written, on several threads, while other blocks of the inputs are
+        # still to be read: compute apart, then copy (NumPy's answer, as if on copies)
+        fresh = pooled_empty(shape, native(dest.dtype))
+        _select(ops, fresh)
+        return copy_into(dest, fresh)
+    _select(ops, dest)
+    return dest
+
+
+def _select(ops: list[np.ndarray], dest: np.ndarray) -> None:
+    """``dest = where(*ops)``; ``dest`` overlaps no operand."""
+    if ops[1].dtype == ops[2].dtype == dest.dtype and not dest.dtype.hasobject:
         # block by block on threads: each block's np.where result is cache-sized, no operand is materialised
         blockwise(_where_block, ops, dest)
-        return dest
+        return
     # copy y, then x where the condition holds: no broadcast operand is materialised
     np.copyto(dest, ops[2], casting="unsafe")
     np.copyto(dest, ops[1], where=ops[0], casting="unsafe")
-    return dest
 
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..engine.memory import check_allocations, out_of_memory_guard
 from ..engine.numpy import as_array
-from ..errors import BroadcastError
+from ..errors import BroadcastError, brief
 from .grads import GRAD_DTYPES, GRADS
 from .kernels import DTYPES, DTYPES_WITH_AXIS, KERNELS
 from .shapes import MODE, Alignment, align
@@ -24,15 +26,62 @@ _GRAD_IGNORES_AXIS = ("pow", "max", "min")
 
 def _op_name(op: object, table: Mapping[str, object]) -> str:
     if not isinstance(op, str):
-        raise TypeError(f"{MODE}: op must be a string such as 'add', got {type(op).__name__} {op!r}")
+        raise TypeError(f"{MODE}: op must be a string such as 'add', got {type(op).__name__} {brief(op)}")
     name = op.removeprefix("elementwise_")
     if name not in table:
-        raise TypeError(f"{MODE}: unknown op {op!r}; accepted: {', '.join(table)}")
+        raise TypeError(f"{MODE}: unknown op {brief(op)}; accepted: {', '.join(table)}")
     return name
 
 
+def _axis(axis: object) -> int:
+    if isinstance(axis, (bool, float, str, bytes)) or axis is None:
+        raise TypeError(f"{MODE}: axis must be an integer, got {type(axis).__name__} {brief(axis)}")
+    try:
+        return operator.index(axis)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{MODE}: axis must be an integer, got {type(axis).__name__} {brief(axis)}") from None
+
+
+def _read(x: object, what: str) -> np.ndarray:
+    """``x`` as an array; whatever a hostile ``__array__`` raises comes back as a ``TypeError`` naming ``what``."""
+    try:
+        return as_array(x, what)
+    except (TypeError, BroadcastError, MemoryError):
+        raise
+    except Exception as e:
+        raise TypeError(
+            f"{MODE}: {what} cannot be read as an array ({type(x).__name__}): {type(e).__name__}: {brief(str(e))}"
+        ) from None
+
+
+#: per op, how many arrays of the output's shape (in the widest type: 8 bytes an element, 16 for
+#: complex) its kernel holds at once besides the result, by the operands' kind (b/i/u, f, c)
+_WORK: dict[str, tuple[int, int, int]] = {
+    "add": (0, 0, 0),
+    "sub": (0, 0, 0),
+    "mul": (0, 0, 0),
+    "div": (5, 0, 6),
+    "floordiv": (3, 0, 6),
+    "mod": (3, 3, 6),
+    "pow": (5, 0, 6),
+    "max": (0, 4, 6),
+    "min": (0, 4, 6),
+}
+
+
+def _check_room(name: str, shape: tuple[int, ...], dtype: np.dtype, results: int, extra: int) -> None:
+    """Refuse, before computing, an op whose result (``results`` arrays) and intermediates do not fit."""
+    wide = np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+    check_allocations(
+        [(shape, dtype, results), (shape, wide, extra)],
+        mode=MODE,
+        what=f"compute {name} of shape {shape} ({dtype})",
+        hint="give it smaller operands",
+    )
+
+
 def _operands(name: str, x: object, y: object, dtypes: dict[str, tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
-    a, b = as_array(x, "x"), as_array(y, "y")
+    a, b = _read(x, "x"), _read(y, "y")
     if a.dtype != b.dtype:
         raise TypeError(
             f"{MODE}: {name}: X is {a.dtype} and Y is {b.dtype}; Paddle's elementwise kernels take one dtype "
@@ -51,6 +100,7 @@ def _views(al: Alignment, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.
     return px(a), py(b)
 
 
+@out_of_memory_guard(f"{MODE} elementwise")
 def elementwise(op: str, x: npt.ArrayLike, y: npt.ArrayLike, axis: int = -1) -> np.ndarray:
     """PaddlePaddle 3.x ``elementwise_<op>(X, Y, axis)`` on NumPy arrays.
 
@@ -91,14 +141,19 @@ def elementwise(op: str, x: npt.ArrayLike, y: npt.ArrayLike, axis: int = -1) -> 
     array([-1,  1], dtype=int32)
     """
     name = _op_name(op, KERNELS)
+    axis = _axis(axis)
     a, b = _operands(name, x, y, DTYPES if axis == -1 else DTYPES_WITH_AXIS)
-    va, vb = _views(align(a.shape, b.shape, axis), a, b)
+    al = align(a.shape, b.shape, axis)
+    work = _WORK[name][0 if a.dtype.kind in "biu" else 1 if a.dtype.kind == "f" else 2]
+    _check_room(name, al.output_shape.to_tuple(), a.dtype, 1, work)
+    va, vb = _views(al, a, b)
     result: np.ndarray = np.asarray(KERNELS[name](va, vb), dtype=a.dtype)
     if not (result.flags.c_contiguous and result.flags.owndata):
         result = result.copy()
     return result
 
 
+@out_of_memory_guard(f"{MODE} elementwise_grad")
 def elementwise_grad(
     op: str, x: npt.ArrayLike, y: npt.ArrayLike, dout: npt.ArrayLike, axis: int = -1
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -141,8 +196,9 @@ def elementwise_grad(
     (array([0.5, 1. ]), array([0.5, 0. ]))
     """
     name = _op_name(op, GRADS)
+    axis = _axis(axis)
     a, b = _operands(name, x, y, GRAD_DTYPES)
-    g = as_array(dout, "dout")
+    g = _read(dout, "dout")
     al = align(a.shape, b.shape, axis)
     if name in _GRAD_IGNORES_AXIS and al.start != _right_start(al):
         try:
@@ -166,6 +222,8 @@ def elementwise_grad(
     if g.dtype != a.dtype:
         raise TypeError(f"{MODE}: {name} grad: dout is {g.dtype}, but X and Y are {a.dtype} (cast dout first)")
     px, py = al.plans()
+    # the forward result, both local gradients and their temporaries, as arrays of the output's shape
+    _check_room(f"{name} grad", al.output_shape.to_tuple(), a.dtype, 3, 3)
     va, vb = px(a), py(b)
     gx, gy = GRADS[name](va, vb, np.asarray(KERNELS[name](va, vb), dtype=a.dtype), g)
     full = al.output_shape.to_tuple()

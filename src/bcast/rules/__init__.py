@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..dims import ShapeLike
+from ..dims import MAX_RANK, ShapeLike, given_text, int_text
 from ..engine.cache import NO_KEY, PlanCache, arg_key
-from ..errors import BroadcastError, as_given
+from ..errors import BroadcastError, brief
 from ..plan import Plan
-from ._common import Ctx, read_axes, read_shape
+from ._common import Ctx, axes_text, read_axes, read_shape
 from .axes import plan_axes, plan_like
 from .bidirectional import plan_bidirectional
 from .explicit import plan_explicit
@@ -54,10 +54,16 @@ MODES: dict[str, str | None] = {
 
 def normalize_mode(mode: object, allowed: tuple[str, ...] = tuple(MODES)) -> str:
     if not isinstance(mode, str):
-        raise TypeError(f"mode must be a string, one of {', '.join(repr(m) for m in allowed)}; got {mode!r}")
-    m = mode.strip().lower()
+        raise TypeError(
+            f"mode must be a string, one of {', '.join(repr(m) for m in allowed)}; "
+            f"got {type(mode).__name__} {brief(mode)}"
+        )
+    m = mode if len(mode) > 64 else mode.strip().lower()  # no mode is that long: a 10 MB one is not scanned
     if m not in allowed:
-        raise BroadcastError(f"unknown mode {mode!r}; accepted: {', '.join(repr(x) for x in allowed)}")
+        raise BroadcastError(
+            f"unknown mode {brief(mode)}; accepted: {', '.join(repr(x) for x in allowed)}",
+            accepted=", ".join(repr(x) for x in allowed),
+        )
     return m
 
 
@@ -78,13 +84,27 @@ def reject_foreign_args(mode: str, **given: Any) -> None:
             continue
         owners = " and ".join(repr(k) for k, v in MODES.items() if v == name)
         raise TypeError(
-            f"{mode}: mode {mode!r} takes no {name} (given {as_given(value)}); {name} belongs to mode"
+            f"{mode}: mode {mode!r} takes no {name} (given {given_text(value)}); {name} belongs to mode"
             f"{'s' if ' and ' in owners else ''} {owners}" + ("" if default is None else f" (default {default})")
         )
 
 
 #: Plans made by :func:`make_plan`, keyed on its exact arguments (see :mod:`bcast.engine.cache`).
 PLANS: PlanCache[Plan] = PlanCache(4096)
+
+#: The longest string argument a cache key may hold: longer ones (whitespace-padded shapes) are
+#: planned afresh rather than kept alive by the cache.
+_KEY_CHARS = 1 << 16
+
+
+def cache_key(value: object) -> Any:
+    """:func:`~bcast.engine.cache.arg_key`, but ``NO_KEY`` at once for an argument too long to be a valid
+    one (a list of ten million dims is refused by the planner, not copied into a key first)."""
+    if isinstance(value, (list, tuple)) and len(value) > MAX_RANK:
+        return NO_KEY
+    if isinstance(value, str) and len(value) > _KEY_CHARS:
+        return NO_KEY
+    return arg_key(value)
 
 
 def make_plan(
@@ -99,15 +119,15 @@ def make_plan(
     """The plan of one broadcast, from the cache when these exact arguments were planned before."""
     key: tuple[Any, ...]
     if axes_mapping is None and broadcast_axes is None and type(axis) is int and axis == -1:
-        key = (mode if type(mode) is str else NO_KEY, arg_key(data_shape), arg_key(target_shape))  # the usual call
+        key = (_mode_key(mode), cache_key(data_shape), cache_key(target_shape))  # the usual call
     else:
         key = (
-            mode if type(mode) is str else NO_KEY,
-            arg_key(data_shape),
-            arg_key(target_shape),
-            arg_key(axes_mapping),
-            arg_key(axis),
-            arg_key(broadcast_axes),
+            _mode_key(mode),
+            cache_key(data_shape),
+            cache_key(target_shape),
+            cache_key(axes_mapping),
+            cache_key(axis),
+            cache_key(broadcast_axes),
         )
     if NO_KEY in key:
         return _make_plan(data_shape, target_shape, mode, axes_mapping, axis, broadcast_axes)
@@ -116,6 +136,10 @@ def make_plan(
         p = _make_plan(data_shape, target_shape, mode, axes_mapping, axis, broadcast_axes)
         PLANS.put(key, p)
     return p
+
+
+def _mode_key(mode: object) -> Any:
+    return mode if type(mode) is str and len(mode) <= 64 else NO_KEY
 
 
 def _make_plan(
@@ -128,7 +152,7 @@ def _make_plan(
 ) -> Plan:
     m = normalize_mode(mode)
     reject_foreign_args(m, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
-    ctx = Ctx(m, as_given(data_shape), as_given(target_shape))
+    ctx = Ctx(m, given_text(data_shape), given_text(target_shape))
     data = read_shape(data_shape, m, (ctx.data, ctx.target))
     target = read_shape(target_shape, m, (ctx.data, ctx.target))
     if m == "numpy":
@@ -139,16 +163,16 @@ def _make_plan(
         return plan_none(data, target, ctx)
     if m == "explicit":
         axes = read_axes(axes_mapping, "axes_mapping", m)
-        return plan_explicit(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"axes_mapping {list(axes)}"))
+        return plan_explicit(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"axes_mapping {axes_text(axes)}"))
     if m in ("pdpd", "legacy"):
         ax = read_axis(axis, m)
         into = plan_pdpd if m == "pdpd" else plan_legacy
-        labelled = Ctx(m, ctx.data, ctx.target, extra=f"axis {ax}", data_label="B", target_label="A")
+        labelled = Ctx(m, ctx.data, ctx.target, extra=f"axis {int_text(ax)}", data_label="B", target_label="A")
         return into(data, target, ax, labelled)
     if m == "axes":
         axes = read_axes(broadcast_axes, "broadcast_axes", m)
-        return plan_axes(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"broadcast_axes {list(axes)}"))
+        return plan_axes(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"broadcast_axes {axes_text(axes)}"))
     # like
     initial = None if broadcast_axes is None else read_axes(broadcast_axes, "initial_broadcast_axes", m)
-    extra = f"initial_broadcast_axes {list(initial)}" if initial else ""
+    extra = f"initial_broadcast_axes {axes_text(initial)}" if initial else ""
     return plan_like(data, target, initial, Ctx(m, ctx.data, ctx.target, extra=extra, target_label="like"))

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..constraints import Constraint, Constraints
-from ..dims import Dim, Shape, as_shape, int_list
-from ..errors import BroadcastError, as_given
+from ..dims import Dim, Shape, as_shape, bounded_items, dim_text, given_text, int_list, int_text
+from ..errors import BroadcastError, brief
 from ..merge import ClashError, Merged
 from ..plan import Plan
 
-__all__ = ["Ctx", "read_axes"]
+__all__ = ["Ctx", "axes_text", "check_axes", "read_axes", "read_shape"]
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,11 @@ class Ctx:
 
     @property
     def call(self) -> str:
+        """The call in words, each part cut to a few hundred characters (shapes of any rank)."""
         if self.phrase:
-            return self.phrase
-        tail = f" with {self.extra}" if self.extra else ""
-        return f"{self.data_label} {self.data} to {self.target_label} {self.target}{tail}"
+            return given_text(self.phrase, 800)
+        tail = f" with {given_text(self.extra)}" if self.extra else ""
+        return f"{self.data_label} {given_text(self.data)} to {self.target_label} {given_text(self.target)}{tail}"
 
     def error(
         self,
@@ -63,7 +64,8 @@ class Ctx:
             out, cons = fn(d, t)
         except ClashError as e:
             raise self.error(
-                f"at output axis {axis}, the {self.data_label} dim {d} meets the {self.target_label} dim {t}",
+                f"at output axis {axis}, the {self.data_label} dim {dim_text(d)} meets the "
+                f"{self.target_label} dim {dim_text(t)}",
                 axis=axis,
                 dims=(d, t),
                 accepted=e.accepted + hint,
@@ -79,8 +81,11 @@ class Ctx:
         constraints: Sequence[Constraint],
         replan: Callable[[Shape, Shape], Plan],
         attrs: dict[str, Any] | None = None,
+        *,
+        checked: bool = False,
     ) -> Plan:
-        cons = self.check(constraints)
+        """The plan; ``checked``: ``constraints`` is a :class:`Constraints` already checked (not again)."""
+        cons = constraints if checked and isinstance(constraints, Constraints) else self.check(constraints)
         return Plan(
             mode=self.mode,
             data_shape=data,
@@ -98,15 +103,20 @@ class Ctx:
         bad = cons.contradiction()
         if bad is not None:
             symbol, which = bad
-            detail = "; ".join(f"{c} (output axis {c.axis})" for c in which)
+            shown = [*which[:3], which[-1]] if len(which) > 4 else list(which)
+            parts = [f"{given_text(str(c), 120)} (output axis {c.axis})" for c in shown]
+            if len(which) > 4:
+                parts.insert(3, f"...({len(which) - 4:,} more)...")
+            detail = "; ".join(parts)
+            name = given_text(symbol, 80)
             raise BroadcastError(
-                f"{self.mode}: cannot broadcast {self.call}: no size of {symbol} satisfies every axis: {detail}; "
-                f"accepted: shapes in which every axis allows one same size of {symbol}",
+                f"{self.mode}: cannot broadcast {self.call}: no size of {name} satisfies every axis: {detail}; "
+                f"accepted: shapes in which every axis allows one same size of {name}",
                 mode=self.mode,
                 shapes=(self.data, self.target),
                 axis=which[-1].axis,
                 dims=(symbol,),
-                accepted=f"shapes in which every axis allows one same size of {symbol}",
+                accepted=f"shapes in which every axis allows one same size of {name}",
             )
         return cons
 
@@ -128,7 +138,10 @@ def _at(c: Constraint, axis: int, mode: str) -> Constraint:
 
 
 def read_axes(value: object, name: str, mode: str) -> tuple[int, ...]:
-    """A list of axis indices as given: ints (NumPy ints too), in a list, tuple or 1-D array."""
+    """A list of axis indices as given: ints (NumPy ints too), in a list, tuple, range or 1-D array.
+
+    At most :data:`~bcast.dims.MAX_RANK` of them, counted before any is read.
+    """
     if value is None:
         raise TypeError(f"{mode}: {name} is required in mode {mode!r}")
     seq: Any = value
@@ -138,16 +151,33 @@ def read_axes(value: object, name: str, mode: str) -> tuple[int, ...]:
         if isinstance(seq, int) and not isinstance(seq, bool):
             seq = [seq]
         else:
-            raise TypeError(f"{mode}: {name} must be a list or tuple of integers, got {type(value).__name__} {value!r}")
+            raise TypeError(
+                f"{mode}: {name} must be a list or tuple of integers, got {type(value).__name__} {brief(value)}"
+            )
+    try:
+        items = bounded_items(seq, lambda: f"{mode}: {name} {given_text(value)}", "entries")
+    except BroadcastError as e:
+        raise BroadcastError(
+            str(e), mode=mode, accepted=f"at most one entry per axis of a shape: {e.accepted}"
+        ) from None
     out = []
-    for i, a in enumerate(seq):
-        if a is None or isinstance(a, (bool, float, str)):
-            raise TypeError(f"{mode}: {name}[{i}] must be an integer, got {a!r} in {as_given(value)}")
+    for i, a in enumerate(items):
+        if type(a) is int:
+            out.append(a)
+            continue
+        if a is None or isinstance(a, (bool, np.bool_, float, complex, str, bytes, np.floating, np.complexfloating)):
+            raise TypeError(f"{mode}: {name}[{i}] must be an integer, got {brief(a)} in {given_text(value)}")
         try:
             out.append(operator.index(a))
-        except TypeError:
-            raise TypeError(f"{mode}: {name}[{i}] must be an integer, got {a!r}") from None
+        except Exception as e:  # not an integer, or a hostile __index__
+            why = "" if isinstance(e, TypeError) else f" ({type(e).__name__} from its __index__: {brief(str(e))})"
+            raise TypeError(f"{mode}: {name}[{i}] must be an integer, got {type(a).__name__} {brief(a)}{why}") from None
     return tuple(out)
+
+
+def axes_text(axes: Sequence[int]) -> str:
+    """An axis list for a message: ``[1, 2]``, or its first and last entries when long."""
+    return given_text(list(axes))
 
 
 def check_axes(
@@ -158,29 +188,35 @@ def check_axes(
     *,
     want: str,
 ) -> None:
-    """Axes must be >= 0, < rank, unique and increasing; ``want`` says what they index."""
+    """Axes must be >= 0, < rank, unique and increasing; ``want`` says what they index.
+
+    One pass with a set: linear in the number of axes.
+    """
     for i, a in enumerate(axes):
         if a < 0:
             raise ctx.error(
-                f"{name}[{i}] = {a} is negative",
+                f"{name}[{i}] = {int_text(a)} is negative",
                 accepted=f"axes counted from 0 in {want}" + (f", i.e. 0..{rank - 1}" if rank else ""),
             )
         if rank is not None and a >= rank:
             raise ctx.error(
-                f"{name}[{i}] = {a} is out of range for {want} of rank {rank}",
+                f"{name}[{i}] = {int_text(a)} is out of range for {want} of rank {rank}",
                 axis=a,
                 accepted=f"axes 0..{rank - 1}" if rank else "no axis at all (the target is a scalar)",
             )
-    for i in range(1, len(axes)):
-        if axes[i] == axes[i - 1] or axes[i] in axes[:i]:
+    seen: set[int] = set()
+    for i, a in enumerate(axes):
+        if a in seen:
             raise ctx.error(
-                f"{name} {list(axes)} names axis {axes[i]} twice",
-                axis=axes[i],
-                accepted=f"each axis at most once, in increasing order: {sorted(set(axes))}",
+                f"{name} {axes_text(axes)} names axis {int_text(a)} twice",
+                axis=a,
+                accepted=f"each axis at most once, in increasing order: {axes_text(sorted(set(axes)))}",
             )
-        if axes[i] < axes[i - 1]:
+        if i and a < axes[i - 1]:
             raise ctx.error(
-                f"{name} {list(axes)} is not in increasing order (axis {axes[i]} after {axes[i - 1]})",
-                axis=axes[i],
+                f"{name} {axes_text(axes)} is not in increasing order "
+                f"(axis {int_text(a)} after {int_text(axes[i - 1])})",
+                axis=a,
                 accepted="strictly increasing axes, each at most once (a broadcast never transposes)",
             )
+        seen.add(a)

@@ -8,10 +8,10 @@ axes from a "like" shape by nGraph's designed rule (reference/ngraph-paddle.md s
 from __future__ import annotations
 
 from ..constraints import Constraint
-from ..dims import Shape, Tri
+from ..dims import Shape, Tri, dim_text, shape_text
 from ..merge import merge_equal
 from ..plan import Plan
-from ._common import Ctx, check_axes
+from ._common import Ctx, axes_text, check_axes
 
 __all__ = ["like_axes", "plan_axes", "plan_like"]
 
@@ -24,23 +24,25 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Pl
     check_axes(axes, "broadcast_axes", target.rank, ctx, want="the output")
     if target.rank is None or data.rank is None:
         return ctx.plan(data, target, target, None, (), replan, attrs)
-    keep = tuple(k for k in range(target.rank) if k not in axes)
+    new = set(axes)
+    keep = tuple(k for k in range(target.rank) if k not in new)
     required = Shape._of(target[k] for k in keep)
     if data.rank != len(keep):
         raise ctx.error(
             f"the data has rank {data.rank}, but the target without broadcast_axes "
-            f"{list(axes)} is {required}, of rank {len(keep)}",
-            accepted=f"data of shape {required}",
+            f"{axes_text(axes)} is {shape_text(required)}, of rank {len(keep)}",
+            accepted=f"data of shape {shape_text(required)}",
         )
     out = list(target.dims)
     cons: list[Constraint] = []
+    hint = f"; data of shape {shape_text(required)} (mode {ctx.mode!r} never stretches a 1)"  # once, not per axis
     for i, k in enumerate(keep):
         out[k], c = ctx.meet(
             merge_equal,
             data[i],
             target[k],
             k,
-            hint=f"; data of shape {required} (mode {ctx.mode!r} never stretches a 1)",
+            hint=hint,
         )
         cons.extend(c)
     return ctx.plan(data, target, Shape._of(out), keep, cons, replan, attrs)
@@ -65,7 +67,7 @@ def like_axes(data: Shape, like: Shape, ctx: Ctx) -> tuple[int, ...]:
         above_one = Tri.YES if t.lo > 1 else (Tri.NO if t.hi is not None and t.hi <= 1 else Tri.MAYBE)
         if above_one is Tri.MAYBE:
             raise ctx.error(
-                f"at axis {i} the data dim 1 meets the like dim {t}, which may or may not be "
+                f"at axis {i} the data dim 1 meets the like dim {dim_text(t)}, which may or may not be "
                 "larger than 1, so BroadcastLike's rule cannot decide whether the axis is broadcast",
                 axis=i,
                 dims=(d, t),
@@ -89,12 +91,12 @@ def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: Ct
         # data can never equal the like shape with those axes removed.
         k = stretched[0]
         raise ctx.error(
-            f"at output axis {k}, the data dim 1 meets the like dim {like[k]}: BroadcastLike's rule makes "
+            f"at output axis {k}, the data dim 1 meets the like dim {dim_text(like[k])}: BroadcastLike's rule makes "
             f"axis {k} a broadcast axis but keeps the data's 1 there, so the ranks cannot agree "
             "(nGraph's designed rule)",
             axis=k,
             dims=(data[k], like[k]),
-            accepted=f"a data dim equal to the like dim ({like[k]}), explicit initial_broadcast_axes, "
+            accepted=f"a data dim equal to the like dim ({dim_text(like[k])}), explicit initial_broadcast_axes, "
             "or mode 'numpy', which stretches 1s",
         )
     p = plan_axes(data, like, axes, ctx)

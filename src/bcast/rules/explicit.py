@@ -11,7 +11,7 @@ from ..constraints import Constraint
 from ..dims import Shape
 from ..merge import merge_uni
 from ..plan import Plan
-from ._common import Ctx, check_axes
+from ._common import Ctx, axes_text, check_axes
 
 __all__ = ["plan_explicit"]
 
@@ -24,7 +24,7 @@ def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -
     check_axes(axes, "axes_mapping", target.rank, ctx, want="the target")
     if data.rank is not None and len(axes) != data.rank:
         raise ctx.error(
-            f"axes_mapping {list(axes)} has {len(axes)} entr{'y' if len(axes) == 1 else 'ies'} "
+            f"axes_mapping {axes_text(axes)} has {len(axes)} entr{'y' if len(axes) == 1 else 'ies'} "
             f"but the data has rank {data.rank}",
             accepted=f"one output axis per data axis: {data.rank} increasing axes"
             + (f" in 0..{target.rank - 1}" if target.rank else ""),

@@ -15,7 +15,7 @@ produces the same kind of plan.
 from __future__ import annotations
 
 from ..constraints import Constraint
-from ..dims import Shape
+from ..dims import Shape, int_text
 from ..merge import merge_equal
 from ..plan import Plan
 from ._common import Ctx
@@ -31,7 +31,7 @@ def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
 
     attrs: dict[str, object] = {"axis": axis}
     if axis < -1:
-        raise ctx.error(f"axis {axis} is negative", accepted="no axis (suffix matching) or a start axis >= 0")
+        raise ctx.error(f"axis {int_text(axis)} is negative", accepted="no axis (suffix matching) or a start axis >= 0")
     if a.rank is None or b.rank is None:
         return ctx.plan(b, a, a, None, (), replan, attrs)
     ra, rb = a.rank, b.rank
@@ -43,7 +43,7 @@ def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
     start = ra - rb if axis == -1 else axis
     if start > ra - rb:
         raise ctx.error(
-            f"B (rank {rb}) placed at axis {start} runs past A's last axis {ra - 1}",
+            f"B (rank {rb}) placed at axis {int_text(start)} runs past A's last axis {ra - 1}",
             axis=ra,
             accepted=f"an axis from 0 to {ra - rb}",
         )

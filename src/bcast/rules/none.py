@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..constraints import Constraint
-from ..dims import Shape
+from ..dims import Shape, shape_text
 from ..merge import merge_equal
 from ..plan import Plan
 from ._common import Ctx
@@ -22,7 +22,7 @@ def plan_none(data: Shape, target: Shape, ctx: Ctx) -> Plan:
     if data.rank != target.rank:
         raise ctx.error(
             f"the ranks differ ({data.rank} and {target.rank})",
-            accepted=f"exactly the shape {target} (mode 'none' never broadcasts)",
+            accepted=f"exactly the shape {shape_text(target)} (mode 'none' never broadcasts)",
         )
     dims = []
     cons: list[Constraint] = []

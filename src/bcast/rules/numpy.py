@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..constraints import Constraint, Constraints
-from ..dims import Dim, Shape
+from ..dims import Dim, Shape, dim_text
 from ..errors import BroadcastError
 from ..merge import ClashError, merge_multi, merge_uni
 from ..plan import ElementwisePlan, Plan
@@ -45,7 +45,12 @@ def plan_numpy(data: Shape, target: Shape, ctx: Ctx) -> Plan:
 
 
 def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> ElementwisePlan:
-    """NumPy's rule for any number of operands: right-align, pad with 1, merge per axis."""
+    """NumPy's rule for any number of operands: right-align, pad with 1, merge per axis.
+
+    Each operand's dims are visited once (never every output axis for every operand), so the
+    cost is linear in the total number of dims. Several symbols that meet on one axis in a row
+    make one derived symbol (``A|B|C``) and one constraint, not a chain of ever longer names.
+    """
     mode = "numpy"
     if any(s.rank is None for s in shapes):
         out = Shape.dynamic_rank()
@@ -53,47 +58,90 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
             mode, shapes, out, _operand_plans(shapes, given, out, None, Constraints()), Constraints()
         )
     big_r = max((s.rank or 0 for s in shapes), default=0)
-    out_dims: list[Dim] = []
-    cons: list[Constraint] = []
-    for k in range(big_r):
-        cur: Dim = Dim(1)
-        src: int | None = None
-        for j, s in enumerate(shapes):
-            off = big_r - (s.rank or 0)
-            if k < off:
+    one = Dim(1)
+    cur: list[Dim] = [one] * big_r
+    src: list[int | None] = [None] * big_r  # the operand that last set each axis's size
+    runs: dict[int, dict[str, None]] = {}  # axis -> the symbols met in a row there, not yet merged
+    cons: dict[int, list[Constraint]] = {}  # axis -> its constraints, in operand order
+    clashes: dict[int, tuple[int | None, Dim, Dim, int, str]] = {}  # axis -> its first clash
+    for j, s in enumerate(shapes):
+        off = big_r - (s.rank or 0)
+        for i, d in enumerate(s.dims):
+            k = off + i
+            c = cur[k]
+            if isinstance(c, int) and isinstance(d, int):  # two static dims: the common case
+                if c == d or d == 1:
+                    if src[k] is None and d != 1:
+                        src[k] = j
+                elif c == 1:
+                    cur[k], src[k] = d, j
+                elif k not in clashes:
+                    clashes[k] = (src[k], c, d, j, "dims that are equal, or a 1 on either side")
                 continue
-            d = s[k - off]
+            if k in clashes:
+                continue
+            run = runs.get(k)
+            if run is not None and isinstance(d, int) and d == 1:  # a 1 leaves the symbols as they are
+                continue
+            if c.name is not None and d.name is not None:
+                if d.name == c.name or (run is not None and d.name in run):
+                    continue
+                if run is None:
+                    run = runs[k] = {c.name: None}
+                run[d.name] = None
+                src[k] = j
+                continue
+            if run is not None:  # the symbols met in a row give way to a non-symbol
+                c = cur[k] = _flush(runs.pop(k), k, cons)
             try:
-                merged, c = merge_multi(cur, d)
+                merged, found = merge_multi(c, d)
             except ClashError as e:
-                raise BroadcastError(
-                    f"numpy: shapes {_list(given)} cannot be broadcast together: at output axis {k}, "
-                    f"dim {cur} of operand {src} ({given[src or 0]}) meets dim {d} of operand {j} "
-                    f"({given[j]}); accepted there: {e.accepted}.",
-                    mode=mode,
-                    shapes=given,
-                    axis=k,
-                    dims=(str(cur), str(d)),
-                    accepted=e.accepted,
-                ) from None
-            if merged != cur or (src is None and not (d.is_static and d.value == 1)):
-                src = j  # the operand that last set this axis's size
-            cur = merged
-            cons.extend(Constraint(x.kind, x.symbols, x.allowed, axis=k, mode=mode) for x in c)
-        out_dims.append(cur)
-    out = Shape._of(out_dims)
-    checked = Ctx(mode, "", "", phrase=f"shapes {_list(given)} together").check(cons)
+                clashes[k] = (src[k], c, d, j, e.accepted)
+                continue
+            if merged != c or (src[k] is None and not (d.is_static and d.value == 1)):
+                src[k] = j
+            cur[k] = merged
+            if found:
+                cons.setdefault(k, []).extend(
+                    Constraint(x.kind, x.symbols, x.allowed, axis=k, mode=mode) for x in found
+                )
+    if clashes:
+        k = min(clashes)
+        at, c, d, j, accepted = clashes[k]
+        raise BroadcastError(
+            f"numpy: shapes {_list(given)} cannot be broadcast together: at output axis {k}, "
+            f"dim {dim_text(c)} of operand {at} ({given[at or 0]}) meets dim {dim_text(d)} of operand {j} "
+            f"({given[j]}); accepted there: {accepted}.",
+            mode=mode,
+            shapes=given,
+            axis=k,
+            dims=(str(c), str(d)),
+            accepted=accepted,
+        )
+    for k, run in runs.items():
+        cur[k] = _flush(run, k, cons)
+    out = Shape._of(cur)
+    ordered = [x for k in sorted(cons) for x in cons[k]]
+    checked = Ctx(mode, "", "", phrase=f"shapes {_list(given)} together").check(ordered)
     return ElementwisePlan(mode, shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)
+
+
+def _flush(run: dict[str, None], axis: int, cons: dict[int, list[Constraint]]) -> Dim:
+    """The derived symbol of several symbols met on ``axis``, recording that they broadcast together."""
+    names = tuple(run)
+    cons.setdefault(axis, []).append(Constraint("broadcast", names, axis=axis, mode="numpy"))
+    return Dim.symbol("|".join(names))
 
 
 def _operand_plans(
     shapes: tuple[Shape, ...], given: tuple[str, ...], out: Shape, big_r: int | None, cons: Constraints
 ) -> tuple[Plan, ...]:
     plans = []
+    out_text = str(out)  # once, not once per operand
     for s, g in zip(shapes, given, strict=True):
-        ctx = Ctx("numpy", g, str(out))
+        ctx = Ctx("numpy", g, out_text)
         mapping = None if big_r is None or s.rank is None else tuple(range(big_r - s.rank, big_r))
-        plans.append(ctx.plan(s, out, out, mapping, cons, _replan_numpy(ctx)))
+        plans.append(ctx.plan(s, out, out, mapping, cons, _replan_numpy(ctx), checked=True))
     return tuple(plans)
 
 
@@ -107,4 +155,6 @@ def _replan_numpy(ctx: Ctx) -> Callable[[Shape, Shape], Plan]:
 def _list(given: tuple[str, ...]) -> str:
     if len(given) == 2:
         return f"{given[0]} and {given[1]}"
+    if len(given) > 8:  # hundreds of operands: the first and last few
+        return ", ".join([*given[:5], f"...({len(given) - 7:,} more)...", *given[-2:]])
     return ", ".join(given)

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ..constraints import Constraint
-from ..dims import Shape
+from ..dims import Shape, int_text, shape_text
+from ..errors import brief
 from ..merge import merge_uni
 from ..plan import Plan
 from ._common import Ctx
@@ -26,12 +29,21 @@ __all__ = ["plan_pdpd", "read_axis"]
 
 
 def read_axis(axis: object, mode: str) -> int:
-    if isinstance(axis, (bool, float)) or axis is None or isinstance(axis, str):
-        raise TypeError(f"{mode}: axis must be an integer, got {axis!r}")
+    """``axis`` as an int: an integer (NumPy's too), never a bool, float or string.
+
+    A huge one is kept (the rule then says it is out of range, naming the shapes); messages
+    print it with :func:`~bcast.dims.int_text`, so even 100,000 digits cost nothing.
+    """
+    if type(axis) is int:
+        return axis
+    if isinstance(axis, (bool, np.bool_, float, complex, str, bytes, np.floating)) or axis is None:
+        raise TypeError(f"{mode}: axis must be an integer, got {type(axis).__name__} {brief(axis)}")
     try:
-        return operator.index(axis)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{mode}: axis must be an integer, got {type(axis).__name__} {axis!r}") from None
+        ax = operator.index(axis)  # type: ignore[arg-type]
+    except Exception as e:  # not an integer, or a hostile __index__
+        why = "" if isinstance(e, TypeError) else f" ({type(e).__name__} from its __index__: {brief(str(e))})"
+        raise TypeError(f"{mode}: axis must be an integer, got {type(axis).__name__} {brief(axis)}{why}") from None
+    return ax
 
 
 def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
@@ -43,7 +55,7 @@ def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
     attrs: dict[str, object] = {"axis": axis}
     if axis < -1:
         raise ctx.error(
-            f"axis {axis} is negative",
+            f"axis {int_text(axis)} is negative",
             accepted="axis -1 (B right-aligned with A) or a start axis >= 0",
         )
     if a.rank is None:
@@ -62,9 +74,9 @@ def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
         kept -= 1
     attrs["start"] = start
     if start + kept > ra:
-        trimmed = f" (its trailing 1s ignored: {b[:kept]})" if kept < rb else ""
+        trimmed = f" (its trailing 1s ignored: {shape_text(b[:kept])})" if kept < rb else ""
         raise ctx.error(
-            f"B{trimmed} placed at axis {start} runs past A's last axis {ra - 1}",
+            f"B{trimmed} placed at axis {int_text(start)} runs past A's last axis {ra - 1}",
             axis=ra,
             accepted=f"an axis from 0 to {ra - kept}",
         )

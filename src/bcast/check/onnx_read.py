@@ -1,0 +1,381 @@
+"""Reading an ONNX model for ``bcast check``: bounded, weights never loaded, the graph checked for sense.
+
+:func:`load_model` reads a regular file of at most :data:`~bcast.check.files.MAX_ONNX_BYTES`
+after a scan of its top-level protobuf fields (a few bytes each, the rest skipped) has found a
+well-formed ``ModelProto`` with a graph in it, so a 2 GB file of zeros or text is refused after
+reading a few bytes. External data (weights in other files) is never read.
+
+:func:`validate` refuses, as :class:`~bcast.check.report.CheckInputError` ("invalid model: ..."),
+what is not a graph: no nodes or no outputs, a tensor produced twice, a node input that nothing
+produces, a cycle (a node reading its own output included), nodes out of topological order, an
+opset of 0, of a version the installed onnx does not know, or imported twice, dims that are
+negative or whose product overflows int64, tensors that declare no data for their dims, ranks
+above :data:`~bcast.check.files.MAX_RANK`, and constants of more than ``MAX_RANK`` values used as
+a shape. Every check is linear in the size of the graph and reads no tensor data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from .files import MAX_ONNX_BYTES, MAX_RANK, open_regular, path_text, read_at_most
+from .report import CheckInputError, show
+
+__all__ = ["load_model", "validate"]
+
+#: the most top-level fields the scan looks at (a real model has a dozen, plus its local functions)
+_SCAN_FIELDS = 100_000
+# ModelProto's fields and their wire types (0 varint, 2 length-delimited)
+_MODEL_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+_INT64_MAX = 2**63 - 1
+
+
+def _invalid(what: str) -> CheckInputError:
+    return CheckInputError(f"invalid model: {what}")
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int] | None:
+    value, shift = 0, 0
+    for i in range(pos, min(pos + 10, len(buf))):
+        b = buf[i]
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, i + 1
+        shift += 7
+    return None
+
+
+def _scan(fd: int, size: int, path: str) -> None:
+    """Walk the top-level fields of a ModelProto, reading only their tags and lengths."""
+    p = path_text(path)
+    pos, fields, has_graph = 0, 0, False
+    while pos < size and fields < _SCAN_FIELDS:
+        head = os.pread(fd, 21, pos)
+        tag = _varint(head, 0)
+        if tag is None or tag[0] >> 3 == 0:
+            raise CheckInputError(f"{p}: not a readable ONNX model (byte {pos:,} is not a protobuf field)")
+        field, wire, at = tag[0] >> 3, tag[0] & 7, tag[1]
+        if wire not in (0, 1, 2, 5):
+            raise CheckInputError(f"{p}: not a readable ONNX model (byte {pos:,} is not a protobuf field)")
+        if field in _MODEL_FIELDS and _MODEL_FIELDS[field] != wire:
+            raise CheckInputError(
+                f"{p}: not an ONNX model (field {field} at byte {pos:,} has wire type {wire}, not what a "
+                "ModelProto holds there)"
+            )
+        if wire == 0:
+            end = _varint(head, at)
+            if end is None:
+                raise CheckInputError(f"{p}: not a readable ONNX model (a malformed number at byte {pos:,})")
+            pos += end[1]
+        elif wire == 1:
+            pos += at + 8
+        elif wire == 5:
+            pos += at + 4
+        else:
+            length = _varint(head, at)
+            if length is None:
+                raise CheckInputError(f"{p}: not a readable ONNX model (a malformed length at byte {pos:,})")
+            pos += length[1] + length[0]
+            has_graph = has_graph or field == 7
+        fields += 1
+        if pos > size:
+            raise CheckInputError(
+                f"{p}: not a readable ONNX model: truncated (field {field} runs to byte {pos:,}, past the end of "
+                f"the file at {size:,})"
+            )
+    if pos >= size and not has_graph:
+        raise CheckInputError(f"{p}: not an ONNX model (it holds no graph)")
+
+
+def load_model(path: str) -> Any:
+    """The ``onnx.ModelProto`` in the file ``path``, its external data not loaded.
+
+    Raises :class:`CheckInputError` for anything but a regular file holding a model of at most
+    :data:`MAX_ONNX_BYTES` bytes.
+    """
+    import onnx
+
+    fd, size = open_regular(path)
+    try:
+        p = path_text(path)
+        if size == 0:
+            raise CheckInputError(f"{p}: an empty file, not an ONNX model")
+        if size > MAX_ONNX_BYTES:
+            raise CheckInputError(
+                f"{p}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may be: protobuf cannot "
+                "parse it (a large model keeps its weights in external data files)"
+            )
+        _scan(fd, size, path)
+        data = read_at_most(fd, size, path)
+    finally:
+        os.close(fd)
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except MemoryError:
+        raise
+    except Exception as e:  # DecodeError, RecursionError inside protobuf, ...
+        raise CheckInputError(f"{p}: not a readable ONNX model ({type(e).__name__}: {show(e, 300)})") from None
+    del data
+    # protobuf parses many byte strings (an empty file, a TensorProto .pb) as a ModelProto without a graph
+    if not model.HasField("graph"):
+        raise CheckInputError(f"{p}: not an ONNX model (it holds no graph)")
+    return model
+
+
+# ------------------------------------------------------------------------------------------------
+# the graph, checked for sense
+
+
+def _text(value: Any, what: str) -> str:
+    """A string field of the model; protobuf hands over bytes that are not UTF-8 as bytes."""
+    if isinstance(value, str):
+        return value
+    raise _invalid(f"{what} {show(value, 200)} is not UTF-8 text")
+
+
+def _node_label(node: Any, index: int) -> str:
+    name = node.name if isinstance(node.name, str) else ""
+    op = node.op_type if isinstance(node.op_type, str) else "?"
+    return f"node {show(name, 160)!s} ({show(op, 80)})" if name else f"node #{index} ({show(op, 80)})"
+
+
+def _q(name: str) -> str:
+    return "'" + show(name, 160) + "'"
+
+
+def _opset(model: Any) -> int | None:
+    """The default domain's opset version, checked; ``None`` when the model imports none."""
+    import onnx
+
+    known = int(onnx.defs.onnx_opset_version())
+    versions: dict[str, int] = {}
+    for o in model.opset_import:
+        domain = _text(o.domain, "an opset_import domain")
+        key = "" if domain in ("", "ai.onnx") else domain
+        if not o.HasField("version") and key == "":
+            raise _invalid("the default opset is imported without a version")
+        v = int(o.version)
+        if key in versions and versions[key] != v:
+            raise _invalid(
+                f"the opset of domain {_q(domain or 'ai.onnx')} is imported twice, as {versions[key]} and {v}"
+            )
+        versions[key] = v
+        if v < 1:
+            raise _invalid(f"opset {v} of domain {_q(domain or 'ai.onnx')}: opset versions start at 1")
+        if key == "" and v > known:
+            raise _invalid(
+                f"opset {v:,} is beyond what the installed onnx {onnx.__version__} knows (opsets 1..{known}); if the "
+                "model is that new, upgrade onnx (pip install -U onnx)"
+            )
+    return versions.get("")
+
+
+def _dims_count(dims: Iterable[int], what: str) -> int:
+    """The number of elements of ``dims``; negative dims, too many dims and an int64 overflow are invalid."""
+    count = 1
+    for rank, d in enumerate(dims, 1):
+        if rank > MAX_RANK:
+            raise _invalid(f"{what} has more than {MAX_RANK} dims (bcast handles ranks up to {MAX_RANK})")
+        if d < 0:
+            raise _invalid(f"{what} has the negative dim {d} at axis {rank - 1}")
+        count *= d
+    if count > _INT64_MAX:
+        raise _invalid(f"{what} has dims {list(dims)} whose product overflows int64")
+    return count
+
+
+# data_type -> (the TensorProto field holding its values, bits per element in raw_data)
+_DATA = {
+    1: ("float_data", 32), 2: ("int32_data", 8), 3: ("int32_data", 8), 4: ("int32_data", 16), 5: ("int32_data", 16),
+    6: ("int32_data", 32), 7: ("int64_data", 64), 8: ("string_data", None), 9: ("int32_data", 8),
+    10: ("int32_data", 16), 11: ("double_data", 64), 12: ("uint64_data", 32), 13: ("uint64_data", 64),
+    14: ("float_data", 64), 15: ("double_data", 128), 16: ("int32_data", 16),
+    17: ("int32_data", 8), 18: ("int32_data", 8), 19: ("int32_data", 8), 20: ("int32_data", 8),
+    21: ("int32_data", 4), 22: ("int32_data", 4), 23: ("int32_data", 4), 24: ("int32_data", 8),
+    25: ("int32_data", 2), 26: ("int32_data", 2), 27: ("int32_data", 6), 28: ("int32_data", 6),
+}  # fmt: skip
+
+
+def _check_tensor(t: Any, what: str) -> None:
+    """A TensorProto's dims, and that it holds data for them (or keeps it outside the file); nothing decoded."""
+    count = _dims_count(t.dims, what)
+    if t.data_location == 1:  # EXTERNAL: bcast never reads it
+        return
+    if t.data_type == 0:
+        raise _invalid(f"{what} has no element type (UNDEFINED)")
+    spec = _DATA.get(int(t.data_type))
+    if spec is None:  # a type newer than this table: its data is not checked (nor ever read)
+        return
+    field, bits = spec
+    if t.HasField("raw_data"):
+        if bits is None:
+            raise _invalid(f"{what} holds strings in raw_data")
+        want = (count * bits + 7) // 8
+        if len(t.raw_data) != want:
+            raise _invalid(
+                f"{what} holds {len(t.raw_data):,} bytes of data where its dims {list(t.dims)} need {want:,}"
+            )
+        return
+    if count and not len(getattr(t, field)):
+        raise _invalid(f"{what} holds no data for its {count:,} elements (dims {list(t.dims)})")
+
+
+def _check_value_infos(infos: Iterable[Any], what: str) -> None:
+    for vi in infos:
+        name = _text(vi.name, f"the name of a {what}")
+        tp = vi.type
+        if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+            continue
+        dims = tp.tensor_type.shape.dim
+        if len(dims) > MAX_RANK:
+            raise _invalid(f"{what} {_q(name)} has rank {len(dims):,} (bcast handles ranks up to {MAX_RANK})")
+        for k, d in enumerate(dims):
+            if d.HasField("dim_value") and d.dim_value < 0:
+                raise _invalid(f"{what} {_q(name)} declares the negative dim {d.dim_value} at axis {k}")
+            if d.HasField("dim_param"):
+                _text(d.dim_param, f"a dim name of {what} {_q(name)}")
+
+
+#: operators whose input (by position) is a shape: a constant there of more than MAX_RANK values is no shape
+_SHAPE_INPUTS = {"Expand": 1, "Reshape": 1, "ConstantOfShape": 0}
+
+
+def validate(model: Any) -> None:
+    """Refuse a model whose top-level graph is not a graph (see the module's docstring)."""
+    g = model.graph
+    _text(g.name, "the graph's name")
+    opset = _opset(model)
+    nodes = g.node
+    if not len(nodes):
+        raise _invalid("the graph has no nodes")
+    if not len(g.output):
+        raise _invalid("the graph declares no outputs")
+    _check_value_infos(g.input, "graph input")
+    _check_value_infos(g.output, "graph output")
+    _check_value_infos(g.value_info, "value_info")
+
+    # every tensor is produced once: by a graph input, an initializer or one node's output
+    producer: dict[str, int] = {}  # -1 graph input, -2 initializer, -3 sparse initializer, else a node's index
+    constants: dict[str, int] = {}  # constant tensors (initializers, Constant nodes) -> their element count
+    for vi in g.input:
+        if vi.name in producer:
+            raise _invalid(f"the graph input {_q(vi.name)} is listed twice")
+        producer[vi.name] = -1
+    for t in g.initializer:
+        name = _text(t.name, "an initializer's name")
+        _check_tensor(t, f"initializer {_q(name)}")
+        if producer.get(name, -1) != -1:
+            raise _invalid(f"the initializer {_q(name)} is given twice")
+        producer[name] = -2
+        constants[name] = _count(t.dims)
+    for st in g.sparse_initializer:
+        name = _text(st.values.name, "a sparse initializer's name")
+        _dims_count(st.dims, f"sparse initializer {_q(name)}")
+        if producer.get(name, -1) != -1:
+            raise _invalid(f"the sparse initializer {_q(name)} is given twice")
+        producer[name] = -3
+    uses_default = False
+    for i, node in enumerate(nodes):
+        label = _node_label(node, i)
+        _text(node.name, f"the name of node #{i}")
+        op = _text(node.op_type, f"the op type of {label}")
+        domain = _text(node.domain, f"the domain of {label}")
+        if not op:
+            raise _invalid(f"node #{i} has no op type")
+        uses_default = uses_default or domain in ("", "ai.onnx")
+        for out in node.output:
+            name = _text(out, f"an output name of {label}")
+            if not name:
+                continue
+            if name in producer:
+                p = producer[name]
+                by = {-1: "a graph input", -2: "an initializer", -3: "a sparse initializer"}.get(p)
+                raise _invalid(
+                    f"the tensor {_q(name)} is produced twice: by {by or _node_label(nodes[p], p)} and by {label}"
+                )
+            producer[name] = i
+        if op == "Constant" and domain in ("", "ai.onnx"):
+            for a in node.attribute:
+                if a.name == "value" and a.HasField("t"):
+                    _check_tensor(a.t, f"the value of {label}")
+                    if node.output:
+                        constants[node.output[0]] = _count(a.t.dims)
+    if uses_default and opset is None:
+        raise _invalid("the graph uses ONNX operators but imports no opset of the default domain")
+
+    # every input is produced, and before the node that reads it
+    late: list[tuple[int, str, int]] = []
+    for i, node in enumerate(nodes):
+        for name in node.input:
+            name = _text(name, f"an input name of {_node_label(node, i)}")
+            if not name:
+                continue
+            p = producer.get(name)
+            if p is None:
+                raise _invalid(
+                    f"{_node_label(node, i)} reads the tensor {_q(name)}, which no node, graph input or initializer "
+                    "produces"
+                )
+            if p == i:
+                raise _invalid(f"{_node_label(node, i)} reads its own output {_q(name)} (a cycle)")
+            if p > i:
+                late.append((i, name, p))
+        if node.domain in ("", "ai.onnx") and node.op_type in _SHAPE_INPUTS:
+            k = _SHAPE_INPUTS[node.op_type]
+            if k < len(node.input) and constants.get(node.input[k], 0) > MAX_RANK:
+                raise _invalid(
+                    f"{_node_label(node, i)} takes its shape from the constant {_q(node.input[k])} of "
+                    f"{constants[node.input[k]]:,} values: a rank above {MAX_RANK} (bcast's and NumPy's limit)"
+                )
+    for vi in g.output:
+        if vi.name not in producer:
+            raise _invalid(f"the graph output {_q(vi.name)} is produced by no node, graph input or initializer")
+    if late:
+        cycle = _find_cycle(nodes, producer)
+        if cycle is not None:
+            path = " -> ".join(_node_label(nodes[j], j) for j in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
+            raise _invalid(f"the graph has a cycle: {path} -> {_node_label(nodes[cycle[0]], cycle[0])}")
+        i, name, p = late[0]
+        raise _invalid(
+            f"the nodes are not in topological order, as ONNX requires: {_node_label(nodes[i], i)} reads {_q(name)}, "
+            f"produced later by {_node_label(nodes[p], p)}"
+        )
+
+
+def _count(dims: Iterable[int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _find_cycle(nodes: Any, producer: dict[str, int]) -> list[int] | None:
+    """Some cycle among the nodes (their indices, in data-flow order), or None; iterative, linear."""
+    n = len(nodes)
+    preds: list[list[int]] = [
+        [p for p in (producer.get(name, -1) for name in node.input if name) if p >= 0] for node in nodes
+    ]
+    state = [0] * n  # 0 new, 1 on the path, 2 done
+    for start in range(n):
+        if state[start]:
+            continue
+        path: list[int] = [start]
+        iters = [iter(preds[start])]
+        state[start] = 1
+        while path:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                iters.pop()
+            elif state[nxt] == 1:
+                cycle = path[path.index(nxt) :]
+                cycle.reverse()  # path follows inputs backwards; a cycle reads better in data-flow order
+                return cycle
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                path.append(nxt)
+                iters.append(iter(preds[nxt]))
+    return None
