@@ -8,6 +8,7 @@ it did not, on one thread or several, and must change nothing in memory but ``ou
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,13 +66,17 @@ OPS: dict[str, Case] = {
     "fmod": (functools.partial(ops.mod, fmod=1), np.fmod, 2, ARITH, False),
     "pow": (ops.pow, np.power, 2, ARITH, False),
     "bitwise_and": (ops.bitwise_and, np.bitwise_and, 2, (I32, I64), False),
+    "bitwise_or": (ops.bitwise_or, np.bitwise_or, 2, (I32, I64), False),
     "bitwise_xor": (ops.bitwise_xor, np.bitwise_xor, 2, (I32, I64), False),
     "shift_left": (functools.partial(ops.bitshift, direction="LEFT"), np.left_shift, 2, (I32, I64), False),
     "shift_right": (functools.partial(ops.bitshift, direction="RIGHT"), np.right_shift, 2, (I32, I64), False),
     "equal": (ops.equal, np.equal, 2, (I8, BOOL), True),
     "greater": (ops.greater, np.greater, 2, (I8,), True),
+    "greater_or_equal": (ops.greater_or_equal, np.greater_equal, 2, (I8,), True),
+    "less": (ops.less, np.less, 2, (I8,), True),
     "less_or_equal": (ops.less_or_equal, np.less_equal, 2, (I8,), True),
     "and": (ops.and_, np.logical_and, 2, (BOOL,), True),
+    "or": (ops.or_, np.logical_or, 2, (BOOL,), True),
     "xor": (ops.xor, np.logical_xor, 2, (BOOL,), True),
     "max3": (ops.max, _fold(np.maximum), 3, ARITH, False),
     "min3": (ops.min, _fold(np.minimum), 3, ARITH, False),
@@ -540,6 +545,9 @@ def test_an_elementwise_plan_cannot_be_changed() -> None:
     ep = bcast.elementwise_plan((3, 1), (4,))
     with pytest.raises(FrozenPlanError):
         ep.operands = ()  # type: ignore[misc]
+    assert copy.copy(ep) is ep and copy.deepcopy(ep) is ep  # immutable: copies are the object itself
+    p = bcast.plan((3,), (2, 3))
+    assert copy.copy(p) is p and copy.deepcopy({"k": p})["k"] is p
     assert isinstance(ep.operands, tuple) and isinstance(ep.shapes, tuple)
     again = bcast.elementwise_plan((3, 1), (4,))
     assert len(again.operands) == 2 and again.output_shape == (3, 4)
@@ -583,6 +591,38 @@ def test_inputs_are_never_mutated(name: str, n_threads: int) -> None:
                 op(*args, out=target)
             np.testing.assert_array_equal(target, r)
             assert [(y.tobytes(), y.dtype) for j, y in enumerate(args) if j != i] == others
+
+
+def test_the_unidirectional_and_normalization_ops_never_mutate_their_inputs() -> None:
+    rng = np.random.default_rng(8)
+    x, slope = rng.standard_normal((6, 5)), rng.standard_normal(5)
+    a, b, c = rng.standard_normal((6, 4)), rng.standard_normal((4, 5)), rng.standard_normal(5)
+    scale, bias = rng.standard_normal(5), rng.standard_normal(5)
+    arrays = (x, slope, a, b, c, scale, bias)
+    before = [y.tobytes() for y in arrays]
+    calls: list[Callable[[], object]] = [
+        lambda: ops.prelu(x, slope),
+        lambda: ops.prelu(x, slope, out=np.empty((6, 5))),
+        lambda: ops.gemm(a, b, c, alpha=0.5, beta=2.0),
+        lambda: ops.gemm(a, b, c, out=np.empty((6, 5))),
+        lambda: ops.layer_normalization(x, scale, bias),
+        lambda: ops.rms_normalization(x, scale),
+        lambda: ops.expand(slope, (6, 5)),
+        lambda: vjp("prelu", x, slope, dy=np.ones((6, 5))),
+        lambda: vjp("gemm", a, b, c, dy=np.ones((6, 5))),
+    ]
+    with engine(2):
+        for call in calls:
+            call()
+    assert [y.tobytes() for y in arrays] == before
+
+
+def test_big_endian_gemm_result_is_native() -> None:
+    a = np.arange(6.0).reshape(2, 3).astype(">f8")
+    b = np.arange(6.0).reshape(3, 2).astype(">f8")
+    got = ops.gemm(a, b, np.ones(2, ">f8"))
+    assert got.dtype == np.dtype(np.float64)  # as NumPy's a @ b + c
+    np.testing.assert_array_equal(got, a.astype(float) @ b.astype(float) + 1)
 
 
 def test_materialize_backward_and_views_never_mutate_the_data() -> None:

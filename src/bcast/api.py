@@ -10,7 +10,7 @@ from .backends import backend_of, foreign_namespace, shape_of
 from .dims import MAX_RANK, Shape, ShapeLike, given_text, int_text, shape_text
 from .engine.cache import NO_KEY, PlanCache
 from .engine.numpy import as_array, materialize, view
-from .errors import BroadcastError
+from .errors import BroadcastError, brief
 from .plan import ElementwisePlan, Plan
 from .rules import (
     cache_key,
@@ -241,7 +241,7 @@ def broadcast_to(
            [2, 2, 2]])
     """
     if not isinstance(copy, bool):
-        raise TypeError(f"copy must be True or False, got {copy!r}")
+        raise TypeError(f"copy must be True or False, got {type(copy).__name__} {brief(copy)}")
     if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:  # torch, cupy, jax, dask...
         shape = shape_of(x, str(mode))  # an Array API array: its shape as ints (Dask: checked known)
         fp = make_plan(shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)

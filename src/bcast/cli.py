@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")  # a name that is not UTF-8 never stops the output
     real = sys.stdout
     safe = _PipeSafe(real)
-    sys.stdout = safe  # type: ignore[assignment]
+    sys.stdout = safe
     try:
         rc = _main(args)
         safe.flush()

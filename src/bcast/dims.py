@@ -46,6 +46,7 @@ __all__ = [
     "Dim",
     "Shape",
     "ShapeLike",
+    "StaticDim",
     "Tri",
     "as_shape",
     "bounded_items",
@@ -66,6 +67,7 @@ MAX_RANK = 32768
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _SYMBOL_RE = re.compile(rf"{_NAME}(?:\|{_NAME})*")
+_NAME_RE = re.compile(_NAME)
 _INT = r"[+-]?\d+"
 _INT_RE = re.compile(_INT)
 _INTERVAL_RE = re.compile(rf"({_INT})?\s*\.\.\s*({_INT})?")
@@ -99,6 +101,11 @@ _ACCEPT_DIM = "a size (3), '?' or -1 (dynamic), an interval (2..5, 4.., ..8) or 
 
 
 Where = str | Callable[[], str]
+
+
+def _plain(text: str) -> str:
+    """``text`` as an exact ``str``: a subclass (``np.str_``, or one overriding ``strip``) is copied."""
+    return text if type(text) is str else str.__str__(text)
 
 
 def _place(where: Where) -> str:
@@ -218,9 +225,12 @@ class Dim:
         """The symbolic dim ``name``: an unknown size, the same wherever it appears."""
         if not isinstance(name, str):
             raise TypeError(f"Dim.symbol: a symbol name is a string, got {type(name).__name__} {brief(name)}")
+        name = _plain(name)
         if not _SYMBOL_RE.fullmatch(name):
             accepted = "a name of letters, digits and _ that does not start with a digit"
             raise BroadcastError(f"Dim.symbol: {brief(name)} is not a valid symbol name: {accepted}", accepted=accepted)
+        if "|" not in name:
+            return _VarDim._new(0, None, name)
         atoms = sorted(set(name.split("|")))
         return _VarDim._new(0, None, "|".join(atoms))
 
@@ -229,6 +239,7 @@ class Dim:
         """Parse ``'3'``, ``'?'``, ``'-1'``, ``'2..5'``, ``'4..'``, ``'..8'`` or ``'N'``."""
         if not isinstance(text, str):
             raise TypeError(f"Dim.parse: expected a string, got {type(text).__name__}")
+        text = _plain(text)
         return _parse_dim(text, text)
 
     # -- facts ----------------------------------------------------------------
@@ -414,6 +425,8 @@ def _make_var(lo: int, hi: int | None, name: str | None) -> Dim:
 
 _DYNAMIC = _VarDim._new(0, None, None)
 _ONE = _StaticDim(1)
+#: The class of static dims (an ``int`` subclass): ``isinstance(d, StaticDim)`` is the fast test.
+StaticDim = _StaticDim
 
 
 def _is_integer(value: object) -> bool:
@@ -449,10 +462,15 @@ def _parse_int(text: str, where: Callable[[], str]) -> int:
     return _check_int(int(sign + (digits or "0")), where)
 
 
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
 def _parse_dim(token: str, where: str) -> Dim:
     t = token.strip()
     if t in ("?", "-1"):
         return _DYNAMIC
+    if t[:1] in _NAME_START and "|" not in t and _NAME_RE.fullmatch(t):  # a plain symbol: one match
+        return _VarDim._new(0, None, t)
     if _INT_RE.fullmatch(t):
         return _StaticDim(_parse_int(t, lambda: f"dim {brief(t, 60)} in {_quoted(where)}"))
     m = _INTERVAL_RE.fullmatch(t)
@@ -478,7 +496,8 @@ def _coerce_dim(value: object, where: Where) -> Dim:
     if isinstance(value, Dim):
         return value
     if isinstance(value, str):
-        return _parse_dim(value, value)
+        text = _plain(value)
+        return _parse_dim(text, text)
     return _dim_from_number(value, where)
 
 
@@ -531,7 +550,7 @@ class Shape(Sequence[Dim]):
             return
         try:
             if isinstance(dims, str):
-                self._dims = _parse_shape(dims)._dims
+                self._dims = _parse_shape(_plain(dims))._dims
             else:
                 self._dims = _dims_from_sequence(dims)
         except BroadcastError as e:
@@ -764,7 +783,7 @@ def bounded_items(value: object, what: Callable[[], str], kind: str = "dims") ->
         ) from None
     check_rank(n, what, kind)
     if type(value) is list or type(value) is tuple:
-        return value  # type: ignore[return-value]
+        return value
     try:
         items = list(itertools.islice(iter(value), n + 1))  # type: ignore[call-overload]
     except Exception as e:  # a hostile __iter__ / __getitem__
@@ -797,14 +816,14 @@ def _dims_from_sequence(value: object) -> tuple[Dim, ...]:
                 f"got {type(value).__name__} {brief(value)}"
             )
         return (_dim_from_number(value, lambda: f"shape {given()}"),)
-    elif not isinstance(value, (tuple, list, Sequence)) and _is_integer(value) and not hasattr(value, "shape"):
+    elif not isinstance(value, (tuple, list, Sequence)) and _is_integer(value) and not hasattr(type(value), "shape"):
         return (_dim_from_number(value, lambda: f"shape {given()}"),)
     if isinstance(value, (set, frozenset, dict)) or not isinstance(value, (tuple, list, Sequence)):
         raise TypeError(
             f"a shape must be a Shape, a string such as '[2,3]', or a tuple/list of integers; "
             f"got {type(value).__name__} {given()}"
         )
-    dims = []
+    dims: list[Dim] = []
     for i, v in enumerate(bounded_items(value, lambda: f"the shape {given()}")):
         if type(v) is int and 0 <= v <= MAX_DIM:  # the common case, without a closure
             dims.append(_StaticDim(v))

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MESSAGE_BYTES", "BroadcastError", "as_given", "brief", "elide", "printable"]
+__all__ = ["MESSAGE_BYTES", "BroadcastError", "DivisionByZeroError", "as_given", "brief", "elide", "printable"]
 
 #: The longest message (in UTF-8 bytes) bcast ever shows: long shapes and values are elided.
 MESSAGE_BYTES = 1800
@@ -71,6 +71,18 @@ class BroadcastError(ValueError):
             "dims": list(self.dims),
             "accepted": self.accepted,
         }
+
+
+class DivisionByZeroError(BroadcastError, ZeroDivisionError):
+    """An integer division (or ``0 ** -n``) by zero, which ONNX and Paddle leave undefined.
+
+    Both a :class:`BroadcastError` (a ``ValueError``: bad input, like every refusal of bcast)
+    and a ``ZeroDivisionError`` (what Python's own integer division raises), so either
+    ``except`` clause catches it.
+
+    >>> issubclass(DivisionByZeroError, ValueError), issubclass(DivisionByZeroError, ZeroDivisionError)
+    (True, True)
+    """
 
 
 def _first(items: Sequence[str], n: int) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .dims import Dim, Shape, dim_text, given_text, shape_text
+from .dims import Dim, Shape, StaticDim, dim_text, given_text, shape_text
 from .errors import BroadcastError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -190,6 +190,26 @@ def _brief_list(v: tuple[object, ...]) -> str:
     return given_text(list(v), 800)
 
 
+def _replicated(p: Plan, rank: int) -> tuple[int, set[int]]:
+    """An operand's replicated output axes as (``off``, ``rep``): every axis below ``off``, and ``rep``.
+
+    An elementwise operand maps onto the last output axes, so this costs the operand's own
+    rank, not the output's (an explanation of 20,000 operands stays linear).
+    """
+    mapping = p.axes_mapping or ()
+    r = len(mapping)
+    if mapping != tuple(range(rank - r, rank)):  # not right-aligned: the general (output-rank) way
+        return 0, set(p.broadcast_axes or ())
+    out, data = p.output_shape, p.data_shape
+    rep = set()
+    for i, d in enumerate(data):
+        if isinstance(d, StaticDim) and d == 1:
+            o = out[rank - r + i]
+            if not (isinstance(o, StaticDim) and o == 1):
+                rep.add(rank - r + i)
+    return rank - r, rep
+
+
 def explain_elementwise(ep: ElementwisePlan, *, colour: bool = False) -> str:
     shown = _window(len(ep.shapes), _MAX_ROWS, _HEAD_ROWS, _TAIL_ROWS)
     shapes = ", ".join(_GAP if j is None else shape_text(ep.shapes[j]) for j in shown)
@@ -199,6 +219,7 @@ def explain_elementwise(ep: ElementwisePlan, *, colour: bool = False) -> str:
     else:
         rank = ep.output_shape.rank
         cols = _columns(rank)
+        replicated = {j: _replicated(ep.operands[j], rank) for j in shown if j is not None}
         rows = [("output axis", _axis_cells(cols))]
         styles = {(0, k): "head" for k in range(len(cols))}
         for j in shown:
@@ -207,10 +228,10 @@ def explain_elementwise(ep: ElementwisePlan, *, colour: bool = False) -> str:
                 continue
             p = ep.operands[j]
             cells = _row_cells(p, cols)
-            rep = set(p.broadcast_axes or ())
+            off, rep = replicated[j]
             r = len(rows)
             for c, k in enumerate(cols):
-                if k is not None and k in rep:
+                if k is not None and (k < off or k in rep):
                     styles[(r, c)] = "rep"
                     if cells[c] != "-":
                         cells[c] += "*"
@@ -225,7 +246,8 @@ def explain_elementwise(ep: ElementwisePlan, *, colour: bool = False) -> str:
             if j is None:
                 lines.append(f"... ({len(ep.operands) - _HEAD_ROWS - _TAIL_ROWS:,} more operands) ...")
                 continue
-            axes = ep.operands[j].broadcast_axes or ()
+            off, rep = replicated[j]
+            axes = [*range(off), *sorted(rep)]
             if axes:
                 lines.append(f"operand {j} is replicated along output axes {_axes_list(axes)}")
             else:

@@ -14,13 +14,14 @@ the mode, the shapes and the axis.
 from __future__ import annotations
 
 from .constraints import Constraint, _ranges
-from .dims import Dim
+from .dims import Dim, StaticDim
 
 __all__ = ["ClashError", "Merged", "merge_equal", "merge_multi", "merge_uni"]
 
 Merged = tuple[Dim, tuple[Constraint, ...]]
 
 _NONE: tuple[Constraint, ...] = ()
+_ONE = Dim(1)
 
 
 class ClashError(Exception):
@@ -34,28 +35,32 @@ class ClashError(Exception):
 def _in(symbol: Dim, *allowed: Dim) -> tuple[Constraint, ...]:
     """``symbol in allowed``, or nothing when ``allowed`` covers every size."""
     assert symbol.name is not None
+    if len(allowed) == 2:
+        a, b = allowed
+        if isinstance(a, StaticDim) and isinstance(b, StaticDim):  # {1, k}: the usual
+            pair: tuple[Dim, ...] = (a,) if a == b else (a, b) if a < b else (b, a)
+            return (Constraint("in", (symbol.name,), pair),)
     sizes = tuple(sorted(set(allowed), key=lambda d: (d.lo, d.hi is None, d.hi)))
+    if all(d.hi is not None for d in sizes):  # finite sizes never cover every size
+        return (Constraint("in", (symbol.name,), sizes),)
     covered = _ranges(sizes)
     if covered and covered[0] == (0, None):
         return _NONE
     return (Constraint("in", (symbol.name,), sizes),)
 
 
-def _is_static_one(d: Dim) -> bool:
-    return d.is_static and d.value == 1
-
-
 def merge_multi(x: Dim, y: Dim) -> Merged:
     """Broadcast two dims against each other (either may be 1)."""
-    if isinstance(x, int) and isinstance(y, int):  # two static dims (static dims are ints): the common case
-        if x == y or y == 1:
-            return x, _NONE
+    if isinstance(x, StaticDim):  # static dims are StaticDim (ints)
+        if isinstance(y, StaticDim):  # two static dims: the common case
+            if x == y or y == 1:
+                return x, _NONE
+            if x == 1:
+                return y, _NONE
+            raise ClashError("dims that are equal, or a 1 on either side")
         if x == 1:
             return y, _NONE
-        raise ClashError("dims that are equal, or a 1 on either side")
-    if _is_static_one(x):
-        return y, _NONE
-    if _is_static_one(y):
+    elif isinstance(y, StaticDim) and y == 1:
         return x, _NONE
     if x.name is not None and y.name is not None:
         if x.name == y.name:
@@ -67,7 +72,7 @@ def merge_multi(x: Dim, y: Dim) -> Merged:
         if not o.is_static and o.may_be(1):
             # o may be 1, so no size of s is ruled out; the result is unknown.
             return s.hull(o), _NONE
-        return o, _in(s, Dim(1), o)
+        return o, _in(s, _ONE, o)
     x1, y1 = x.may_be(1), y.may_be(1)
     if x1 and y1:
         return x.hull(y), _NONE
@@ -83,18 +88,19 @@ def merge_multi(x: Dim, y: Dim) -> Merged:
 
 def merge_uni(d: Dim, t: Dim) -> Merged:
     """Broadcast the data dim ``d`` into the target dim ``t`` (only ``d`` may be 1)."""
-    if isinstance(d, int) and isinstance(t, int):  # two static dims: the common case
-        if d == 1 or d == t:
+    if isinstance(d, StaticDim):  # static dims are StaticDim (ints)
+        if isinstance(t, StaticDim):  # two static dims: the common case
+            if d == 1 or d == t:
+                return t, _NONE
+            raise ClashError("a data dim of 1" if t == 1 else f"a data dim of 1 or {t}")
+        if d == 1:
             return t, _NONE
-        raise ClashError("a data dim of 1" if t == 1 else f"a data dim of 1 or {t}")
-    if _is_static_one(d):
-        return t, _NONE
     if d.name is not None and t.name is not None:
         if d.name == t.name:
             return t, _NONE
         return t, (Constraint("unidirectional", (d.name, t.name)),)
     if d.name is not None:
-        return t, _in(d, Dim(1), t)
+        return t, _in(d, _ONE, t)
     if t.name is not None:
         if d.may_be(1):
             return t, _NONE  # d may turn out to be 1, and then any t will do
@@ -109,7 +115,7 @@ def merge_uni(d: Dim, t: Dim) -> Merged:
 
 def merge_equal(a: Dim, b: Dim) -> Merged:
     """Two dims that must be the same size."""
-    if isinstance(a, int) and isinstance(b, int):  # two static dims: the common case
+    if isinstance(a, StaticDim) and isinstance(b, StaticDim):  # two static dims: the common case
         if a == b:
             return a, _NONE
         raise ClashError(f"the same size on both sides ({b})")

@@ -145,6 +145,12 @@ class Plan:
     def __delattr__(self, name: str) -> None:
         _refuse(self, name, "delete")
 
+    def __copy__(self) -> Plan:
+        return self  # immutable: a copy would be the same plan (as copy.copy of a tuple)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Plan:
+        return self
+
     # -- derived facts ------------------------------------------------------
     @cached_property
     def broadcast_axes(self) -> tuple[int, ...] | None:
@@ -368,6 +374,12 @@ class ElementwisePlan:
 
     def __delattr__(self, name: str) -> None:
         _refuse(self, name, "delete")
+
+    def __copy__(self) -> ElementwisePlan:
+        return self  # immutable, as a Plan
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ElementwisePlan:
+        return self
 
     def explain(self, *, colour: bool = False) -> str:
         """The operands' axes side by side, and which is replicated along which axis."""

@@ -153,7 +153,10 @@ def out_of_memory(e: BaseException) -> bool:
     if not isinstance(e, RuntimeError):
         return False
     text = str(e)[:300].lower()
-    return "not enough memory" in text or "out of memory" in text or "failed to allocate" in text
+    return any(
+        phrase in text
+        for phrase in ("not enough memory", "out of memory", "can't allocate memory", "cannot allocate memory")
+    )
 
 
 #: the most elements an array of another library may have (PyTorch counts them in an int64)

@@ -313,16 +313,16 @@ def validate(model: Any) -> None:
             name = _text(name, f"an input name of {_node_label(node, i)}")
             if not name:
                 continue
-            p = producer.get(name)
-            if p is None:
+            src = producer.get(name)
+            if src is None:
                 raise _invalid(
                     f"{_node_label(node, i)} reads the tensor {_q(name)}, which no node, graph input or initializer "
                     "produces"
                 )
-            if p == i:
+            if src == i:
                 raise _invalid(f"{_node_label(node, i)} reads its own output {_q(name)} (a cycle)")
-            if p > i:
-                late.append((i, name, p))
+            if src > i:
+                late.append((i, name, src))
         if node.domain in ("", "ai.onnx") and node.op_type in _SHAPE_INPUTS:
             k = _SHAPE_INPUTS[node.op_type]
             if k < len(node.input) and constants.get(node.input[k], 0) > MAX_RANK:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .threads import num_threads, run_units
+from .threads import MAX_THREADS, num_threads, run_units
 
 __all__ = [
     "BLOCK_BYTES",
@@ -325,7 +325,7 @@ def reduce_sum(g: np.ndarray, axes: tuple[int, ...], dtype: np.dtype[Any] | None
     red = tuple(k for k, m in enumerate(ms) if m == 0)
     out_shape = tuple(1 if k in red else n for k, n in enumerate(shape))
     n0 = shape[0]
-    threads = num_threads()
+    threads = min(num_threads(), MAX_THREADS)  # each piece has a partial sum: a huge count must not mean huge memory
     pieces = min(n0, max(threads, (g.nbytes + (64 << 20) - 1) // (64 << 20)))
     if pieces <= 1:  # pragma: no cover - coalescing leaves an outer axis of at least 2
         whole: np.ndarray = np.add.reduce(g, axis=axes, dtype=dtype, keepdims=True)

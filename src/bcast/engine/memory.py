@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +28,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from ..errors import BroadcastError, as_given
+from ..errors import BroadcastError, as_given, brief
 
 __all__ = [
     "address_space_left",
@@ -286,8 +285,6 @@ def _check(
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
-_NUMPY_BYTES = re.compile(r"Unable to allocate ([0-9.]+ [KMGTPE]?i?B)")
-
 
 def _shape_text(x: object) -> str:
     """An argument as a message shows it: an array by its shape and dtype, a scalar briefly, never converted."""
@@ -311,16 +308,15 @@ def out_of_memory(what: str, args: Sequence[object], error: BaseException | None
     'out of memory: add on inputs (2, 3) float64, (3,) float64: a'
     """
     shapes = [_shape_text(a) for a in list(args)[:6]]
-    detail = str(error) if error is not None else ""
-    match = _NUMPY_BYTES.search(detail)
-    need = f"an allocation of {match.group(1)} ({detail})" if match else "an allocation of an intermediate"
+    detail = " ".join(str(error).split()) if error is not None else ""
+    need = f"an allocation failed ({brief(detail, 240)[1:-1]})" if detail else "an allocation of an intermediate failed"
     avail = available_memory()
     left = address_space_left()
     room = f"{avail} bytes of memory were available" if avail is not None else "the memory available is unknown"
     if left is not None:
         room += f", {left[0]} bytes of address space left under {left[1].split(' (')[0]}"
     return BroadcastError(
-        f"out of memory: {what} on inputs {', '.join(shapes) or '()'}: {need} failed ({room}); "
+        f"out of memory: {what} on inputs {', '.join(shapes) or '()'}: {need}; {room}; "
         "give it smaller inputs, or free memory first",
         mode=what,
         shapes=[s for s in shapes if s.startswith(("(", "["))],

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dims import Shape
-from ..errors import BroadcastError, as_given
+from ..errors import BroadcastError, as_given, brief
 from ..plan import require_cotangent, require_static
 from .kernels import SERIAL_BYTES, fill_broadcast, internal_overlap, overlaps, reduce_sum
 from .memory import _call, _span, check_allocation
@@ -36,8 +36,12 @@ def as_array(x: object, what: str = "x") -> np.ndarray:
     if isinstance(x, (list, tuple)) or hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
         try:
             return np.asarray(x)
-        except (ValueError, TypeError) as e:
-            raise TypeError(f"{what} cannot be read as an array: {e}") from None
+        except RecursionError:
+            raise TypeError(f"{what} cannot be read as an array: it is nested too deeply") from None
+        except MemoryError:
+            raise TypeError(f"{what} cannot be read as an array: it does not fit in memory") from None
+        except Exception as e:  # a foreign __array__ may raise anything: its words, in a TypeError
+            raise TypeError(f"{what} cannot be read as an array: {type(e).__name__}: {brief(str(e), 300)}") from None
     raise TypeError(f"{what} must be an array (a NumPy array, a scalar, or a nested list), got {type(x).__name__}")
 
 
@@ -243,11 +247,16 @@ def _same_type(a: np.dtype[Any], b: np.dtype[Any]) -> bool:
 def native(dtype: np.dtype[Any]) -> np.dtype[Any]:
     """``dtype`` in this machine's byte order (NumPy's results of arithmetic and sums are native).
 
+    Another library's dtype (``torch.float32``...) comes back as it is.
+
     >>> import numpy as np
-    >>> native(np.dtype(">f8")) == np.dtype(np.float64), native(np.dtype("U3"))
-    (True, dtype('<U3'))
+    >>> native(np.dtype(">f8")) == np.dtype(np.float64), native(np.dtype(">i4")).isnative
+    (True, True)
     """
-    return dtype if dtype.isnative else dtype.newbyteorder("=")
+    if not isinstance(dtype, np.dtype) or dtype.isnative:
+        return dtype
+    swapped: np.dtype[Any] = dtype.newbyteorder("=")
+    return swapped
 
 
 _REDUCIBLE = "biufcmO"

@@ -383,7 +383,7 @@ class _Known(dict[_Key, Shape]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.values: dict[_Key, _Value] = {}
+        self.memo: dict[_Key, _Value] = {}
 
 
 def _value_inputs(model: IRModel, layer: IRLayer) -> list[tuple[IRLayer, IRPort] | None]:
@@ -404,7 +404,7 @@ def _partial_value(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known)
     known, or every piece one element long with the non-constant ones read as ``?``). Each output is
     worked out once (memoised), without recursion; a value longer than :data:`MAX_RANK` is unknown.
     """
-    memo = shapes.values
+    memo = shapes.memo
     key = (layer.id, port.id)
     if key in memo:
         return memo[key]
@@ -431,7 +431,7 @@ def _partial_value(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known)
 
 def _value_of(model: IRModel, layer: IRLayer, shapes: _Known) -> _Value:
     """One layer's value from its inputs' values (already in the memo)."""
-    memo = shapes.values
+    memo = shapes.memo
     if layer.const is not None:
         c = layer.const
         dtype = ELEMENT_TYPES.get(c.element_type, (None, None))[0]

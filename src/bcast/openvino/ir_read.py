@@ -639,6 +639,8 @@ class _Ctx:
                 self.fail(el, f"two layers have id {layer.id}: {seen[layer.id].label} and {layer.label}")
             seen[layer.id] = layer
             layers.append(layer)
+        if not layers and depth == 0:
+            self.fail(root, "the IR has no layers")
         edges = tuple(self.edge(el, seen) for el in root.iterfind("edges/edge"))
         into: dict[tuple[int, int], IREdge] = {}
         for el, e in zip(root.iterfind("edges/edge"), edges, strict=True):

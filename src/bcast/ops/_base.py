@@ -302,6 +302,7 @@ _APART, _SAME, _OVERLAP = 0, 1, 2
 
 
 def _alias(dest: np.ndarray, x: np.ndarray) -> int:
+    """How ``x`` aliases ``dest``: :data:`_APART`, :data:`_SAME` or :data:`_OVERLAP`."""
     if not dest.size or not x.size or not np.may_share_memory(dest, x):
         return _APART  # the common case: one bounds check
     if same_elements(dest, x):

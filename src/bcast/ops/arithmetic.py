@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import DivisionByZeroError
 from ._base import Kernel, Spec, run_binary, ufunc_kernel
 from ._types import FLOATS, NUMERIC
 
@@ -63,7 +64,7 @@ def div(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
 
     Floating-point division by zero gives IEEE infinities and NaNs; an integer divisor
     of zero has no defined result in ONNX (runtimes crash), so it raises
-    ``ZeroDivisionError``.
+    :class:`~bcast.errors.DivisionByZeroError` (a ``BroadcastError`` and a ``ZeroDivisionError``).
 
     >>> import numpy as np, bcast.ops as ops
     >>> ops.div(np.array([7, -7], np.int64), np.array([2], np.int64))
@@ -113,7 +114,7 @@ _mul = ufunc_kernel(np.multiply)
 
 def _no_zero_divisor(op: str, y: np.ndarray) -> None:
     if y.dtype.kind in "iu" and y.size and not np.all(y):
-        raise ZeroDivisionError(
+        raise DivisionByZeroError(
             f"{op}: an integer divisor is 0 (ONNX defines no result for integer division by zero); "
             f"{int(np.count_nonzero(y == 0))} of the divisor's {y.size} elements are 0"
         )
@@ -176,7 +177,7 @@ def _int_pow_signed(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     xb, yb = np.broadcast_arrays(x, y)
     neg = yb < 0
     if np.any(neg & (xb == 0)):
-        raise ZeroDivisionError("pow: 0 raised to a negative integer power has no result")
+        raise DivisionByZeroError("pow: 0 raised to a negative integer power has no result")
     with np.errstate(all="ignore"):
         pos = np.power(xb, np.where(neg, 0, yb).astype(x.dtype), dtype=x.dtype)
     odd = (yb % 2) != 0

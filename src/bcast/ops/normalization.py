@@ -51,7 +51,7 @@ def _axis(spec: Spec, axis: object, rank: int) -> int:
     a = operator.index(axis)
     if not -rank <= a < rank:
         raise BroadcastError(
-            f"{spec.name}: axis {a} is out of range for X of rank {rank}",
+            f"{spec.name}: axis {a} is out of range for X of rank {rank} (accepted: {-rank} to {rank - 1})",
             mode=spec.name,
             axis=a,
             accepted=f"an axis from {-rank} to {rank - 1}",

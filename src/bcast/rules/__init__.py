@@ -58,6 +58,7 @@ def normalize_mode(mode: object, allowed: tuple[str, ...] = tuple(MODES)) -> str
             f"mode must be a string, one of {', '.join(repr(m) for m in allowed)}; "
             f"got {type(mode).__name__} {brief(mode)}"
         )
+    mode = mode if type(mode) is str else str.__str__(mode)  # a str subclass: its own methods are not called
     m = mode if len(mode) > 64 else mode.strip().lower()  # no mode is that long: a 10 MB one is not scanned
     if m not in allowed:
         raise BroadcastError(
@@ -83,8 +84,9 @@ def reject_foreign_args(mode: str, **given: Any) -> None:
         if name == takes or unused:
             continue
         owners = " and ".join(repr(k) for k, v in MODES.items() if v == name)
+        shown = brief(value) if isinstance(value, (str, bytes)) else given_text(value)
         raise TypeError(
-            f"{mode}: mode {mode!r} takes no {name} (given {given_text(value)}); {name} belongs to mode"
+            f"{mode}: mode {mode!r} takes no {name} (given {shown}); {name} belongs to mode"
             f"{'s' if ' and ' in owners else ''} {owners}" + ("" if default is None else f" (default {default})")
         )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..constraints import Constraint, Constraints
-from ..dims import Dim, Shape, dim_text
+from ..dims import Dim, Shape, StaticDim, dim_text
 from ..errors import BroadcastError
 from ..merge import ClashError, merge_multi, merge_uni
 from ..plan import ElementwisePlan, Plan
@@ -69,7 +69,7 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
         for i, d in enumerate(s.dims):
             k = off + i
             c = cur[k]
-            if isinstance(c, int) and isinstance(d, int):  # two static dims: the common case
+            if isinstance(c, StaticDim) and isinstance(d, StaticDim):  # two static dims: the common case
                 if c == d or d == 1:
                     if src[k] is None and d != 1:
                         src[k] = j
@@ -81,7 +81,7 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
             if k in clashes:
                 continue
             run = runs.get(k)
-            if run is not None and isinstance(d, int) and d == 1:  # a 1 leaves the symbols as they are
+            if run is not None and isinstance(d, StaticDim) and d == 1:  # a 1 leaves the symbols as they are
                 continue
             if c.name is not None and d.name is not None:
                 if d.name == c.name or (run is not None and d.name in run):
