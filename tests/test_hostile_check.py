@@ -585,8 +585,6 @@ def _bad_onnx(kind: str) -> Any:
         if kind in ("data-too-short", "negative-dims", "rank-100-initializer"):
             t.raw_data = b"\0" * 4
         return _model([_add("x", "b", "y")], [x], [y], [t])
-    if kind == "negative-value-info":
-        return _model([_add("x", "x", "y")], [x], [y], value_info=[_vi("y", [2, -5])])
     if kind == "rank-100-input":
         return _model([_add("x", "x", "y")], [_vi("x", [1] * 100)], [y])
     if kind == "not-utf8-name":
@@ -617,7 +615,6 @@ BAD_ONNX = [
     ("negative-dims", ["invalid model", "negative dim -3"]),
     ("data-too-short", ["invalid model", "4 bytes of data", "4,000"]),
     ("rank-100-initializer", ["invalid model", "more than 64 dims"]),
-    ("negative-value-info", ["invalid model", "negative dim -5"]),
     ("rank-100-input", ["invalid model", "rank 100"]),
     ("not-utf8-name", ["invalid model", "not UTF-8", "\\xff"]),
 ]
@@ -643,18 +640,24 @@ def _bad_node(kind: str) -> Any:
         node = helper.make_node("Gemm", ["x", "w"], ["y"], name="lonely", transA="yes")
         w = numpy_helper.from_array(np.ones((3, 2), np.float32), "w")
         return _model([node], [x], [_vi("y", [2, 2])], [w])
+    if kind == "negative-value-info":
+        return _model([_add("x", "x", "y", "lonely")], [x], [y], value_info=[_vi("y", [2, -5])])
     if kind == "legacy-axis-huge":
         node = helper.make_node("Add", ["x", "b"], ["y"], name="lonely", broadcast=1, axis=10**18)
         return _model([node], [x], [y], [b], opset=6)
     raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind", ["add-with-one-input", "gemm-string-attribute", "legacy-axis-huge"])
+@pytest.mark.parametrize(
+    "kind", ["add-with-one-input", "gemm-string-attribute", "legacy-axis-huge", "negative-value-info"]
+)
 def test_a_node_onnx_would_refuse_is_a_finding(tmp_path: Path, kind: str) -> None:
+    """Never "no problems" (exit 0), never a crash: a finding, and the rest of the model is checked."""
     _onnx()
     run = _check(_save(_bad_node(kind), tmp_path / "m.onnx"), "--quiet")
     _assert_status(run, 1)
-    assert "lonely (" in run.stdout
+    want = "'y' declares the negative dim -5" if kind == "negative-value-info" else "lonely ("
+    assert want in run.stdout
 
 
 def _bad_ir(kind: str) -> tuple[str, bytes | None]:
@@ -984,3 +987,15 @@ def test_errno_words_cover_the_common_cases() -> None:
 
     assert os_error_text("m.onnx", OSError(errno.ELOOP, "x")).endswith("symlink loop?)")
     assert os_error_text(f"m{ESC}.onnx", OSError(errno.EACCES, "x")) == "m\\x1b[2J\\x1b[1;1H.onnx: permission denied"
+
+
+def test_the_caps_and_exit_statuses_are_documented_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from bcast.check.files import MAX_RANK
+
+    rc, out, _ = _run(capsys, "check", "--help")
+    text = " ".join(out.split())
+    assert rc == 0 and f"{MAX_ONNX_BYTES >> 30} GiB" in text and f"{MAX_XML_BYTES >> 20} MiB" in text
+    assert f"at most {MAX_RANK} values" in text and f"at most {MAX_NESTING} deep" in text
+    assert "3 an internal error" in text and "--debug" in text and "2 the model cannot be read" in text
+    rc, out, _ = _run(capsys, "--help")
+    assert rc == 0 and "3 an internal error" in " ".join(out.split())

@@ -640,3 +640,34 @@ def test_materialize_backward_and_views_never_mutate_the_data() -> None:
     assert not v.flags.writeable
     with pytest.raises(ValueError, match="read-only"):
         v[0, 0, 0] = 1.0
+
+
+def test_prelu_into_a_shifted_view_of_x_or_of_the_slope() -> None:
+    b = np.array([-1.0, 2.0, -3.0, 4.0, -5.0, 6.0])
+    x = b[:-1]
+    expected = np.where(x < 0, x * 0.5, x)  # computed before out overwrites x
+    assert ops.prelu(x, np.array(0.5), out=b[1:]) is not None
+    np.testing.assert_array_equal(b[1:], expected)
+    m = np.arange(-4.0, 4.0).reshape(2, 4)
+    slope = m[0]  # out is x itself and also holds the slope
+    expected = np.where(m < 0, m * slope, m)
+    ops.prelu(m, slope, out=m)
+    np.testing.assert_array_equal(m, expected)
+
+
+def test_normalizations_of_big_endian_input_give_native_results() -> None:
+    x = np.arange(12.0).reshape(3, 4)
+    y, _, _ = ops.layer_normalization(x.astype(">f8"), np.ones(4, ">f8"), np.zeros(4, ">f8"))
+    ref = ops.layer_normalization(x, np.ones(4), np.zeros(4))
+    assert y.dtype == np.float64 and y.dtype.isnative
+    np.testing.assert_array_equal(y, ref[0])
+    r = ops.rms_normalization(x.astype(">f4"), np.ones(4, ">f4"))
+    assert r.dtype == np.float32 and r.dtype.isnative
+    np.testing.assert_array_equal(r, ops.rms_normalization(x.astype(np.float32), np.ones(4, np.float32)))
+
+
+@pytest.mark.parametrize("op", ["div", "mod"])
+def test_integer_division_by_zero_is_a_broadcast_error_and_a_zero_division_error(op: str) -> None:
+    with pytest.raises(BroadcastError, match="divisor is 0") as info:
+        getattr(ops, op)(np.array([4, 5], np.int32), np.array([2, 0], np.int32))
+    assert isinstance(info.value, ZeroDivisionError)

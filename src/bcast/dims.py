@@ -936,7 +936,7 @@ def given_text(value: object, limit: int = 2 * QUOTE_CHARS) -> str:
     """
     try:
         if isinstance(value, str):
-            return _cut(value, limit)
+            return _cut(_plain(value), limit)
         if isinstance(value, Shape):
             return shape_text(value, limit)
         if isinstance(value, int) and not isinstance(value, bool):

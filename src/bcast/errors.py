@@ -6,7 +6,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MESSAGE_BYTES", "BroadcastError", "DivisionByZeroError", "as_given", "brief", "elide", "printable"]
+__all__ = [
+    "MESSAGE_BYTES",
+    "BroadcastError",
+    "DivisionByZeroError",
+    "IntegerOverflowError",
+    "as_given",
+    "brief",
+    "elide",
+    "printable",
+]
 
 #: The longest message (in UTF-8 bytes) bcast ever shows: long shapes and values are elided.
 MESSAGE_BYTES = 1800
@@ -82,6 +91,13 @@ class DivisionByZeroError(BroadcastError, ZeroDivisionError):
 
     >>> issubclass(DivisionByZeroError, ValueError), issubclass(DivisionByZeroError, ZeroDivisionError)
     (True, True)
+    """
+
+
+class IntegerOverflowError(BroadcastError, OverflowError):
+    """An integer result that does not fit its type where the system defines none (``INT_MIN // -1``).
+
+    Both a :class:`BroadcastError` and an ``OverflowError``.
     """
 
 

@@ -156,11 +156,12 @@ def _check_graph(
     block: Sequence[int],
     itemsize: int,
     given: tuple[str, ...],
+    what: str = "broadcast a dask array to",
 ) -> None:
     """Refuse a result of ``counts`` blocks per axis, each at most ``block``, before its graph is built."""
     total = math.prod(counts)
     limit = max_blocks()
-    head = f"{mode}: cannot broadcast a dask array to {as_given(shape)}"
+    head = f"{mode}: cannot {what} {as_given(shape)}"
     if total > limit:
         raise BroadcastError(
             f"{head}: the result would have {total} blocks ({' x '.join(map(str, counts))} along its axes), more "
@@ -495,7 +496,7 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
     full = [[k for k, n in enumerate(shape) if x.shape[k] == n and n != 1] for x in aligned]
 
     itemsize = max(dtype.itemsize, *(a.dtype.itemsize for a in operands))
-    chunks = _shared_chunks(shape, aligned, full, itemsize, ep.mode, tuple(str(a.shape) for a in operands))
+    chunks = _shared_chunks(shape, aligned, full, itemsize, spec_name, tuple(str(a.shape) for a in operands))
     args: list[Any] = []
     ind = tuple(range(rank))
     for x, axes in zip(aligned, full, strict=True):
@@ -544,7 +545,7 @@ def _shared_chunks(
     keep = [own[k] is not None and max(own[k] or (0,), default=0) <= fitted[k] for k in range(rank)]
     counts = [len(own[k] or ()) if keep[k] else _count(shape[k], fitted[k]) for k in range(rank)]
     block = [max(own[k] or (0,), default=0) if keep[k] else min(fitted[k], shape[k]) for k in range(rank)]
-    _check_graph(mode, shape, counts, block, itemsize, given[:8])
+    _check_graph(mode, shape, counts, block, itemsize, given[:8], "compute on dask arrays a result of shape")
     out = []
     for k in range(rank):
         c = own[k]

@@ -98,7 +98,7 @@ def materialize(plan: Plan, x: Any, out: object = None) -> Any:
     v = view(plan, x)
     check_copy(x, tuple(v.shape), "materialize", mode=plan.mode)
     # asarray(copy=True) of a stride-0 view allocates a dense, contiguous array (torch: clone)
-    return guarded(f"{plan.mode} materialize", [x], lambda: xp.asarray(v, copy=True))
+    return guarded(f"materialize ({plan.mode} broadcast)", [x], lambda: xp.asarray(v, copy=True))
 
 
 def backward(plan: Plan, dy: Any) -> Any:
@@ -116,7 +116,8 @@ def backward(plan: Plan, dy: Any) -> Any:
     data = plan.data_shape.to_tuple()
     axes = tuple(plan.broadcast_axes or ())
     if not axes:
-        return xp.reshape(xp.asarray(dy, copy=True), data)
+        check_copy(dy, tuple(dy.shape), "copy the gradient", mode=plan.mode)
+        return guarded(f"backward ({plan.mode} broadcast)", [dy], lambda: xp.reshape(xp.asarray(dy, copy=True), data))
     dtype = dy.dtype
     if dtype == xp.bool:
         summed = xp.any(dy, axis=axes, keepdims=True)

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import DivisionByZeroError
+
 __all__ = ["binary", "gemm", "layer_normalization", "prelu", "rms_normalization"]
 
 Binary = Callable[[Any, Any, Any], Any]
@@ -32,7 +34,7 @@ def _no_zero_divisor(xp: Any, op: str, y: Any) -> None:
     """ONNX defines no integer division by zero (runtimes crash): say so, as :mod:`bcast.ops` does."""
     if _is_int(xp, y) and _size(y) and not bool(xp.all(y != 0)):
         zeros = int(xp.sum(xp.astype(y == 0, xp.int64)))
-        raise ZeroDivisionError(
+        raise DivisionByZeroError(
             f"{op}: an integer divisor is 0 (ONNX defines no result for integer division by zero); "
             f"{zeros} of the divisor's {_size(y)} elements are 0"
         )
@@ -83,7 +85,7 @@ def _pow(xp: Any, x: Any, y: Any) -> Any:
         x, y = xp.broadcast_arrays(x, y)
         neg = y < 0
         if bool(xp.any(neg & (x == 0))):
-            raise ZeroDivisionError("pow: 0 raised to a negative integer power has no result")
+            raise DivisionByZeroError("pow: 0 raised to a negative integer power has no result")
         pos = xp.pow(x, xp.astype(xp.where(neg, 0, y), dtype))  # exact, wrapping like C
         if not bool(xp.any(neg)):
             return pos
@@ -216,7 +218,7 @@ def layer_normalization(
     st = _dtype(xp, stash)
     # the stash copy, its centred copy and square, the scaled product, the result (float64 at most)
     check_copy(x, tuple(x.shape), "normalise X", mode="layer_normalization", copies=5)
-    return guarded(  # type: ignore[no-any-return]
+    return guarded(
         "layer_normalization",
         [x, scale, bias],
         lambda: _layer_normalization(compat, xp, st, x, scale, bias, axis, epsilon, named),

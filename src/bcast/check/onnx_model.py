@@ -32,14 +32,13 @@ BROADCASTING = ONNX_OPERATORS
 Progress = Callable[[int, int], None]
 
 
-def _load(source: Any) -> Any:
+def _load(source: Any) -> tuple[Any, list[tuple[str, str, str]]]:
     import onnx
 
     from .onnx_read import load_model, validate
 
     model = source if isinstance(source, onnx.ModelProto) else load_model(os.fspath(source))
-    validate(model)
-    return model
+    return model, validate(model)
 
 
 def _dim(d: Any) -> Dim:
@@ -226,7 +225,7 @@ def check_onnx(source: Any, *, progress: Progress | None = None) -> Report:
     """
     import onnx
 
-    model = _load(source)
+    model, findings = _load(source)
     name = source if isinstance(source, (str, os.PathLike)) else (model.graph.name or "model")
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
@@ -235,6 +234,8 @@ def check_onnx(source: Any, *, progress: Progress | None = None) -> Report:
     graph = _Graph(model, inferred)
     opset = _opset(model)
     report = Report(model=os.fspath(name), format="onnx")
+    for tensor, where, message in findings:
+        report.problems.append(Problem(tensor, where, "invalid", message))
     nodes = list(model.graph.node)
     for i, node in enumerate(nodes):
         if progress is not None:

@@ -8,10 +8,12 @@ reading a few bytes. External data (weights in other files) is never read.
 :func:`validate` refuses, as :class:`~bcast.check.report.CheckInputError` ("invalid model: ..."),
 what is not a graph: no nodes or no outputs, a tensor produced twice, a node input that nothing
 produces, a cycle (a node reading its own output included), nodes out of topological order, an
-opset of 0, of a version the installed onnx does not know, or imported twice, dims that are
-negative or whose product overflows int64, tensors that declare no data for their dims, ranks
-above :data:`~bcast.check.files.MAX_RANK`, and constants of more than ``MAX_RANK`` values used as
-a shape. Every check is linear in the size of the graph and reads no tensor data.
+opset of 0, of a version the installed onnx does not know, or imported twice, constants whose dims
+are negative or overflow int64 or that hold no data for them, ranks above
+:data:`~bcast.check.files.MAX_RANK`, constants of more than ``MAX_RANK`` values used as a shape,
+names that are not UTF-8. A negative dim declared for a graph input, output or value_info is a
+finding (exit 1), not a refusal. Every check is linear in the size of the graph and reads no
+tensor data.
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ def _check_tensor(t: Any, what: str) -> None:
         raise _invalid(f"{what} holds no data for its {count:,} elements (dims {list(t.dims)})")
 
 
-def _check_value_infos(infos: Iterable[Any], what: str) -> None:
+def _check_value_infos(infos: Iterable[Any], what: str, findings: list[tuple[str, str, str]]) -> None:
     for vi in infos:
         name = _text(vi.name, f"the name of a {what}")
         tp = vi.type
@@ -233,8 +235,16 @@ def _check_value_infos(infos: Iterable[Any], what: str) -> None:
         if len(dims) > MAX_RANK:
             raise _invalid(f"{what} {_q(name)} has rank {len(dims):,} (bcast handles ranks up to {MAX_RANK})")
         for k, d in enumerate(dims):
-            if d.HasField("dim_value") and d.dim_value < 0:
-                raise _invalid(f"{what} {_q(name)} declares the negative dim {d.dim_value} at axis {k}")
+            if d.HasField("dim_value") and d.dim_value < 0:  # read as unknown; said once per tensor
+                findings.append(
+                    (
+                        name,
+                        what,
+                        f"{what} {_q(name)} declares the negative dim {d.dim_value} at axis {k}; ONNX dims are sizes "
+                        "(a dim_param names an unknown one), so bcast reads it as unknown",
+                    )
+                )
+                break
             if d.HasField("dim_param"):
                 _text(d.dim_param, f"a dim name of {what} {_q(name)}")
 
@@ -243,8 +253,12 @@ def _check_value_infos(infos: Iterable[Any], what: str) -> None:
 _SHAPE_INPUTS = {"Expand": 1, "Reshape": 1, "ConstantOfShape": 0}
 
 
-def validate(model: Any) -> None:
-    """Refuse a model whose top-level graph is not a graph (see the module's docstring)."""
+def validate(model: Any) -> list[tuple[str, str, str]]:
+    """Refuse a model whose top-level graph is not a graph (see the module's docstring).
+
+    Returns what is wrong but does not stop the check, as (tensor, where, message): a negative dim
+    declared for a graph input, output or value_info (some exporters write -1 for an unknown size).
+    """
     g = model.graph
     _text(g.name, "the graph's name")
     opset = _opset(model)
@@ -253,9 +267,10 @@ def validate(model: Any) -> None:
         raise _invalid("the graph has no nodes")
     if not len(g.output):
         raise _invalid("the graph declares no outputs")
-    _check_value_infos(g.input, "graph input")
-    _check_value_infos(g.output, "graph output")
-    _check_value_infos(g.value_info, "value_info")
+    findings: list[tuple[str, str, str]] = []
+    _check_value_infos(g.input, "graph input", findings)
+    _check_value_infos(g.output, "graph output", findings)
+    _check_value_infos(g.value_info, "value_info", findings)
 
     # every tensor is produced once: by a graph input, an initializer or one node's output
     producer: dict[str, int] = {}  # -1 graph input, -2 initializer, -3 sparse initializer, else a node's index
@@ -343,6 +358,7 @@ def validate(model: Any) -> None:
             f"the nodes are not in topological order, as ONNX requires: {_node_label(nodes[i], i)} reads {_q(name)}, "
             f"produced later by {_node_label(nodes[p], p)}"
         )
+    return findings
 
 
 def _count(dims: Iterable[int]) -> int:

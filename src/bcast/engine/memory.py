@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
 from ..errors import BroadcastError, as_given, brief
 
 __all__ = [
+    "GuardedOperator",
     "address_space_left",
     "available_memory",
     "check_allocation",
@@ -145,13 +147,14 @@ def address_space_left() -> tuple[int, str] | None:
         return None
     mapped = mapped_memory()
     best: tuple[int, str] | None = None
-    for limit, index, name in ((as_limit, 0, "RLIMIT_AS"), (data_limit, 1, "RLIMIT_DATA")):
+    checks = ((as_limit, 0, "RLIMIT_AS", "address-space"), (data_limit, 1, "RLIMIT_DATA", "data"))
+    for limit, index, name, kind in checks:
         if limit is None:
             continue
         used = mapped[index] if mapped is not None else 0
         left = max(limit - used, 0)
         if best is None or left < best[0]:
-            best = (left, f"the process's address-space limit ({name}, {limit} bytes; {used} bytes mapped already)")
+            best = (left, f"the process's {kind} limit ({name}, {limit} bytes; {used} bytes mapped already)")
     return best
 
 
@@ -221,7 +224,7 @@ def check_allocations(
     if 0 < total < _NO_CHECK_BYTES:
         return
     shown = [_describe(s, d, c) for s, d, c in parts[:4] if c]
-    desc = "its result and intermediates (" + "; ".join(shown) + (", ..." if len(parts) > 4 else "") + ")"
+    desc = "its result and intermediates (" + "; ".join(shown) + (", ..." if len(parts) > 4 else "") + ") together"
     _check(total, span, desc, f"{mode}: cannot {what}" if mode else f"cannot {what}", mode, given, hint)
 
 
@@ -339,6 +342,38 @@ def out_of_memory_guard(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, 
         return guarded
 
     return decorate
+
+
+def _attribute(module: str, name: str) -> Any:
+    """``module.name``, imported: how a :class:`GuardedOperator` pickles (by reference, as a function does)."""
+    return getattr(importlib.import_module(module), name)
+
+
+class GuardedOperator(Generic[_P, _R]):
+    """A function behind :func:`out_of_memory`'s last resort, published in module ``home`` as ``fn.__name__``.
+
+    It reads as the function it wraps (name, docstring, signature, module for doctest's
+    finder) and pickles by reference to ``home`` (so ``pickle`` and dask's workers find it).
+    """
+
+    def __init__(self, what: str, fn: Callable[_P, _R], home: str) -> None:
+        functools.update_wrapper(self, fn)
+        self._what = what
+        self._fn = fn
+        self._home = home
+
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return self._fn(*args, **kwargs)
+        except MemoryError as e:
+            err = out_of_memory(self._what, args, e)
+        raise err  # outside the except block: the MemoryError is neither chained nor shown
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return _attribute, (self._home, self._fn.__name__)
+
+    def __repr__(self) -> str:
+        return f"<function {self._home}.{self._fn.__name__}>"
 
 
 def _size(nbytes: int) -> str:

@@ -104,18 +104,18 @@ def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
         )
     if _span(tuple(dims), dtype.itemsize) > np.iinfo(np.intp).max:
         raise OnnxRunError(f"{name}: dims {shown} span more bytes than NumPy can index", shapes=(shown,))
-    check_allocation(tuple(dims), dtype, mode=name, copies=2, hint="the tensor is too big to load here")
+    check_allocation(tuple(dims), dtype, mode=name, hint="the tensor is too big to load here")
     try:
         return numpy_helper.to_array(t)
     except (ValueError, TypeError, KeyError) as e:
         raise OnnxRunError(f"{name}: cannot be read: {brief(str(e))}") from None
 
 
-def _attributes(node: onnx.NodeProto) -> dict[str, Any]:
+def _attributes(node: onnx.NodeProto, name: str) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
     for a in node.attribute:
         if a.type == onnx.AttributeProto.TENSOR:
-            attrs[a.name] = tensor_array(a.t, f"{node.op_type} node {brief(node.name)}: attribute {a.name}")
+            attrs[a.name] = tensor_array(a.t, f"{node.op_type} node {brief(name)}: attribute {a.name}")
         elif a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
             attrs[a.name] = a  # no supported operator takes a subgraph; kept for the message
         else:
@@ -138,7 +138,7 @@ def _step(node: onnx.NodeProto, index: int, opsets: Mapping[str, int]) -> tuple[
             + ", ".join(sorted(HANDLERS))
         )
     opset = _opset_version(opsets.get(domain, _DEFAULT_OPSET), f"{node.op_type} node {brief(name)}")
-    return Call(node.op_type, name, _attributes(node), opset), list(node.input), list(node.output)
+    return Call(node.op_type, name, _attributes(node, name), opset), list(node.input), list(node.output)
 
 
 class BcastRep(BackendRep):

@@ -397,7 +397,8 @@ def plan_to_onnx(
         import onnx.helper  # the one place that says what is missing
     except ImportError as e:
         raise ImportError(f"plan_to_onnx needs the onnx package (pip install bcast[onnx]): {e}") from e
-    if isinstance(plan, ElementwisePlan):
+    given: object = plan  # what a caller passed, whatever the annotation says
+    if isinstance(given, ElementwisePlan):
         raise TypeError(
             "plan_to_onnx: an ElementwisePlan has one plan per operand; lower each of its .operands "
             "(with distinct data_name, output_name and name_prefix)"

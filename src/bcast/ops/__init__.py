@@ -19,7 +19,7 @@ bcast.errors.BroadcastError: add: numpy: shapes (2, 3) and (3, 2) cannot be broa
 from __future__ import annotations
 
 from ..api import expand as _expand
-from ..engine.memory import out_of_memory_guard as _guard
+from ..engine.memory import GuardedOperator as _Guarded
 from . import arithmetic as _arithmetic
 from . import compare as _compare
 from . import grad
@@ -31,35 +31,35 @@ from . import where as _where
 
 # Every entry point behind the last resort of engine.memory: a MemoryError that slips past the
 # allocation checks (an intermediate nobody counted) becomes a BroadcastError naming the op.
-add = _guard("add")(_arithmetic.add)
-sub = _guard("sub")(_arithmetic.sub)
-mul = _guard("mul")(_arithmetic.mul)
-div = _guard("div")(_arithmetic.div)
-pow = _guard("pow")(_arithmetic.pow)
-mod = _guard("mod")(_arithmetic.mod)
-equal = _guard("equal")(_compare.equal)
-greater = _guard("greater")(_compare.greater)
-greater_or_equal = _guard("greater_or_equal")(_compare.greater_or_equal)
-less = _guard("less")(_compare.less)
-less_or_equal = _guard("less_or_equal")(_compare.less_or_equal)
-and_ = _guard("and_")(_logical.and_)
-or_ = _guard("or_")(_logical.or_)
-xor = _guard("xor")(_logical.xor)
-bitshift = _guard("bitshift")(_logical.bitshift)
-bitwise_and = _guard("bitwise_and")(_logical.bitwise_and)
-bitwise_or = _guard("bitwise_or")(_logical.bitwise_or)
-bitwise_xor = _guard("bitwise_xor")(_logical.bitwise_xor)
-layer_normalization = _guard("layer_normalization")(_normalization.layer_normalization)
-rms_normalization = _guard("rms_normalization")(_normalization.rms_normalization)
-gemm = _guard("gemm")(_unidirectional.gemm)
-prelu = _guard("prelu")(_unidirectional.prelu)
-max = _guard("max")(_variadic.max)
-min = _guard("min")(_variadic.min)
-mean = _guard("mean")(_variadic.mean)
-sum = _guard("sum")(_variadic.sum)
-where = _guard("where")(_where.where)
-expand = _guard("expand")(_expand)
-vjp = _guard("vjp")(grad.vjp)
+add = _Guarded("add", _arithmetic.add, __name__)
+sub = _Guarded("sub", _arithmetic.sub, __name__)
+mul = _Guarded("mul", _arithmetic.mul, __name__)
+div = _Guarded("div", _arithmetic.div, __name__)
+pow = _Guarded("pow", _arithmetic.pow, __name__)
+mod = _Guarded("mod", _arithmetic.mod, __name__)
+equal = _Guarded("equal", _compare.equal, __name__)
+greater = _Guarded("greater", _compare.greater, __name__)
+greater_or_equal = _Guarded("greater_or_equal", _compare.greater_or_equal, __name__)
+less = _Guarded("less", _compare.less, __name__)
+less_or_equal = _Guarded("less_or_equal", _compare.less_or_equal, __name__)
+and_ = _Guarded("and_", _logical.and_, __name__)
+or_ = _Guarded("or_", _logical.or_, __name__)
+xor = _Guarded("xor", _logical.xor, __name__)
+bitshift = _Guarded("bitshift", _logical.bitshift, __name__)
+bitwise_and = _Guarded("bitwise_and", _logical.bitwise_and, __name__)
+bitwise_or = _Guarded("bitwise_or", _logical.bitwise_or, __name__)
+bitwise_xor = _Guarded("bitwise_xor", _logical.bitwise_xor, __name__)
+layer_normalization = _Guarded("layer_normalization", _normalization.layer_normalization, __name__)
+rms_normalization = _Guarded("rms_normalization", _normalization.rms_normalization, __name__)
+gemm = _Guarded("gemm", _unidirectional.gemm, __name__)
+prelu = _Guarded("prelu", _unidirectional.prelu, __name__)
+max = _Guarded("max", _variadic.max, __name__)
+min = _Guarded("min", _variadic.min, __name__)
+mean = _Guarded("mean", _variadic.mean, __name__)
+sum = _Guarded("sum", _variadic.sum, __name__)
+where = _Guarded("where", _where.where, __name__)
+expand = _Guarded("expand", _expand, __name__)
+vjp = _Guarded("vjp", grad.vjp, __name__)
 
 #: ONNX operators whose definition broadcasts, by rule (the names ONNX uses)
 MULTIDIRECTIONAL = frozenset(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DivisionByZeroError
+from ..errors import DivisionByZeroError, brief
 from ._base import Kernel, Spec, run_binary, ufunc_kernel
 from ._types import FLOATS, NUMERIC
 
@@ -87,7 +87,7 @@ def mod(
     (array([2, 1], dtype=int32), array([-1,  1], dtype=int32))
     """
     if isinstance(fmod, bool) or fmod not in (0, 1):
-        raise TypeError(f"mod: fmod must be 0 or 1, got {fmod!r}")
+        raise TypeError(f"mod: fmod must be 0 or 1, got {brief(fmod)}")
     return run_binary(MOD, _fmod if fmod else _mod_floor, a, b, mode, axis, out, {"fmod": int(fmod)})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import brief
 from ._base import Spec, run_binary, ufunc_kernel
 from ._types import BOOL, INTS
 
@@ -105,7 +106,7 @@ def bitshift(
     array([8, 1], dtype=uint8)
     """
     if direction not in ("LEFT", "RIGHT"):
-        raise TypeError(f"bitshift: direction must be 'LEFT' or 'RIGHT', got {direction!r}")
+        raise TypeError(f"bitshift: direction must be 'LEFT' or 'RIGHT', got {brief(direction)}")
     kernel = _shift_left if direction == "LEFT" else _shift_right
     return run_binary(BITSHIFT, kernel, x, y, mode, axis, out, {"direction": direction})
 

@@ -9,6 +9,7 @@ import numpy as np
 from ..backends import kernels, numpy_dtype
 from ..dims import Shape
 from ..engine.memory import check_allocations
+from ..engine.numpy import native
 from ..errors import BroadcastError
 from ._base import Spec, as_library, check_types, foreign, read, unidirectional
 from ._types import FLOATS, float32_attribute
@@ -42,7 +43,7 @@ def _stash_dtype(spec: Spec, stash_type: object) -> np.dtype:
 
 def _compute_dtype(stash: np.dtype, x: np.ndarray) -> np.dtype:
     """Stage one's precision: the stash type, but a runtime never computes a double input in less than double."""
-    return np.dtype(np.float64) if numpy_dtype(x.dtype) == np.float64 else stash
+    return np.dtype(np.float64) if native(numpy_dtype(x.dtype)) == np.float64 else stash
 
 
 def _axis(spec: Spec, axis: object, rank: int) -> int:
@@ -112,7 +113,8 @@ def layer_normalization(
     y *= _cast_view(spec, arrays[1], stash, xa.shape, "Scale")
     if b is not None:
         y += _cast_view(spec, arrays[2], stash, xa.shape, "B")
-    return y.astype(xa.dtype, copy=False), mean.astype(named), inv.astype(named)  # ONNX's U: the stash type itself
+    # Mean and InvStdDev are ONNX's U: the stash type itself
+    return y.astype(native(xa.dtype), copy=False), mean.astype(named), inv.astype(named)
 
 
 def rms_normalization(
@@ -149,7 +151,7 @@ def rms_normalization(
     ms = np.mean(y * y, axis=tuple(range(ax, xa.ndim)), keepdims=True, dtype=stash)
     y /= np.sqrt(ms + np.asarray(eps, dtype=stash))
     y *= _cast_view(spec, sa, stash, xa.shape, "scale")
-    result: np.ndarray = y.astype(sa.dtype, copy=False)
+    result: np.ndarray = y.astype(native(sa.dtype), copy=False)
     return result
 
 

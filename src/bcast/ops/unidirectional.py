@@ -10,7 +10,19 @@ from ..backends import kernels, numpy_dtype
 from ..dims import Shape
 from ..engine.memory import check_allocations
 from ..errors import BroadcastError, brief
-from ._base import Spec, as_library, check_types, deliver, foreign, no_out, output, read, unidirectional
+from ._base import (
+    Spec,
+    as_library,
+    check_types,
+    copy_into,
+    deliver,
+    foreign,
+    no_out,
+    output,
+    overlapping,
+    read,
+    unidirectional,
+)
 from ._types import FLOATS, float32_attribute
 
 __all__ = ["gemm", "prelu"]
@@ -35,11 +47,24 @@ def prelu(x: object, slope: object, *, out: np.ndarray | None = None) -> np.ndar
         no_out(PRELU, out, xa)
         return kernels.prelu(*as_library(xa, s))  # type: ignore[no-any-return]
     dest = output(PRELU, xa.shape, xa.dtype, out)
+    if out is not None and (overlapping(dest, (s,)) or (overlapping(dest, (xa,)) and not _same_layout(dest, xa))):
+        # out overlaps x or the slope shifted: writing one element would change an input another still reads
+        with np.errstate(over="ignore"):
+            return copy_into(dest, np.where(xa < 0, np.multiply(xa, s, dtype=xa.dtype), xa))
     neg = xa < 0  # taken first: out may be x itself, and the multiply must not change which elements are negative
     with np.errstate(over="ignore"):
         np.multiply(xa, s, out=dest, where=neg, casting="unsafe")
     np.copyto(dest, xa, where=~neg)
     return dest
+
+
+def _same_layout(a: np.ndarray, b: np.ndarray) -> bool:
+    """``a`` and ``b`` are the same elements in the same order (``out=x``): elementwise in place is safe."""
+    return bool(
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
 
 
 def _flag(name: str, value: object) -> int:

@@ -45,7 +45,7 @@ def _axis(axis: object) -> int:
 def _read(x: object, what: str) -> np.ndarray:
     """``x`` as an array; whatever a hostile ``__array__`` raises comes back as a ``TypeError`` naming ``what``."""
     try:
-        return as_array(x, what)
+        return as_array(x, f"{MODE}: {what}")
     except (TypeError, BroadcastError, MemoryError):
         raise
     except Exception as e:
@@ -124,9 +124,9 @@ def elementwise(op: str, x: npt.ArrayLike, y: npt.ArrayLike, axis: int = -1) -> 
         Where Paddle rejects (or cannot define) the shapes and axis.
     TypeError
         For an unknown op, mixed dtypes, or a dtype Paddle has no kernel for.
-    ZeroDivisionError
+    DivisionByZeroError
         Integer ``div``/``floordiv``/``mod`` by zero (Paddle raises too).
-    OverflowError
+    IntegerOverflowError
         ``int32``/``int64`` minimum divided by -1 (Paddle's process dies of SIGFPE).
 
     Examples

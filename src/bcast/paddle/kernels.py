@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..errors import DivisionByZeroError, IntegerOverflowError
+
 __all__ = ["DTYPES", "DTYPES_WITH_AXIS", "KERNELS", "OPS", "complex_div"]
 
 Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -62,14 +64,14 @@ def _is_int(a: np.ndarray) -> bool:
 
 def _check_int_division(a: np.ndarray, b: np.ndarray, op: str) -> None:
     if np.any(b == 0):
-        raise ZeroDivisionError(
+        raise DivisionByZeroError(
             f"paddle: {op}: integer division by zero (Paddle raises 'Integer division by zero encountered'); "
             "Y has a 0 where X is divided by it"
         )
     if a.dtype in (np.int32, np.int64):
         low = np.iinfo(a.dtype).min
         if np.any((a == low) & (b == -1)):
-            raise OverflowError(
+            raise IntegerOverflowError(
                 f"paddle: {op}: {a.dtype} minimum {low} divided by -1 overflows; Paddle 3.3.1's process dies of "
                 "SIGFPE there, so there is no result to reproduce"
             )

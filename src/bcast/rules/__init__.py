@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dims import MAX_RANK, ShapeLike, given_text, int_text
+from ..dims import MAX_RANK, Shape, ShapeLike, given_text, int_text
 from ..engine.cache import NO_KEY, PlanCache, arg_key
 from ..errors import BroadcastError, brief
 from ..plan import Plan
@@ -102,9 +102,10 @@ _KEY_CHARS = 1 << 16
 def cache_key(value: object) -> Any:
     """:func:`~bcast.engine.cache.arg_key`, but ``NO_KEY`` at once for an argument too long to be a valid
     one (a list of ten million dims is refused by the planner, not copied into a key first)."""
-    if isinstance(value, (list, tuple)) and len(value) > MAX_RANK:
-        return NO_KEY
-    if isinstance(value, str) and len(value) > _KEY_CHARS:
+    t = type(value)
+    if t is not list and t is not tuple and t is not str:  # only exact types are keyed (no hostile __len__)
+        return arg_key(value) if t is int or t is Shape or value is None else NO_KEY
+    if len(value) > (_KEY_CHARS if t is str else MAX_RANK):  # type: ignore[arg-type]
         return NO_KEY
     return arg_key(value)
 

@@ -35,8 +35,10 @@ class Ctx:
         """The call in words, each part cut to a few hundred characters (shapes of any rank)."""
         if self.phrase:
             return given_text(self.phrase, 800)
-        tail = f" with {given_text(self.extra)}" if self.extra else ""
-        return f"{self.data_label} {given_text(self.data)} to {self.target_label} {given_text(self.target)}{tail}"
+        # the parts are usually given_text already (about 320 characters): only raw long text is cut again
+        tail = f" with {given_text(self.extra, 480)}" if self.extra else ""
+        data, target = given_text(self.data, 480), given_text(self.target, 480)
+        return f"{self.data_label} {data} to {self.target_label} {target}{tail}"
 
     def error(
         self,
