@@ -284,7 +284,6 @@ SPECIAL = [
     ("zero.onnx", "character device"),
     ("zero.xml", "character device"),
     ("zero.bin", "character device"),
-    ("dev-zero", "character device"),
     ("directory.xml", "directory"),
     ("socket.onnx", "socket"),
 ]
@@ -369,7 +368,6 @@ CARELESS = [
     ("random", "not"),
     ("symlink-loop", "symbolic links"),
     ("missing", "no such file"),
-    ("missing-parent", "no such file"),
     ("not-a-dir", "not a directory"),
     ("truncated.xml", "not well-formed"),
     ("permission", "permission denied"),
@@ -524,9 +522,9 @@ def test_a_hundred_thousand_onnx_nodes(tmp_path: Path) -> None:
 
 
 def test_a_long_ir_chain_listed_backwards(tmp_path: Path) -> None:
-    """20,000 Adds whose file order is the reverse of the data flow: the topological sort stays linear
-    (it was quadratic: one layer per pass over all the rest)."""
-    n = 20_000
+    """30,000 Adds whose file order is the reverse of the data flow: the topological sort stays linear
+    (it was quadratic, one layer per pass over all the rest: over a minute)."""
+    n = 30_000
     layers = [_param(0, "x", [2, 3])]
     edges = []
     for i in range(1, n + 1):
@@ -534,7 +532,7 @@ def test_a_long_ir_chain_listed_backwards(tmp_path: Path) -> None:
         edges += [_edge(i - 1, 0 if i == 1 else 2, i, 0), _edge(0, 0, i, 1)]
     run = _check(_write_ir(tmp_path, _net(layers[:1] + layers[:0:-1], edges)), "--quiet", timeout=90)
     _assert_status(run, 0)
-    assert run.seconds < 45
+    assert run.seconds < 30
 
 
 # ================================================================================================
@@ -606,7 +604,6 @@ BAD_ONNX = [
     ("no-outputs", ["invalid model", "no outputs"]),
     ("unsorted", ["invalid model", "topological order"]),
     ("opset-0", ["invalid model", "opset 0", "start at 1"]),
-    ("opset-negative", ["invalid model", "opset -3"]),
     ("opset-999", ["invalid model", "opset 999", "upgrade onnx"]),
     ("opset-twice", ["invalid model", "imported twice"]),
     ("no-opset", ["invalid model", "imports no opset"]),
@@ -620,12 +617,46 @@ BAD_ONNX = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "words"), BAD_ONNX, ids=[k for k, _ in BAD_ONNX])
-def test_an_onnx_graph_that_is_no_graph_is_refused(tmp_path: Path, kind: str, words: list[str]) -> None:
-    """Never "no problems found": each is an invalid model, in one line, found without allocating a thing."""
+_REFUSED_EACH = """
+import re, time
+from bcast.check import CheckInputError, check
+bad = []
+for kind, path, words in CASES:
+    t0 = time.perf_counter()
+    try:
+        check(path)
+        bad.append((kind, "checked, not refused"))
+    except CheckInputError as e:
+        m = str(e)
+        if not all(w.lower() in m.lower() for w in words) or re.search("[\\x00-\\x1f\\x7f-\\x9f]", m):
+            bad.append((kind, m[:300]))
+        elif len(m.encode()) >= 2000 or time.perf_counter() - t0 > 2:
+            bad.append((kind, f"{len(m.encode())} bytes, {time.perf_counter() - t0:.1f} s"))
+    except BaseException as e:
+        bad.append((kind, f"{type(e).__name__}: {str(e)[:300]}"))
+bad
+"""
+
+
+def _refused_each(cases: list[tuple[str, str, Sequence[str]]]) -> None:
+    """``check`` refuses every model with a CheckInputError naming ``words``; all in one limited child."""
+    out = attack(_REFUSED_EACH.replace("CASES", repr(cases)), timeout=60, memory=SMALL)
+    assert out.outcome == "returned", str(out)
+    assert out.value == "[]", out.value
+
+
+def test_an_onnx_graph_that_is_no_graph_is_refused(tmp_path: Path) -> None:
+    """Never "no problems found": each is an invalid model, in one line, found without allocating a thing
+    (the dims 2**62 are never allocated: the child has 1 GiB)."""
+    _onnx()
+    _refused_each([(k, _save(_bad_onnx(k), tmp_path / f"{k}.onnx"), words) for k, words in BAD_ONNX])
+
+
+@pytest.mark.parametrize("kind", ["cycle", "dims-2**62-no-data", "not-utf8-name"])
+def test_an_onnx_graph_that_is_no_graph_through_the_command(tmp_path: Path, kind: str) -> None:
     _onnx()
     run = _check(_save(_bad_onnx(kind), tmp_path / "m.onnx"), memory=SMALL)
-    assert_cli_refused(run, contains=words)
+    assert_cli_refused(run, contains=dict(BAD_ONNX)[kind])
     assert "no problems" not in run.stdout
 
 
@@ -711,11 +742,20 @@ BAD_IR = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "words"), BAD_IR, ids=[k for k, _ in BAD_IR])
-def test_an_ir_that_is_no_graph_is_refused(tmp_path: Path, kind: str, words: str) -> None:
+def test_an_ir_that_is_no_graph_is_refused(tmp_path: Path) -> None:
+    cases = []
+    for kind, words in BAD_IR:
+        xml, weights = _bad_ir(kind)
+        (tmp_path / kind).mkdir()
+        cases.append((kind, _write_ir(tmp_path / kind, xml, weights), [words]))
+    _refused_each(cases)
+
+
+@pytest.mark.parametrize("kind", ["cycle", "dim-10**30"])
+def test_an_ir_that_is_no_graph_through_the_command(tmp_path: Path, kind: str) -> None:
     xml, weights = _bad_ir(kind)
     run = _check(_write_ir(tmp_path, xml, weights), memory=SMALL)
-    assert_cli_refused(run, contains=[words])
+    assert_cli_refused(run, contains=[dict(BAD_IR)[kind]])
     assert "no problems" not in run.stdout
 
 
@@ -923,7 +963,6 @@ def test_a_crash_in_infer_is_an_internal_error(
 HUGE_ARGV = {
     "shape-dims": '["infer", "[" + "1," * 5_000_000 + "1]", "[2]"]',
     "shape-digits": '["infer", "[" + "7" * 10_000_000 + "]", "[2]"]',
-    "infer-mode": '["infer", "[1]", "[2]", "--mode", "x" * 10_000_000]',
     "explain-mode": '["explain", "[1]", "[2]", "--mode", "\\x1b" * 10_000_000]',
     "axes": '["infer", "[1]", "[2]", "--axes-mapping", "1," * 5_000_000]',
     "model-path": '["check", "m" * 10_000_000 + ".onnx"]',

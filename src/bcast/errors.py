@@ -113,7 +113,7 @@ def _first(items: Sequence[str], n: int) -> list[str]:
 
 # C0 and C1 controls, DEL, and the Unicode format/separator characters that reorder or
 # break lines on a terminal (bidi overrides, zero-width joiners, line/paragraph separators)
-_UNPRINTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_UNPRINTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 
 
 def printable(text: str, *, newlines: bool = True) -> str:
@@ -133,7 +133,7 @@ def printable(text: str, *, newlines: bool = True) -> str:
     return pattern.sub(_escape, text)
 
 
-_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 
 
 def _escape(m: re.Match[str]) -> str:
