@@ -671,3 +671,19 @@ def test_integer_division_by_zero_is_a_broadcast_error_and_a_zero_division_error
     with pytest.raises(BroadcastError, match="divisor is 0") as info:
         getattr(ops, op)(np.array([4, 5], np.int32), np.array([2, 0], np.int32))
     assert isinstance(info.value, ZeroDivisionError)
+
+
+@pytest.mark.parametrize("call", ["view", "materialize", "broadcast_to", "expand"])
+def test_an_output_of_more_dims_than_numpy_allows_is_a_broadcast_error(call: str) -> None:
+    target = (1,) * 64 + (3,)
+    p = bcast.plan("[3]", target)
+    run = {
+        "view": lambda: p(np.ones(3)),
+        "materialize": lambda: p.materialize(np.ones(3)),
+        "broadcast_to": lambda: bcast.broadcast_to(np.ones(3), target),
+        "expand": lambda: bcast.expand(np.ones(3), target),
+    }[call]
+    with pytest.raises(BroadcastError, match=r"65 dims.*64") as info:
+        run()
+    assert len(str(info.value)) < 2048
+    assert p.output_shape.rank == 65  # the plan itself is fine

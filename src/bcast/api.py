@@ -9,6 +9,7 @@ import numpy as np
 from .backends import backend_of, foreign_namespace, shape_of
 from .dims import MAX_RANK, Shape, ShapeLike, given_text, int_text, shape_text
 from .engine.cache import NO_KEY, PlanCache
+from .engine.memory import NUMPY_MAX_DIMS, out_of_memory
 from .engine.numpy import as_array, materialize, view
 from .errors import BroadcastError, brief
 from .plan import ElementwisePlan, Plan
@@ -127,7 +128,6 @@ _ELEMENTWISE = ("numpy", "pdpd", "none", "bidirectional", "legacy")
 MAX_OPERANDS = MAX_RANK
 
 #: NumPy's limit on the dims of an array (64 since NumPy 2; 32 before).
-NUMPY_MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
 
 #: Elementwise plans keyed on the exact arguments of :func:`elementwise_plan` (see :mod:`bcast.engine.cache`).
 ELEMENTWISE_PLANS: PlanCache[ElementwisePlan] = PlanCache(4096)
@@ -242,14 +242,22 @@ def broadcast_to(
     """
     if not isinstance(copy, bool):
         raise TypeError(f"copy must be True or False, got {type(copy).__name__} {brief(copy)}")
-    if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:  # torch, cupy, jax, dask...
-        shape = shape_of(x, str(mode))  # an Array API array: its shape as ints (Dask: checked known)
-        fp = make_plan(shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
-        return engine.materialize(fp, x) if copy else engine.view(fp, x)  # type: ignore[no-any-return]
-    arr = x if type(x) is np.ndarray else as_array(x)
-    p = make_plan(arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
-    _check_array_rank(p)
-    return materialize(p, arr) if copy else view(p, arr)
+    try:
+        if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:  # torch, cupy, jax, dask...
+            shape = shape_of(x, str(mode))  # an Array API array: its shape as ints (Dask: checked known)
+            fp = make_plan(
+                shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes
+            )
+            return engine.materialize(fp, x) if copy else engine.view(fp, x)  # type: ignore[no-any-return]
+        arr = x if type(x) is np.ndarray else as_array(x)
+        p = make_plan(
+            arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes
+        )
+        _check_array_rank(p)
+        return materialize(p, arr) if copy else view(p, arr)
+    except MemoryError as e:  # the last resort: every copy is checked before it is made
+        err = out_of_memory("broadcast_to", (x,), e)
+    raise err  # outside the except block: no MemoryError chained to it
 
 
 def _check_array_rank(p: Plan) -> None:
@@ -318,7 +326,11 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
             shapes=p.given,
             accepted="a shape of known sizes",
         )
-    return p.backward(g)
+    try:
+        return p.backward(g)
+    except MemoryError as e:  # the last resort: the sum's output is small, its accumulator may not be
+        err = out_of_memory("unbroadcast", (g,), e)
+    raise err  # outside the except block: no MemoryError chained to it
 
 
 def _array(x: object, what: str = "x") -> np.ndarray:

@@ -440,9 +440,9 @@ def _is_integer(value: object) -> bool:
 _MAX_DIGITS = len(str(MAX_DIM))
 
 
-def _quoted(text: str) -> str:
-    """A shape string quoted in a message (``'[2,3'``), cut to a few hundred characters."""
-    return brief(text, 2 * QUOTE_CHARS)
+def _quoted(text: str, limit: int = 2 * QUOTE_CHARS) -> str:
+    """A shape (or dim) string quoted in a message (``'[2,3'``), escaped and cut to about ``limit`` characters."""
+    return f"'{_cut(text, limit)}'"
 
 
 def _parse_int(text: str, where: Callable[[], str]) -> int:
@@ -452,10 +452,10 @@ def _parse_int(text: str, where: Callable[[], str]) -> int:
     if len(digits) > _MAX_DIGITS:  # int() of thousands of digits is slow, then refused by Python
         if sign:
             raise BroadcastError(
-                f"{where()}: dim {brief(text, 60)} is negative; a dim is {_ACCEPT_SIZE}", accepted=_ACCEPT_SIZE
+                f"{where()}: dim {_quoted(text, 60)} is negative; a dim is {_ACCEPT_SIZE}", accepted=_ACCEPT_SIZE
             )
         raise BroadcastError(
-            f"{where()}: dim too large: {brief(text, 60)} ({len(digits):,} digits) is larger than the largest "
+            f"{where()}: dim too large: {_quoted(text, 60)} ({len(digits):,} digits) is larger than the largest "
             f"size a shape can hold ({MAX_DIM}, 2**63 - 1)",
             accepted=_ACCEPT_MAX,
         )
@@ -472,22 +472,23 @@ def _parse_dim(token: str, where: str) -> Dim:
     if t[:1] in _NAME_START and "|" not in t and _NAME_RE.fullmatch(t):  # a plain symbol: one match
         return _VarDim._new(0, None, t)
     if _INT_RE.fullmatch(t):
-        return _StaticDim(_parse_int(t, lambda: f"dim {brief(t, 60)} in {_quoted(where)}"))
+        return _StaticDim(_parse_int(t, lambda: f"dim {_quoted(t, 60)} in {_quoted(where)}"))
     m = _INTERVAL_RE.fullmatch(t)
     if m:
         lo_s, hi_s = m.groups()
-        lo = 0 if lo_s is None else _parse_int(lo_s, lambda: f"interval {brief(t, 60)} in {_quoted(where)}")
-        hi = None if hi_s is None else _parse_int(hi_s, lambda: f"interval {brief(t, 60)} in {_quoted(where)}")
+        lo = 0 if lo_s is None else _parse_int(lo_s, lambda: f"interval {_quoted(t, 60)} in {_quoted(where)}")
+        hi = None if hi_s is None else _parse_int(hi_s, lambda: f"interval {_quoted(t, 60)} in {_quoted(where)}")
         if hi is not None and hi < lo:
             raise BroadcastError(
-                f"interval {brief(t, 60)} in {_quoted(where)} is empty: its lower bound is above its upper bound",
+                f"interval {_quoted(t, 60)} in {_quoted(where)} is empty: its lower bound is above its upper bound",
                 accepted="an interval lo..hi with lo <= hi",
             )
         return _make_var(lo, hi, None)
     if _SYMBOL_RE.fullmatch(t):
         return Dim.symbol(t)
     raise BroadcastError(
-        f"cannot read the dim {brief(t)} in {_quoted(where)}: expected {_ACCEPT_DIM}", accepted=_ACCEPT_DIM
+        f"cannot read the dim {_quoted(t, QUOTE_CHARS)} in {_quoted(where)}: expected {_ACCEPT_DIM}",
+        accepted=_ACCEPT_DIM,
     )
 
 
@@ -916,12 +917,18 @@ def _item_text(v: object) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    """``text`` escaped and cut in the middle to about ``limit`` characters; only what is kept is scanned."""
+    """``text`` escaped and cut in the middle to about ``limit`` characters; only what is kept is scanned.
+
+    Escapes (``\\x1b``) count toward the limit: a string of control characters is cut as short.
+    """
+    h, t = (2 * limit) // 3, limit // 3
     if len(text) > limit:
-        head, tail = text[: (2 * limit) // 3], text[len(text) - limit // 3 :]
-        text = f"{printable(head, newlines=False)} ...({len(text) - len(head) - len(tail):,} chars)... "
-        return elide(text + printable(tail, newlines=False), 2 * limit)
-    return printable(text, newlines=False)
+        head, tail = printable(text[:h], newlines=False)[:h], printable(text[len(text) - t :], newlines=False)
+        return f"{head} ...({len(text) - h - t:,} chars)... {tail[len(tail) - t :]}"
+    shown = printable(text, newlines=False)
+    if len(shown) > limit:
+        return f"{shown[:h]} ...({len(shown) - h - t:,} chars escaped)... {shown[len(shown) - t :]}"
+    return shown
 
 
 def given_text(value: object, limit: int = 2 * QUOTE_CHARS) -> str:

@@ -113,7 +113,8 @@ def _first(items: Sequence[str], n: int) -> list[str]:
 
 # C0 and C1 controls, DEL, and the Unicode format/separator characters that reorder or
 # break lines on a terminal (bidi overrides, zero-width joiners, line/paragraph separators)
-_UNPRINTABLE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
+_FORMAT = r"\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff"  # soft hyphen ... lone surrogates
+_UNPRINTABLE = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f-\x9f{_FORMAT}]")
 
 
 def printable(text: str, *, newlines: bool = True) -> str:
@@ -133,7 +134,7 @@ def printable(text: str, *, newlines: bool = True) -> str:
     return pattern.sub(_escape, text)
 
 
-_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
+_ANY_CONTROL = re.compile(rf"[\x00-\x1f\x7f-\x9f{_FORMAT}]")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -180,7 +181,9 @@ def brief(value: object, limit: int = QUOTE_CHARS) -> str:
     """
     if isinstance(value, (str, bytes)) and len(value) > 4 * limit:
         first, last = value[: limit // 2], value[len(value) - limit // 4 :]
-        return f"{_quote(first)[:-1]} ...({len(value) - len(first) - len(last):,} chars)... {_quote(last)[1:]}"
+        # escapes lengthen the quoted parts (a control character becomes up to 6): cut them again
+        left, right = _quote(first)[:-1][: limit * 2 // 3], _quote(last)[1:][-(limit // 3) :]
+        return f"{left} ...({len(value) - len(first) - len(last):,} chars)... {right}"
     try:
         text = repr(value)
     except Exception:  # a hostile __repr__: name the type instead

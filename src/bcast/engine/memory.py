@@ -32,11 +32,13 @@ import numpy as np
 from ..errors import BroadcastError, as_given, brief
 
 __all__ = [
+    "NUMPY_MAX_DIMS",
     "GuardedOperator",
     "address_space_left",
     "available_memory",
     "check_allocation",
     "check_allocations",
+    "check_array_rank",
     "out_of_memory",
     "out_of_memory_guard",
 ]
@@ -382,3 +384,19 @@ def _size(nbytes: int) -> str:
             return f"{nbytes:.0f} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
         nbytes /= 1024  # type: ignore[assignment]
     return ""  # pragma: no cover
+
+
+#: The most dims a NumPy array may have (``NPY_MAXDIMS``): 64 since NumPy 2, 32 before.
+NUMPY_MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
+
+
+def check_array_rank(shape: tuple[int, ...], *, mode: str | None = None, given: tuple[str, ...] = ()) -> None:
+    """Refuse an array of more dims than NumPy allows, before NumPy's bare ``ValueError`` can."""
+    if len(shape) > NUMPY_MAX_DIMS:
+        raise BroadcastError(
+            f"{_call(mode, given, 'broadcast')}: the output has {len(shape):,} dims, more than the "
+            f"{NUMPY_MAX_DIMS} a NumPy array may have (the plan itself is fine: bcast.plan and bcast.infer take it)",
+            mode=mode,
+            shapes=given,
+            accepted=f"an output of at most {NUMPY_MAX_DIMS} dims",
+        )

@@ -14,7 +14,7 @@ from ..dims import Shape
 from ..errors import BroadcastError, as_given, brief
 from ..plan import require_cotangent, require_static
 from .kernels import SERIAL_BYTES, fill_broadcast, internal_overlap, overlaps, reduce_sum
-from .memory import _call, _span, check_allocation
+from .memory import NUMPY_MAX_DIMS, _call, _span, check_allocation, check_array_rank
 from .pool import empty as pooled_empty
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,7 +154,8 @@ def _static(plan: Plan) -> _Static | None:
     """The plan's run-time facts, cached on the plan; ``None`` for a plan with unknown dims."""
     cached: _Static | bool | None = plan.__dict__.get(_RECIPE, False)
     if cached is False:
-        cached = _Static(plan) if plan.is_static and plan.axes_mapping is not None else None
+        ok = plan.is_static and plan.axes_mapping is not None and (plan.output_shape.rank or 0) <= NUMPY_MAX_DIMS
+        cached = _Static(plan) if ok else None
         plan.__dict__[_RECIPE] = cached
     return cached  # type: ignore[return-value]
 
@@ -175,6 +176,7 @@ def view(plan: Plan, x: npt.ArrayLike) -> np.ndarray:
         return fast
     p = plan.specialize(arr.shape)
     shape = require_static(p, "make a view")
+    check_array_rank(shape, mode=p.mode, given=p.given)
     _check_view_size(shape, arr.dtype, p)
     result: np.ndarray = np.broadcast_to(_aligned(p, arr), shape)
     return result
@@ -197,6 +199,7 @@ def materialize(plan: Plan, x: npt.ArrayLike, out: np.ndarray | None = None) -> 
         return dest
     p = plan.specialize(arr.shape)
     shape = require_static(p, "materialize")
+    check_array_rank(shape, mode=p.mode, given=p.given)
     if out is None:
         check_allocation(shape, arr.dtype, mode=p.mode, given=p.given)
         result = pooled_empty(shape, arr.dtype)

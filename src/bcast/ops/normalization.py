@@ -43,7 +43,9 @@ def _stash_dtype(spec: Spec, stash_type: object) -> np.dtype:
 
 def _compute_dtype(stash: np.dtype, x: np.ndarray) -> np.dtype:
     """Stage one's precision: the stash type, but a runtime never computes a double input in less than double."""
-    return np.dtype(np.float64) if native(numpy_dtype(x.dtype)) == np.float64 else stash
+    dt = numpy_dtype(x.dtype)
+    # byte order is no precision: a big-endian double is a double
+    return np.dtype(np.float64) if isinstance(dt, np.dtype) and native(dt) == np.float64 else stash
 
 
 def _axis(spec: Spec, axis: object, rank: int) -> int:
