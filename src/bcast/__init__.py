@@ -29,7 +29,7 @@ from .api import (
 )
 from .constraints import Constraint, Constraints
 from .dims import MAX_DIM, MAX_RANK, Dim, Shape, Tri
-from .errors import BroadcastError
+from .errors import BroadcastError, DivisionByZeroError, IntegerOverflowError
 from .plan import ElementwisePlan, Plan
 from .rules import MODES
 
@@ -55,7 +55,9 @@ __all__ = [
     "Constraint",
     "Constraints",
     "Dim",
+    "DivisionByZeroError",
     "ElementwisePlan",
+    "IntegerOverflowError",
     "Plan",
     "Shape",
     "Tri",

@@ -10,13 +10,13 @@ it is instead.
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 
-from .report import CheckInputError, show
+from .. import files
+from ..files import os_error_text, path_text
+from .report import CheckInputError
 
-__all__ = ["MAX_ONNX_BYTES", "MAX_RANK", "open_regular", "path_text", "read_at_most"]
+__all__ = ["MAX_ONNX_BYTES", "MAX_RANK", "open_regular", "os_error_text", "path_text", "read_at_most"]
 
 #: The largest ``.onnx`` file ``bcast check`` reads: 2 GiB, protobuf's own limit on a message (a larger
 #: model keeps its weights in external data files, which ``bcast check`` never reads).
@@ -25,64 +25,17 @@ MAX_ONNX_BYTES = 2 << 30
 #: may hold (NumPy's limit, far above any real model's).
 MAX_RANK = 64
 
-_KINDS = (
-    (stat.S_ISDIR, "is a directory"),
-    (stat.S_ISFIFO, "is a FIFO (a named pipe)"),
-    (stat.S_ISCHR, "is a character device"),
-    (stat.S_ISBLK, "is a block device"),
-    (stat.S_ISSOCK, "is a socket"),
-)
-
-
-def path_text(path: str) -> str:
-    """A path as messages quote it: control characters escaped, a long one elided."""
-    return show(path, 300)
-
-
-def _refuse(path: str, mode: int) -> None:
-    if stat.S_ISREG(mode):
-        return
-    what = next((text for test, text in _KINDS if test(mode)), "is not a regular file")
-    raise CheckInputError(f"{path_text(path)}: {what}, not a model file; bcast check reads regular files only")
-
-
-def os_error_text(path: str, e: OSError) -> str:
-    """``path: what went wrong`` for an error of ``stat`` or ``open``, in words."""
-    words = {
-        errno.ENOENT: "no such file",
-        errno.EACCES: "permission denied",
-        errno.EPERM: "permission denied",
-        errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
-        errno.ENAMETOOLONG: "the path is too long",
-        errno.ENOTDIR: "a part of the path is not a directory",
-        errno.EISDIR: "is a directory, not a model file",
-    }
-    return f"{path_text(path)}: {words.get(e.errno or 0) or show(e.strerror or str(e), 200)}"
-
 
 def open_regular(path: str) -> tuple[int, int]:
     """A file descriptor open for reading on the regular file ``path``, and the file's size.
 
     Raises :class:`CheckInputError` for a missing or unreadable path and for anything that is not
-    a regular file; the caller closes the descriptor.
+    a regular file (see :func:`bcast.files.open_regular`); the caller closes the descriptor.
     """
     try:
-        st = os.stat(path)
-    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
-        raise CheckInputError(os_error_text(path, e) if isinstance(e, OSError) else f"{path_text(path)}: {e}") from None
-    _refuse(path, st.st_mode)
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise CheckInputError(os_error_text(path, e)) from None
-    try:
-        st = os.fstat(fd)  # the path may have been swapped for something else since the stat
-        _refuse(path, st.st_mode)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st.st_size
+        return files.open_regular(path)
+    except files.NotReadableError as e:
+        raise CheckInputError(str(e)) from None
 
 
 def read_at_most(fd: int, size: int, path: str) -> bytearray:

@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from .. import files
 from .files import MAX_ONNX_BYTES, MAX_RANK, open_regular, path_text, read_at_most
 from .report import CheckInputError, show
 
@@ -370,28 +371,10 @@ def _count(dims: Iterable[int]) -> int:
 
 def _find_cycle(nodes: Any, producer: dict[str, int]) -> list[int] | None:
     """Some cycle among the nodes (their indices, in data-flow order), or None; iterative, linear."""
-    n = len(nodes)
-    preds: list[list[int]] = [
-        [p for p in (producer.get(name, -1) for name in node.input if name) if p >= 0] for node in nodes
-    ]
-    state = [0] * n  # 0 new, 1 on the path, 2 done
-    for start in range(n):
-        if state[start]:
-            continue
-        path: list[int] = [start]
-        iters = [iter(preds[start])]
-        state[start] = 1
-        while path:
-            nxt = next(iters[-1], None)
-            if nxt is None:
-                state[path.pop()] = 2
-                iters.pop()
-            elif state[nxt] == 1:
-                cycle = path[path.index(nxt) :]
-                cycle.reverse()  # path follows inputs backwards; a cycle reads better in data-flow order
-                return cycle
-            elif state[nxt] == 0:
-                state[nxt] = 1
-                path.append(nxt)
-                iters.append(iter(preds[nxt]))
-    return None
+    preds = {
+        i: [p for p in (producer.get(name, -1) for name in node.input if name) if p >= 0]
+        for i, node in enumerate(nodes)
+    }
+    cycle = files.find_cycle(range(len(nodes)), preds)
+    cycle.reverse()  # the walk follows inputs backwards; a cycle reads better in data-flow order
+    return cycle or None

@@ -44,10 +44,8 @@ bcast.openvino.ir_read.IRError: <string>: line 1: the XML has a <!DOCTYPE> decla
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +55,7 @@ from xml.parsers import expat
 
 import numpy as np
 
+from .. import files
 from ..dims import Dim, Shape
 from ..errors import BroadcastError, elide, printable
 
@@ -101,55 +100,19 @@ class IRError(ValueError):
 
 def _quoted(path: object) -> str:
     """A path as messages show it: control characters (and bytes that are not UTF-8) escaped, elided."""
-    text = printable(os.fsdecode(path) if isinstance(path, bytes) else str(path), newlines=False)
-    return elide(text.encode("utf-8", "backslashreplace").decode("utf-8"), 300)
-
-
-_OS_ERRORS = {
-    errno.ENOENT: "No such file or directory",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "permission denied",
-    errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
-    errno.ENAMETOOLONG: "the path is too long",
-    errno.EISDIR: "is a directory",
-}
-_NOT_REGULAR = (
-    (stat.S_ISDIR, "is a directory"),
-    (stat.S_ISFIFO, "is a FIFO (a named pipe)"),
-    (stat.S_ISCHR, "is a character device"),
-    (stat.S_ISBLK, "is a block device"),
-    (stat.S_ISSOCK, "is a socket"),
-)
+    return files.path_text(path)
 
 
 def _os_error(path: object, e: OSError) -> IRError:
-    why = _OS_ERRORS.get(e.errno or 0) or printable(e.strerror or str(e), newlines=False)
-    return IRError(f"{_quoted(path)}: cannot read it: {why}", source=_quoted(path))
+    return IRError(files.os_error_text(path, e), source=_quoted(path))
 
 
 def _open_regular(path: Path) -> tuple[int, int]:
     """An fd open for reading on the regular file ``path``, and its size; stat first, so no FIFO can block."""
     try:
-        st = os.stat(path)
-        _regular(path, st.st_mode)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise _os_error(path, e) from None
-    except ValueError as e:  # a NUL in the path
-        raise IRError(f"{_quoted(path)}: cannot read it: {e}", source=_quoted(path)) from None
-    try:
-        st = os.fstat(fd)  # the path may have been swapped since the stat
-        _regular(path, st.st_mode)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st.st_size
-
-
-def _regular(path: Path, mode: int) -> None:
-    if not stat.S_ISREG(mode):
-        what = next((text for test, text in _NOT_REGULAR if test(mode)), "is not a regular file")
-        raise IRError(f"{_quoted(path)}: {what}, not a model file; only regular files are read", source=_quoted(path))
+        return files.open_regular(path)
+    except files.NotReadableError as e:
+        raise IRError(str(e), source=_quoted(path)) from None
 
 
 # element_type -> (NumPy dtype used to decode it, or None when bcast does not decode it; bits per element,
@@ -485,7 +448,7 @@ def read_ir(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] |
     >>> read_ir("/nonexistent/model.xml")
     Traceback (most recent call last):
     ...
-    bcast.openvino.ir_read.IRError: /nonexistent/model.xml: cannot read it: No such file or directory
+    bcast.openvino.ir_read.IRError: /nonexistent/model.xml: no such file
     """
     xml_p = Path(xml_path)
     source = _quoted(xml_p)
@@ -774,24 +737,7 @@ def find_cycle(layers: Iterable[IRLayer], edges: Iterable[IREdge]) -> list[IRLay
     for e in edges:
         if e.from_layer in succ and e.to_layer in by_id:
             succ[e.from_layer].append(e.to_layer)
-    state = dict.fromkeys(by_id, 0)  # 0 new, 1 on the path, 2 done
-    for start in by_id:
-        if state[start]:
-            continue
-        path, iters = [start], [iter(succ[start])]
-        state[start] = 1
-        while path:
-            nxt = next(iters[-1], None)
-            if nxt is None:
-                state[path.pop()] = 2
-                iters.pop()
-            elif state[nxt] == 1:
-                return [by_id[i] for i in path[path.index(nxt) :]]
-            elif state[nxt] == 0:
-                state[nxt] = 1
-                path.append(nxt)
-                iters.append(iter(succ[nxt]))
-    return []
+    return [by_id[i] for i in files.find_cycle(by_id, succ)]
 
 
 def _int(text: str | None, where: str, what: str) -> int:
