@@ -183,7 +183,7 @@ def _elementwise_plan(shapes: tuple[ShapeLike, ...], mode: str, axis: int) -> El
     if m in ("numpy", "bidirectional") and (m == "numpy" or len(parsed) == 2):
         return plan_multidirectional(parsed, given)
     if len(parsed) != 2:
-        raise TypeError(f"{m}: mode {m!r} takes exactly 2 shapes (A, B), got {len(parsed)}")
+        raise TypeError(f"{m}: mode {brief(m)} takes exactly 2 shapes (A, B), got {len(parsed)}")
     a, b = parsed
     if m == "none":
         pb = plan_none(b, a, Ctx(m, given[1], given[0]))

@@ -197,7 +197,7 @@ class Dim:
     def static(value: int) -> Dim:
         """The static dim ``value`` (an integer from 0 to :data:`MAX_DIM`)."""
         if isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"Dim.static: a dim must be an integer, got the boolean {value!r}")
+            raise TypeError(f"Dim.static: a dim must be an integer, got the boolean {brief(value)}")
         return _StaticDim(_check_int(_index(value, "Dim.static"), "Dim.static"))
 
     @staticmethod
@@ -512,10 +512,10 @@ def _dim_from_number(value: object, where: Where) -> Dim:
     if value is None:
         raise TypeError(f"{_place(where)}: a dim may not be None; write '?' (or -1) for a dynamic dim")
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{_place(where)}: a dim must be an integer, got the boolean {value!r}")
+        raise TypeError(f"{_place(where)}: a dim must be an integer, got the boolean {brief(value)}")
     if isinstance(value, float):
         kind = "fractional" if not value.is_integer() else "floating-point"
-        raise TypeError(f"{_place(where)}: a dim must be an integer, got the {kind} number {value!r}")
+        raise TypeError(f"{_place(where)}: a dim must be an integer, got the {kind} number {brief(value)}")
     if isinstance(value, (np.floating, np.complexfloating, complex)):
         raise TypeError(f"{_place(where)}: a dim must be an integer, got the number {brief(value)}")
     k = _index(value, where, "a dim")

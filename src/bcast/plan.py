@@ -16,7 +16,7 @@ import numpy as np
 from .backends import backend_of
 from .constraints import Constraints
 from .dims import Dim, Shape
-from .errors import BroadcastError
+from .errors import BroadcastError, brief
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -247,13 +247,13 @@ class Plan:
         Shape('[2,3,4,5]')
         """
         if not isinstance(values, Mapping):
-            raise TypeError(f"{self.mode}: bind takes a dict (mapping) of symbol names to sizes, got {values!r}")
+            raise TypeError(f"{self.mode}: bind takes a dict (mapping) of symbol names to sizes, got {brief(values)}")
         sizes: dict[str, int] = {}
         for name, size in values.items():
             if not isinstance(name, str):
-                raise TypeError(f"{self.mode}: bind: symbol names are strings, got {name!r}")
+                raise TypeError(f"{self.mode}: bind: symbol names are strings, got {brief(name)}")
             if isinstance(size, (bool, np.bool_)) or not hasattr(size, "__index__"):
-                raise TypeError(f"{self.mode}: bind: the size of {name} must be an integer, got {size!r}")
+                raise TypeError(f"{self.mode}: bind: the size of {name} must be an integer, got {brief(size)}")
             try:
                 k = int(Dim.static(size))  # the one check of a size: >= 0 and at most 2**63 - 1
             except BroadcastError as e:

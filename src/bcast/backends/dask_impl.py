@@ -52,7 +52,7 @@ from dask.utils import parse_bytes
 
 from ..engine.memory import _size, address_space_left
 from ..engine.numpy import _accumulator, as_array
-from ..errors import BroadcastError, as_given
+from ..errors import BroadcastError, as_given, brief
 from ..plan import require_cotangent, require_static
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -463,7 +463,7 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
 
     fn = getattr(ops, spec_name, None) if isinstance(spec_name, str) else None
     if fn is None or not callable(fn):
-        raise TypeError(f"elementwise: {spec_name!r} is not an operator of bcast.ops")
+        raise TypeError(f"elementwise: {brief(spec_name)} is not an operator of bcast.ops")
     if attrs.get("out") is not None:
         raise TypeError(
             f"{spec_name}: out= is not supported for dask arrays (the result is lazy); "

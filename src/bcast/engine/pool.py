@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import brief
+
 __all__ = ["MIN_BYTES", "clear", "empty", "limit", "set_limit"]
 
 #: smaller outputs come from malloc's own free lists, already mapped: no pooling needed
@@ -61,7 +63,7 @@ def limit() -> int:
 def set_limit(n: int | None) -> None:
     """Keep at most ``n`` bytes (0 turns the pool off; ``None`` goes back to the default)."""
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-        raise TypeError(f"set_limit takes a number of bytes >= 0 or None, got {n!r}")
+        raise TypeError(f"set_limit takes a number of bytes >= 0 or None, got {brief(n)}")
     _limit[0] = n
     if n == 0:
         clear()

@@ -32,6 +32,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from ..errors import brief
+
 __all__ = ["MAX_THREADS", "machine_threads", "num_threads", "run_units", "set_num_threads"]
 
 T = TypeVar("T")
@@ -82,7 +84,7 @@ def set_num_threads(n: int | None) -> None:
     """
     global _threads
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise TypeError(f"set_num_threads takes a positive integer or None, got {n!r}")
+        raise TypeError(f"set_num_threads takes a positive integer or None, got {brief(n)}")
     _threads = n
 
 

@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dims import Shape
-from ..errors import BroadcastError
+from ..errors import BroadcastError, brief
 from ..plan import Plan
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -203,13 +203,13 @@ def _mapping_of(plan: Plan) -> tuple[int, tuple[int | None, ...]]:
 
 def _check_name(value: object, option: str) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"plan_to_onnx: {option} must be a string, got {type(value).__name__} {value!r}")
+        raise TypeError(f"plan_to_onnx: {option} must be a string, got {type(value).__name__} {brief(value)}")
     return value
 
 
 def _check_opset(opset: object) -> int:
     if isinstance(opset, (bool, np.bool_)) or not hasattr(opset, "__index__"):
-        raise TypeError(f"plan_to_onnx: opset must be an integer, got {type(opset).__name__} {opset!r}")
+        raise TypeError(f"plan_to_onnx: opset must be an integer, got {type(opset).__name__} {brief(opset)}")
     value = operator.index(opset)
     newest = max_opset()
     if not MIN_OPSET <= value <= newest:
@@ -231,7 +231,9 @@ def _tensor_type(dtype: object) -> int:
     try:
         np_dtype = np.dtype(dtype)  # type: ignore[call-overload]
     except (TypeError, ValueError) as e:
-        raise TypeError(f"plan_to_onnx: dtype must be a NumPy dtype (e.g. np.float32), got {dtype!r}: {e}") from None
+        raise TypeError(
+            f"plan_to_onnx: dtype must be a NumPy dtype (e.g. np.float32), got {brief(dtype)}: {e}"
+        ) from None
     try:
         return int(onnx.helper.np_dtype_to_tensor_dtype(np_dtype))
     except (KeyError, TypeError, ValueError):
@@ -243,7 +245,7 @@ def _check_flag(value: object, option: str, *, allow_none: bool = False) -> bool
         return None
     if not isinstance(value, (bool, np.bool_)):
         accepted = "True, False or None" if allow_none else "True or False"
-        raise TypeError(f"plan_to_onnx: {option} must be {accepted}, got {value!r}")
+        raise TypeError(f"plan_to_onnx: {option} must be {accepted}, got {brief(value)}")
     return bool(value)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..api import broadcast_shapes
 from ..dims import Shape, ShapeLike
-from ..errors import BroadcastError, as_given
+from ..errors import BroadcastError, as_given, brief
 from ..merge import ClashError, merge_multi
 from ..rules._common import Ctx
 from ..rules.pdpd import read_axis
@@ -58,7 +58,7 @@ def eltwise_shape(a_shape: ShapeLike, b_shape: ShapeLike, auto_broadcast: str = 
     """
     if not isinstance(auto_broadcast, str):
         raise TypeError(
-            f"openvino: auto_broadcast must be a string, one of 'numpy', 'pdpd', 'none'; got {auto_broadcast!r}"
+            f"openvino: auto_broadcast must be a string, one of 'numpy', 'pdpd', 'none'; got {brief(auto_broadcast)}"
         )
     mode = AUTO_BROADCAST_NAMES.get(auto_broadcast.strip().lower())
     if mode is None:
@@ -70,7 +70,7 @@ def eltwise_shape(a_shape: ShapeLike, b_shape: ShapeLike, auto_broadcast: str = 
         )
     ax = read_axis(axis, mode)
     if mode != "pdpd" and ax != -1:
-        raise TypeError(f"openvino eltwise {mode}: axis belongs to auto_broadcast 'pdpd' (given {axis!r})")
+        raise TypeError(f"openvino eltwise {mode}: axis belongs to auto_broadcast 'pdpd' (given {brief(axis)})")
     a = read_data_shape(a_shape, "A")
     b = read_data_shape(b_shape, "B")
     ga, gb = as_given(a_shape), as_given(b_shape)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..dims import Dim, Shape, ShapeLike, as_shape
-from ..errors import BroadcastError, as_given
+from ..errors import BroadcastError, as_given, brief
 
 __all__ = ["Input", "Unknown", "read_data_shape", "read_input"]
 
@@ -47,7 +47,7 @@ class Unknown:
         try:
             self.dtype: np.dtype[Any] = np.dtype(dtype)
         except TypeError as e:
-            raise TypeError(f"Unknown(dtype): {dtype!r} is not a NumPy dtype: {e}") from None
+            raise TypeError(f"Unknown(dtype): {brief(dtype)} is not a NumPy dtype: {e}") from None
 
     def __repr__(self) -> str:
         return f"Unknown({str(self.shape)!r}, dtype={self.dtype.name})"

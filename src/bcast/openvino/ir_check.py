@@ -48,7 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dims import Dim, Shape
-from ..errors import BroadcastError
+from ..errors import BroadcastError, brief
 from .ir_read import ELEMENT_TYPES, MAX_RANK, IRError, IRLayer, IRModel, IRPort, read_ir
 
 __all__ = [
@@ -826,7 +826,7 @@ def evaluate_layer(
         )
     for k in given:
         if not isinstance(k, int) or not 0 <= k < len(lay.inputs):
-            raise TypeError(f"evaluate_layer: layer {lay.label} has inputs 0..{len(lay.inputs) - 1}, not {k!r}")
+            raise TypeError(f"evaluate_layer: layer {lay.label} has inputs 0..{len(lay.inputs) - 1}, not {brief(k)}")
     args: list[np.ndarray] = []
     for i, port in enumerate(lay.inputs):
         if i in given:

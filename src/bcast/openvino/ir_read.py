@@ -57,7 +57,7 @@ import numpy as np
 
 from .. import files
 from ..dims import Dim, Shape
-from ..errors import BroadcastError, elide, printable
+from ..errors import BroadcastError, brief, elide, printable
 
 __all__ = [
     "ELEMENT_TYPES",
@@ -334,10 +334,10 @@ class IRModel:
                 return found[0]
             if len(found) > 1:
                 ids = ", ".join(str(layer.id) for layer in found)
-                raise KeyError(f"{self.source}: {len(found)} layers are named {key!r} (ids {ids}); give the id")
+                raise KeyError(f"{self.source}: {len(found)} layers are named {brief(key)} (ids {ids}); give the id")
         else:
             raise TypeError(f"a layer is named by its id (int) or its name (str), got {type(key).__name__}")
-        raise KeyError(f"{self.source}: no layer with {'id' if isinstance(key, int) else 'name'} {key!r}")
+        raise KeyError(f"{self.source}: no layer with {'id' if isinstance(key, int) else 'name'} {brief(key)}")
 
     def producer(self, layer: IRLayer, port_id: int) -> tuple[IRLayer, IRPort] | None:
         """The layer and output port that feed ``layer``'s input port ``port_id``; ``None`` if no edge does."""

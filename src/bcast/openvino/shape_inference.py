@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dims import Dim, Shape, ShapeLike
-from ..errors import BroadcastError, as_given
+from ..errors import BroadcastError, as_given, brief
 from ..merge import ClashError, merge_uni
 from ..rules._common import Ctx
 from ..rules.bidirectional import plan_bidirectional
@@ -53,10 +53,10 @@ class Inferred:
 def read_mode(mode: object, opset: object) -> tuple[str, int]:
     """The canonical mode name and opset; OpenVINO's enum names are case-insensitive."""
     if isinstance(opset, bool) or opset not in (1, 3):
-        raise TypeError(f"openvino: opset must be 1 (Broadcast-1) or 3 (Broadcast-3), got {opset!r}")
+        raise TypeError(f"openvino: opset must be 1 (Broadcast-1) or 3 (Broadcast-3), got {brief(opset)}")
     names = MODE_NAMES[int(opset)]
     if not isinstance(mode, str):
-        raise TypeError(f"openvino: mode must be a string, one of {', '.join(map(repr, names))}; got {mode!r}")
+        raise TypeError(f"openvino: mode must be a string, one of {', '.join(map(repr, names))}; got {brief(mode)}")
     m = mode.strip().lower()
     if m not in names:
         hint = " (bidirectional is Broadcast-3 only: opset=3)" if m == "bidirectional" else ""
@@ -140,7 +140,7 @@ def infer_broadcast(
     if m != "pdpd":
         ax = read_axis(axis, m)
         if ax != -1:
-            raise TypeError(f"Broadcast-{op} {m}: axis belongs to mode 'pdpd' (given {axis!r}); {m} takes none")
+            raise TypeError(f"Broadcast-{op} {m}: axis belongs to mode 'pdpd' (given {brief(axis)}); {m} takes none")
         ax = -1
     else:
         ax = read_axis(axis, m)

@@ -21,7 +21,7 @@ from ..dims import Shape
 from ..engine.kernels import elementwise, fill_broadcast, internal_overlap, overlaps, same_elements
 from ..engine.numpy import as_array, check_allocation, native
 from ..engine.pool import empty as pooled_empty
-from ..errors import BroadcastError
+from ..errors import BroadcastError, brief
 from ..plan import ElementwisePlan
 from ._types import onnx_type
 
@@ -136,7 +136,7 @@ def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> t
 def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> ElementwisePlan:
     """The elementwise plan of the inputs' shapes in ``mode``, its errors worded for ``spec``."""
     if not isinstance(mode, str):
-        raise TypeError(f"{spec.name}: mode must be a string, one of {', '.join(map(repr, MODES))}; got {mode!r}")
+        raise TypeError(f"{spec.name}: mode must be a string, one of {', '.join(map(repr, MODES))}; got {brief(mode)}")
     m = mode.strip().lower()
     if m not in MODES or (m != "numpy" and len(arrays) != 2):
         allowed = MODES if len(arrays) == 2 else ("numpy",)

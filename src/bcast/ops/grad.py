@@ -38,7 +38,7 @@ from ..api import elementwise_plan, plan
 from ..backends import foreign_namespace, is_dask, numpy_dtype, one_library, shape_of
 from ..dims import Shape
 from ..engine.numpy import as_array
-from ..errors import BroadcastError
+from ..errors import BroadcastError, brief
 from ..plan import Plan
 
 __all__ = ["DIFFERENTIABLE", "vjp"]
@@ -330,7 +330,9 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
     [8.0, 8.0, 8.0]
     """
     if not isinstance(op, str) or op not in DIFFERENTIABLE:
-        raise TypeError(f"vjp: unknown or non-differentiable operator {op!r}; accepted: {', '.join(DIFFERENTIABLE)}")
+        raise TypeError(
+            f"vjp: unknown or non-differentiable operator {brief(op)}; accepted: {', '.join(DIFFERENTIABLE)}"
+        )
     if op not in ("gemm",) and attributes:
         raise TypeError(f"vjp: {op} takes no attributes, got {sorted(attributes)}")
     if op == "gemm" and set(attributes) - set(_GEMM_ATTRIBUTES):

@@ -10,7 +10,7 @@ from ..backends import kernels, numpy_dtype
 from ..dims import Shape
 from ..engine.memory import check_allocations
 from ..engine.numpy import native
-from ..errors import BroadcastError
+from ..errors import BroadcastError, brief
 from ._base import Spec, as_library, check_types, foreign, read, unidirectional
 from ._types import FLOATS, float32_attribute
 
@@ -26,7 +26,7 @@ _STASH = {1: "float32", 16: "bfloat16"}  # ONNX's U: float or bfloat16
 def _stash_dtype(spec: Spec, stash_type: object) -> np.dtype:
     """The NumPy dtype that ``stash_type`` (an ONNX element type number) names."""
     if isinstance(stash_type, bool) or not isinstance(stash_type, (int, np.integer)):
-        raise TypeError(f"{spec.name}: stash_type must be an integer ONNX element type, got {stash_type!r}")
+        raise TypeError(f"{spec.name}: stash_type must be an integer ONNX element type, got {brief(stash_type)}")
     st = int(stash_type)
     if st not in _STASH:
         raise TypeError(
@@ -50,7 +50,7 @@ def _compute_dtype(stash: np.dtype, x: np.ndarray) -> np.dtype:
 
 def _axis(spec: Spec, axis: object, rank: int) -> int:
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{spec.name}: axis must be an integer, got {axis!r}")
+        raise TypeError(f"{spec.name}: axis must be an integer, got {brief(axis)}")
     a = operator.index(axis)
     if not -rank <= a < rank:
         raise BroadcastError(

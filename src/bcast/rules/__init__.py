@@ -86,7 +86,7 @@ def reject_foreign_args(mode: str, **given: Any) -> None:
         owners = " and ".join(repr(k) for k, v in MODES.items() if v == name)
         shown = brief(value) if isinstance(value, (str, bytes)) else given_text(value)
         raise TypeError(
-            f"{mode}: mode {mode!r} takes no {name} (given {shown}); {name} belongs to mode"
+            f"{mode}: mode {brief(mode)} takes no {name} (given {shown}); {name} belongs to mode"
             f"{'s' if ' and ' in owners else ''} {owners}" + ("" if default is None else f" (default {default})")
         )
 

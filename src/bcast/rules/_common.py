@@ -145,7 +145,7 @@ def read_axes(value: object, name: str, mode: str) -> tuple[int, ...]:
     At most :data:`~bcast.dims.MAX_RANK` of them, counted before any is read.
     """
     if value is None:
-        raise TypeError(f"{mode}: {name} is required in mode {mode!r}")
+        raise TypeError(f"{mode}: {name} is required in mode {brief(mode)}")
     seq: Any = value
     if isinstance(value, np.ndarray):
         seq = int_list(value, f"{mode}: {name} given as an array")
