@@ -1405,3 +1405,18 @@ def test_junk_only_ever_raises_broadcast_error_or_type_error(data: Any, target: 
             pass
         except Exception as e:
             raise AssertionError(f"{name} let {type(e).__name__} escape: {e}") from e
+
+
+def test_a_huge_message_of_control_characters_is_escaped_and_elided_quickly() -> None:
+    """Escaping costs what is shown, not what was given: 10 MB of ESC in every field of an error."""
+    from bcast.errors import MESSAGE_BYTES, brief
+
+    bomb = "\x1b" * 10_000_000
+    t0 = time.perf_counter()
+    e = BroadcastError("head " + bomb + " tail", mode=bomb, shapes=[bomb] * 3, dims=[bomb], accepted=bomb)
+    q = brief(bomb)
+    assert time.perf_counter() - t0 < 1.0
+    for text in (str(e), e.mode or "", *e.shapes, *e.dims, e.accepted or "", q):
+        assert len(text.encode()) <= MESSAGE_BYTES and "\x1b" not in text
+    assert str(e).startswith("head \\x1b") and str(e).endswith("\\x1b tail")
+    assert "10,000,010 chars in all" in str(e)

@@ -1038,3 +1038,59 @@ def test_the_caps_and_exit_statuses_are_documented_in_help(capsys: pytest.Captur
     assert "3 an internal error" in text and "--debug" in text and "2 the model cannot be read" in text
     rc, out, _ = _run(capsys, "--help")
     assert rc == 0 and "3 an internal error" in " ".join(out.split())
+
+
+# ================================================================================================
+# 8. arguments that are no shape or no mode, and a picture nobody reads
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["infer", "[2,3]", "[4,x-]"],
+        ["infer", "[2]", "[2]", "--mode", "nope"],
+        ["explain", "[2,3]", "[[4,3]]"],
+        ["explain", "[2]", "[2]", "--mode", f"numpy{ESC}"],
+    ],
+    ids=["bad-dim", "unknown-mode", "nested-brackets", "escaped-mode"],
+)
+def test_an_argument_that_is_no_shape_or_mode_is_bad_input_not_a_clash(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 2, (rc, out, err)
+    assert err.count("\n") == 1 and err.startswith(f"bcast {argv[0]}: error: "), err
+    assert_clean_text(err)
+    # a real clash stays exit 1: the shapes were read, and they do not broadcast
+    assert _run(capsys, argv[0], "[3]", "[4]")[0] == 1
+
+
+def test_a_picture_written_to_a_fifo_nobody_reads_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "picture.svg"
+    os.mkfifo(fifo)
+    run = command(["explain", "[1,3]", "[4,3]", "--svg", str(fifo)], timeout=20)
+    assert run.returncode == 2 and "no process reads" in run.stderr, run.stderr
+    assert run.seconds < 10
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import bcast
+
+    rc, out, _ = _run(capsys, "--version")
+    assert rc == 0 and out.strip() == f"bcast {bcast.__version__}"
+
+
+def test_reader_errors_are_broadcast_errors(tmp_path: Path) -> None:
+    """Every refusal of bad input is a BroadcastError (a ValueError), the readers' own included."""
+    from bcast import BroadcastError
+    from bcast.check.report import CheckInputError
+    from bcast.openvino.ir_read import IRError, parse_ir, read_ir
+
+    assert issubclass(IRError, BroadcastError) and issubclass(CheckInputError, BroadcastError)
+    with pytest.raises(BroadcastError, match="not well-formed"):
+        parse_ir(b"\xff\xfe garbage")
+    with pytest.raises(TypeError, match="read_ir: xml_path must be a path"):
+        read_ir(12)  # type: ignore[arg-type]
+    os.mkfifo(tmp_path / "m.xml")
+    with pytest.raises(BroadcastError, match="is a FIFO"):
+        read_ir(tmp_path / "m.xml")

@@ -10,6 +10,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
+from . import __version__
 from .api import elementwise_plan, plan
 from .check.report import show
 from .errors import BroadcastError, brief
@@ -86,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--debug", action="store_true", help="on an internal error, show the traceback")
+    ap.add_argument("--version", action="version", version=f"bcast {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     c = sub.add_parser(
         "check",
@@ -264,6 +266,17 @@ def _shapes_command(args: argparse.Namespace) -> int:
     mode = args.mode or "numpy"
     colour = use_colour(sys.stdout, args.color)
     drawn: object = None
+    refusal = _bad_argument(shapes, mode)
+    if refusal is not None:  # an argument that is no shape or no mode: bad input, not a clash
+        if args.json:
+            print(
+                json.dumps(
+                    {"error": refusal.to_dict() if isinstance(refusal, BroadcastError) else {"message": str(refusal)}},
+                    indent=2,
+                )
+            )
+        print(f"bcast {args.command}: error: {show(refusal, 1800)}", file=sys.stderr)
+        return BAD_INPUT
     try:
         if len(shapes) == 2 and (args.mode is not None or args.axes_mapping or args.broadcast_axes):
             p = plan(
@@ -300,8 +313,7 @@ def _shapes_command(args: argparse.Namespace) -> int:
         from .svg import broadcast_svg
 
         try:
-            with open(args.svg, "w", encoding="utf-8") as f:
-                f.write(broadcast_svg(drawn))
+            _write_text(args.svg, broadcast_svg(drawn))
         except (OSError, ValueError) as e:
             print(f"error: cannot write the picture to {show(args.svg, 300)}: {show(e, 600)}", file=sys.stderr)
             return BAD_INPUT
@@ -314,6 +326,42 @@ def _shapes_command(args: argparse.Namespace) -> int:
     else:
         print(text)
     return 0
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path``; a FIFO nobody reads is an error at once (ENXIO), never a hang."""
+    import errno
+    import fcntl
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "a FIFO that no process reads") from None
+        raise
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # a reader may be slow
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _bad_argument(shapes: list[str], mode: str) -> BroadcastError | TypeError | None:
+    """Why a shape argument cannot be read, or the mode is none of bcast's; ``None`` when both are fine."""
+    from .dims import Shape
+    from .rules import MODES
+
+    try:
+        for s in shapes:
+            Shape(s)
+    except (BroadcastError, TypeError) as e:
+        return e
+    if mode.strip().lower() not in MODES:
+        return BroadcastError(
+            f"unknown mode {brief(mode, 80)}; accepted: {', '.join(map(repr, MODES))}",
+            mode=mode,
+            accepted=", ".join(MODES),
+        )
+    return None
 
 
 def _explain_failure(e: BroadcastError, args: argparse.Namespace, mode: str, colour: bool) -> str:

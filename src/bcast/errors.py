@@ -48,12 +48,12 @@ class BroadcastError(ValueError):
         dims: Sequence[str] = (),
         accepted: str | None = None,
     ) -> None:
-        super().__init__(elide(printable(str(message))))
-        self.mode = None if mode is None else elide(printable(str(mode)), QUOTE_CHARS)
-        self.shapes = tuple(elide(printable(str(s)), 4 * QUOTE_CHARS) for s in _first(shapes, 8))
+        super().__init__(clean(str(message)))
+        self.mode = None if mode is None else clean(str(mode), QUOTE_CHARS)
+        self.shapes = tuple(clean(str(s), 4 * QUOTE_CHARS) for s in _first(shapes, 8))
         self.axis = axis
-        self.dims = tuple(elide(printable(str(d)), QUOTE_CHARS) for d in _first(dims, 8))
-        self.accepted = None if accepted is None else elide(printable(str(accepted)), 4 * QUOTE_CHARS)
+        self.dims = tuple(clean(str(d), QUOTE_CHARS) for d in _first(dims, 8))
+        self.accepted = None if accepted is None else clean(str(accepted), 4 * QUOTE_CHARS)
 
     def in_context(self, context: str) -> BroadcastError:
         """The same error, its message prefixed with ``context`` (e.g. the operator that met it).
@@ -167,6 +167,22 @@ def elide(text: str, limit: int = MESSAGE_BYTES) -> str:
         if len(out.encode("utf-8", "surrogatepass")) <= limit or head <= 8:
             return out
         head, tail = head // 2, tail // 2
+
+
+def clean(text: str, limit: int = MESSAGE_BYTES, *, newlines: bool = True) -> str:
+    """``text`` for a user to read: control characters escaped, elided to ``limit`` bytes.
+
+    Linear in ``limit``, not in the text: a 10 MB text is cut before anything is escaped.
+
+    >>> clean("x" * 10_000_000, 60)
+    'xxxxxxxx ...(10,000,000 chars in all)... xxxx'
+    """
+    if len(text) > 2 * limit:  # escape only what can be shown (escaping only lengthens it)
+        room = max(limit - 48, 12)  # what the marker " ...(N chars in all)... " leaves
+        head = printable(text[:limit], newlines=newlines)[: room * 2 // 3]
+        tail = printable(text[len(text) - limit // 2 :], newlines=newlines)[-(room // 3) :]
+        return elide(f"{head} ...({len(text):,} chars in all)... {tail}", limit)
+    return elide(printable(text, newlines=newlines), limit)
 
 
 def brief(value: object, limit: int = QUOTE_CHARS) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..constraints import Constraint, Constraints
-from ..errors import MESSAGE_BYTES, elide, printable
+from ..errors import MESSAGE_BYTES, BroadcastError, elide, printable
 
 __all__ = ["CheckInputError", "NodeReport", "Problem", "Report", "SymbolReport", "show"]
 
@@ -51,8 +51,10 @@ def _only_escapes(t: str) -> bool:
     return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in t)
 
 
-class CheckInputError(ValueError):
+class CheckInputError(BroadcastError):
     """A model that cannot be read (missing file, not a model, a corrupt weights file, an invalid graph).
+
+    A :class:`~bcast.errors.BroadcastError` (so a ``ValueError``), as every refusal of bad input is.
 
     Its message is one line, control characters escaped, at most about 1800 bytes.
     """

@@ -57,7 +57,7 @@ import numpy as np
 
 from .. import files
 from ..dims import Dim, Shape
-from ..errors import BroadcastError, brief, elide, printable
+from ..errors import BroadcastError, brief, clean
 
 __all__ = [
     "ELEMENT_TYPES",
@@ -84,8 +84,10 @@ MAX_RANK = 64
 MAX_NESTING = 32
 
 
-class IRError(ValueError):
+class IRError(BroadcastError):
     """An IR file that cannot be read: malformed XML, a refused construct, a bad ``.bin``.
+
+    A :class:`~bcast.errors.BroadcastError` (so a ``ValueError``), as every refusal of bad input is.
 
     ``source`` is the file (or ``"<string>"``), ``layer`` the layer concerned (``"name" (id N)``) or
     ``None``; the message says what is wrong and where (one line: control characters escaped, elided
@@ -93,7 +95,7 @@ class IRError(ValueError):
     """
 
     def __init__(self, message: str, *, source: str = "<string>", layer: str | None = None) -> None:
-        super().__init__(elide(printable(str(message), newlines=False)))
+        super().__init__(clean(str(message), newlines=False))
         self.source = source
         self.layer = layer
 
@@ -450,6 +452,9 @@ def read_ir(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] |
     ...
     bcast.openvino.ir_read.IRError: /nonexistent/model.xml: no such file
     """
+    for what, p in (("xml_path", xml_path), ("bin_path", bin_path)):
+        if p is not None and not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"read_ir: {what} must be a path (str or os.PathLike), got {type(p).__name__} {brief(p)}")
     xml_p = Path(xml_path)
     source = _quoted(xml_p)
     fd, size = _open_regular(xml_p)
