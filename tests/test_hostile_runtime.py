@@ -677,3 +677,60 @@ def test_guarded_operators_read_and_pickle_as_the_functions_they_wrap() -> None:
     assert ops.add.__name__ == "add" and ops.add.__doc__ == arithmetic.add.__doc__
     assert inspect.signature(ops.gemm).parameters["trans_a"].default == 0
     assert ops.add(np.ones(2), np.ones(2)).tolist() == [2.0, 2.0]
+
+
+# ------------------------------------------------------------------------------------------------
+# the backend refuses a graph that is no graph, and inputs that contradict the model, at once
+
+
+def _graph_model(nodes: list[Any], outputs: tuple[str, ...] = ("y",)) -> Any:
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in outputs]
+    graph = helper.make_graph(nodes, "g", [x], outs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+_NO_GRAPH = {
+    "cycle": ([("Add", ["x", "z"], ["y"]), ("Add", ["y", "x"], ["z"])], ("y",), "a cycle: #0 Add -> #1 Add -> #0"),
+    "own-output": ([("Add", ["x", "y"], ["y"])], ("y",), "a cycle: #0 Add -> #0"),
+    "two-producers": ([("Add", ["x", "x"], ["y"]), ("Mul", ["x", "x"], ["y"])], ("y",), "one producer"),
+    "missing-input": ([("Add", ["x", "w"], ["y"])], ("y",), "'w', which no graph input"),
+    "no-outputs": ([("Add", ["x", "x"], ["y"])], (), "declares no outputs"),
+    "unproduced-output": ([("Add", ["x", "x"], ["y"])], ("y", "q"), "graph output 'q' is produced by no"),
+    "out-of-order": (
+        [("Neg", ["t"], ["y"]), ("Abs", ["x"], ["t"])],
+        ("y",),
+        "produced only later by node #1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_NO_GRAPH))
+def test_the_backend_refuses_a_graph_that_is_no_graph_at_prepare(case: str) -> None:
+    pytest.importorskip("onnx")
+    from onnx import helper
+
+    from bcast.onnx.backend import prepare
+
+    specs, outputs, words = _NO_GRAPH[case]
+    nodes = [helper.make_node(op, ins, outs) for op, ins, outs in specs]
+    with pytest.raises(BroadcastError) as info:
+        prepare(_graph_model(nodes, outputs))
+    assert words in str(info.value), str(info.value)
+
+
+def test_the_backend_refuses_inputs_that_contradict_the_declared_type_or_shape() -> None:
+    pytest.importorskip("onnx")
+    from onnx import helper
+
+    from bcast.onnx.backend import run_model
+
+    model = _graph_model([helper.make_node("Add", ["x", "x"], ["y"])])
+    with pytest.raises(BroadcastError, match=r"input 'x' has shape \[2, 2\], but the model declares \[3\]"):
+        run_model(model, [np.ones((2, 2), np.float32)])
+    with pytest.raises(TypeError, match="input 'x' has dtype float64, but the model declares float32"):
+        run_model(model, [np.ones(3)])
+    (y,) = run_model(model, [np.ones(3, np.float32)])
+    np.testing.assert_array_equal(y, np.full(3, 2, np.float32))

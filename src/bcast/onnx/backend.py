@@ -30,6 +30,7 @@ from onnx.backend.base import Backend, BackendRep
 
 from ..engine.memory import _span, check_allocation, out_of_memory
 from ..errors import BroadcastError, brief
+from ..files import find_cycle
 from .handlers import HANDLERS, MAX_RANK, Call, OnnxRunError, as_input
 
 __all__ = [
@@ -146,11 +147,13 @@ class BcastRep(BackendRep):
 
     def __init__(self, model: onnx.ModelProto) -> None:
         graph = model.graph
+        _check_graph(graph)
         opsets = _opsets(model)
         self.steps = [_step(n, i, opsets) for i, n in enumerate(graph.node)]
         self.constants = {t.name: tensor_array(t, "initializer") for t in graph.initializer}
         self.input_names = [i.name for i in graph.input if i.name not in self.constants]
         self.output_names = [o.name for o in graph.output]
+        self.declared = {vi.name: _declared(vi) for vi in graph.input if vi.name not in self.constants}
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run the model on ``inputs`` (a list in graph-input order, a dict by name, or one array)."""
@@ -173,7 +176,7 @@ class BcastRep(BackendRep):
                 raise OnnxRunError(
                     f"unknown input names {brief(sorted(map(str, unknown)))}; the model takes {brief(self.input_names)}"
                 )
-            return {k: as_input(v, f"input {brief(k)}") for k, v in inputs.items()}
+            return {k: self._checked(k, as_input(v, f"input {brief(k)}")) for k, v in inputs.items()}
         if isinstance(inputs, np.ndarray) or np.isscalar(inputs) or not isinstance(inputs, (list, tuple)):
             inputs = [inputs]
         seq = list(inputs)
@@ -181,7 +184,26 @@ class BcastRep(BackendRep):
             raise OnnxRunError(
                 f"{len(seq)} inputs given; the model takes {len(self.input_names)}: {brief(self.input_names)}"
             )
-        return {n: as_input(v, f"input {brief(n)}") for n, v in zip(self.input_names, seq, strict=False)}
+        return {
+            n: self._checked(n, as_input(v, f"input {brief(n)}")) for n, v in zip(self.input_names, seq, strict=False)
+        }
+
+    def _checked(self, name: str, value: Any) -> Any:
+        """``value`` for graph input ``name``, refused when it contradicts the declared element type or shape."""
+        dtype, dims = self.declared.get(name, (None, None))
+        if not isinstance(value, np.ndarray):
+            return value
+        if dtype is not None and value.dtype.newbyteorder("=") != dtype and value.dtype.kind != "O":
+            raise TypeError(f"input {brief(name)} has dtype {value.dtype}, but the model declares {dtype}")
+        if dims is not None:
+            fits = len(dims) == value.ndim and all(d is None or d == n for d, n in zip(dims, value.shape, strict=True))
+            if not fits:
+                shown = "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+                raise OnnxRunError(
+                    f"input {brief(name)} has shape {list(value.shape)}, but the model declares {shown}",
+                    shapes=(str(list(value.shape)), shown),
+                )
+        return value
 
     @staticmethod
     def _fetch(values: Mapping[str, Any], name: str, call: Call | None) -> Any:
@@ -189,6 +211,82 @@ class BcastRep(BackendRep):
             who = f"{call.op} node {brief(call.name)}" if call else "the graph's outputs"
             raise OnnxRunError(f"{who} needs the value {brief(name)}, which no input, initializer or node provides")
         return values[name]
+
+
+def _declared(vi: onnx.ValueInfoProto) -> tuple[np.dtype[Any] | None, list[int | None] | None]:
+    """A graph input's declared element type (as NumPy's) and dims (``None`` for a symbolic or unknown dim)."""
+    if not vi.type.HasField("tensor_type"):
+        return None, None
+    tt = vi.type.tensor_type
+    dtype: np.dtype[Any] | None = None
+    if tt.elem_type:
+        try:
+            dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type))
+        except (KeyError, TypeError, ValueError):  # a type NumPy has no dtype for (bfloat16, float8...)
+            dtype = None
+        if dtype is not None and dtype.kind in "OUSV":
+            dtype = None  # strings: any text dtype is the same ONNX string
+    if not tt.HasField("shape"):
+        return dtype, None
+    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim]
+    return dtype, dims
+
+
+def _check_graph(graph: onnx.GraphProto) -> None:
+    """Refuse, at prepare time, a graph that is no graph: ONNX's graphs are SSA and topologically sorted.
+
+    Each tensor has one producer (a graph input, an initializer, one node output), every name a
+    node reads is produced before it, and the graph declares outputs that something produces.
+    One linear pass; a name read before it is produced is told apart from a cycle.
+    """
+    if not len(graph.output):
+        raise OnnxRunError("the graph declares no outputs: there is nothing to compute")
+    where: dict[str, int] = {}  # tensor -> -1 (graph input or initializer) or the index of its node
+    for vi in graph.input:
+        where[vi.name] = -1
+    for t in graph.initializer:
+        where[t.name] = -1
+    for i, node in enumerate(graph.node):
+        for name in node.output:
+            if not name:
+                continue
+            if name in where:
+                first = "a graph input or initializer" if where[name] < 0 else f"node #{where[name]}"
+                raise OnnxRunError(
+                    f"{node.op_type} node {brief(node.name or f'#{i}')} produces {brief(name)}, which {first} "
+                    "already produces: an ONNX graph gives each tensor one producer"
+                )
+            where[name] = i
+    succ: dict[int, list[int]] = {}
+    late: tuple[int, str] | None = None
+    for i, node in enumerate(graph.node):
+        for name in node.input:
+            if not name:
+                continue  # an optional input left out
+            p = where.get(name)
+            if p is None:
+                raise OnnxRunError(
+                    f"{node.op_type} node {brief(node.name or f'#{i}')} reads {brief(name)}, which no graph input, "
+                    "initializer or node produces"
+                )
+            if p >= 0:
+                succ.setdefault(p, []).append(i)  # every edge: a cycle may run through in-order ones too
+            if p >= i:
+                late = late or (i, name)
+    if late is not None:
+        cycle = find_cycle(range(len(graph.node)), succ)
+        i, name = late
+        node = graph.node[i]
+        if cycle:
+            path = " -> ".join(f"#{k} {graph.node[k].op_type}" for k in cycle[:6])
+            raise OnnxRunError(f"the graph has a cycle: {path} -> #{cycle[0]}: an ONNX graph is acyclic")
+        raise OnnxRunError(
+            f"{node.op_type} node {brief(node.name or f'#{i}')} reads {brief(name)}, produced only later by node "
+            f"#{where[name]}: ONNX requires the nodes in topological order"
+        )
+    for vi in graph.output:
+        if vi.name not in where:
+            raise OnnxRunError(f"the graph output {brief(vi.name)} is produced by no input, initializer or node")
 
 
 def _run(call: Call, args: list[Any]) -> list[Any]:
