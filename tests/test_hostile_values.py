@@ -687,3 +687,15 @@ def test_an_output_of_more_dims_than_numpy_allows_is_a_broadcast_error(call: str
         run()
     assert len(str(info.value)) < 2048
     assert p.output_shape.rank == 65  # the plan itself is fine
+
+
+def test_a_cached_plans_constraints_and_shapes_cannot_be_changed() -> None:
+    p = bcast.plan("[N,1]", "[4,5]")
+    with pytest.raises(AttributeError):
+        p.constraints.note = "changed"  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        p.constraints[0].kind = "changed"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        p.output_shape.extra = 1  # type: ignore[attr-defined]
+    again = bcast.plan("[N,1]", "[4,5]")
+    assert [str(c) for c in again.constraints] == ["N in {1, 4}"] and str(again.output_shape) == "[4,5]"

@@ -131,6 +131,13 @@ class Constraints(tuple[Constraint, ...]):
             unique.setdefault(c, c)
         return super().__new__(cls, unique.values())
 
+    def __setattr__(self, name: str, value: object) -> None:
+        # shared by every cached plan with these constraints: a change would reach other callers
+        raise AttributeError(f"Constraints are immutable: cannot set {name!s:.60}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Constraints are immutable: cannot delete {name!s:.60}")
+
     def _index(self) -> dict[str, list[Constraint]]:
         """The ``in`` constraints of each symbol, gathered once (so no question rescans the whole tuple)."""
         index: dict[str, list[Constraint]] | None = self.__dict__.get("_by_symbol")
