@@ -1094,3 +1094,91 @@ def test_reader_errors_are_broadcast_errors(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "m.xml")
     with pytest.raises(BroadcastError, match="is a FIFO"):
         read_ir(tmp_path / "m.xml")
+
+
+# ================================================================================================
+# 9. models whose ONNX shape inference would explode, stdout that cannot be written, odd XML text
+
+
+def test_functions_that_expand_exponentially_are_refused_quickly(tmp_path: Path) -> None:
+    """F_k calls F_(k-1) twice: ONNX's inference would walk 2**k bodies (K=22: 24 s; K=39: forever)."""
+    _onnx()
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    def function_chain(k_max: int) -> Any:
+        fs = [helper.make_function("dom", "F0", ["a"], ["o"], [_add("a", "a", "o")], [helper.make_opsetid("", 17)])]
+        for k in range(1, k_max + 1):
+            body = [
+                helper.make_node(f"F{k - 1}", ["a"], ["m"], domain="dom"),
+                helper.make_node(f"F{k - 1}", ["m"], ["o"], domain="dom"),
+            ]
+            opsets = [helper.make_opsetid("", 17), helper.make_opsetid("dom", 1)]
+            fs.append(helper.make_function("dom", f"F{k}", ["a"], ["o"], body, opsets))
+        b = numpy_helper.from_array(np.ones(3, np.float32), "b")
+        nodes = [helper.make_node(f"F{k_max}", ["x"], ["z"], domain="dom"), _add("x", "b", "y", "n")]
+        m = _model(nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])], [b])
+        m.functions.extend(fs)
+        m.opset_import.add(domain="dom", version=1)
+        return m
+
+    run = command(["check", _save(function_chain(39), tmp_path / "deep.onnx")], timeout=30)
+    assert_cli_refused(run, contains=["local functions expand"])
+    assert run.seconds < 10
+    small = command(["check", _save(function_chain(6), tmp_path / "small.onnx")], timeout=30)
+    assert small.returncode == 0, small.stderr  # a few calls deep is an ordinary model
+
+
+def test_shape_values_that_double_at_each_concat_do_not_explode(tmp_path: Path) -> None:
+    """Shape -> Concat(s, s) thirty times: ONNX's value propagation would need 2**30 values (24 GB)."""
+    _onnx()
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    nodes = [helper.make_node("Shape", ["x"], ["s0"])]
+    nodes += [helper.make_node("Concat", [f"s{i}", f"s{i}"], [f"s{i + 1}"], axis=0) for i in range(30)]
+    nodes.append(_add("x", "b", "y", "n"))
+    b = numpy_helper.from_array(np.ones(4, np.float32), "b")
+    path = _save(_model(nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])], [b]), tmp_path / "doubling.onnx")
+    run = command(["check", path], timeout=30, memory=2 << 30)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr  # the clash 3 vs 4 is still found
+    assert run.seconds < 10
+
+
+@pytest.mark.parametrize("target", ["closed", "full"])
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        (["check", "--sample"], 1),
+        (["check", "--sample", "--json"], 1),
+        (["infer", "[2,3]", "[4]"], 1),
+        (["explain", "[2,3]", "[3]"], 0),
+        (["check", "missing.onnx"], 2),
+    ],
+)
+def test_the_exit_status_survives_stdout_closed_or_full(target: str, args: list[str], status: int) -> None:
+    """`bcast check m.onnx >&-` or `> /dev/full`: the check's status, never an internal error."""
+    if target == "full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    if target == "full":
+        stdout, extra = "open('/dev/full', 'w')", ""
+    else:  # the child starts with its stdout closed, as after `>&-`
+        stdout, extra = "None", ", preexec_fn=lambda: os.close(1)"
+    code = (
+        "import os, subprocess, sys\n"
+        f"r = subprocess.run([sys.executable, '-m', 'bcast', *{args!r}], stdout={stdout}, "
+        f"stderr=subprocess.PIPE, text=True{extra})\n"
+        "(r.returncode, r.stderr)"
+    )
+    out = attack(code, timeout=60)
+    value = assert_returned(out, seconds=30)
+    assert value.startswith(f"({status}, "), value
+    assert "internal error" not in value and "Traceback" not in value, value
+
+
+def test_parse_ir_of_text_no_file_could_hold_is_an_ir_error() -> None:
+    from bcast import BroadcastError
+    from bcast.openvino.ir_read import parse_ir
+
+    with pytest.raises(BroadcastError, match="lone surrogate"):
+        parse_ir('<net name="\udcff"/>')

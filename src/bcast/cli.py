@@ -148,30 +148,33 @@ def _debug_flag(p: argparse.ArgumentParser) -> None:
 
 
 class _PipeSafe:
-    """stdout that outlives its reader: once the pipe is closed (`bcast check m.onnx | head -1`), the
-    rest of the output goes to /dev/null, and the command carries on to its own exit status."""
+    """stdout that outlives its reader: once the output cannot be written (a pipe closed early, as in
+    `bcast check m.onnx | head -1`; a full disk; stdout closed, `>&-`), the rest goes to /dev/null,
+    and the command carries on to its own exit status: the check's, whatever happens to stdout."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | None) -> None:
         self._stream = stream
-        self.broken = False
+        self.broken = stream is None
 
     def write(self, text: str) -> int:
-        if not self.broken:
+        if not self.broken and self._stream is not None:
             try:
                 return self._stream.write(text)
-            except BrokenPipeError:
+            except (OSError, ValueError):  # EPIPE, ENOSPC, EBADF; ValueError: a closed file
                 self._broke()
         return len(text)
 
     def flush(self) -> None:
-        if not self.broken:
+        if not self.broken and self._stream is not None:
             try:
                 self._stream.flush()
-            except BrokenPipeError:
+            except (OSError, ValueError):
                 self._broke()
 
     def _broke(self) -> None:
         self.broken = True
+        if self._stream is None:
+            return
         try:  # what the stream still buffers (and Python flushes at exit) goes nowhere, silently
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, self._stream.fileno())
@@ -179,7 +182,12 @@ class _PipeSafe:
         except (OSError, ValueError, AttributeError):
             pass
 
+    def isatty(self) -> bool:
+        return bool(self._stream is not None and not self.broken and self._stream.isatty())
+
     def __getattr__(self, name: str) -> Any:
+        if self._stream is None:
+            raise AttributeError(name)
         return getattr(self._stream, name)
 
 

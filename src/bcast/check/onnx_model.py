@@ -21,7 +21,7 @@ from ..errors import BroadcastError, brief
 from ..onnx.handlers import LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8
 from ..ops import MULTIDIRECTIONAL, ONNX_OPERATORS
 from .files import MAX_RANK
-from .report import NodeReport, Problem, Report
+from .report import CheckInputError, NodeReport, Problem, Report
 
 __all__ = ["BROADCASTING", "check_onnx"]
 
@@ -218,6 +218,83 @@ def _listed(shapes: Sequence[Shape], n: int = 8) -> str:
     return text + (f", ... ({len(shapes) - n} more)" if len(shapes) > n else "")
 
 
+#: the most nodes ONNX's shape inference may walk once model-local functions are expanded
+MAX_EXPANDED_NODES = 250_000
+#: the longest value ONNX's data propagation may carry (Shape -> Concat chains double it each step)
+MAX_PROPAGATED_VALUES = 1 << 16
+#: ops through which onnx.shape_inference propagates values, and how a value's length follows its inputs'
+_SAME_LENGTH = frozenset({"Cast", "Identity", "Reshape", "Squeeze", "Unsqueeze", "Slice", "Neg", "Abs"})
+_MAX_LENGTH = frozenset({"Add", "Sub", "Mul", "Div"})
+
+
+def _inference_is_bounded(model: Any) -> bool:
+    """Whether ``onnx.shape_inference`` may propagate values; refuse a model whose functions explode.
+
+    ONNX infers a model-local function's body at each call, so a function calling another twice,
+    nested k deep, costs 2**k; and it propagates shape values through Shape -> Concat chains, each
+    Concat of a value with itself doubling its length. Both costs are counted here first, in one
+    linear pass: a function expansion beyond :data:`MAX_EXPANDED_NODES` is an invalid model, a
+    propagated value beyond :data:`MAX_PROPAGATED_VALUES` turns value propagation off.
+    """
+    functions = {(f.domain, f.name): f for f in model.functions}
+    cost: dict[tuple[str, str], int] = {}
+
+    def expanded(key: tuple[str, str]) -> int:  # iterative post-order: a deep chain needs no recursion
+        stack, on_stack = [key], {key}
+        while stack:
+            k = stack[-1]
+            callees = [(n.domain, n.op_type) for n in functions[k].node if (n.domain, n.op_type) in functions]
+            pending = [c for c in dict.fromkeys(callees) if c not in cost and c not in on_stack]
+            if pending:
+                stack.extend(pending)
+                on_stack.update(pending)
+                continue
+            stack.pop()
+            on_stack.discard(k)
+            # a recursive call (its callee still on the stack) counts 0 here: ONNX refuses recursion anyway
+            cost[k] = min(len(functions[k].node) + sum(cost.get(c, 0) for c in callees), 1 << 62)
+        return cost[key]
+
+    total = 0
+    for node in model.graph.node:
+        key = (node.domain, node.op_type)
+        total += 1 + (expanded(key) if key in functions else 0)
+        if total > MAX_EXPANDED_NODES:
+            raise CheckInputError(
+                f"the model's local functions expand to more than {MAX_EXPANDED_NODES:,} nodes (a function "
+                f"calling another several times, nested deep): node {brief(node.name or node.op_type)} alone "
+                "makes shape inference run for minutes; such a model is refused"
+            )
+    length: dict[str, int] = {t.name: _count_of(t.dims) for t in model.graph.initializer}
+    for node in model.graph.node:
+        ins = [length.get(n, 0) for n in node.input]
+        op = node.op_type
+        if op == "Shape":
+            out = MAX_RANK
+        elif op == "Constant":
+            out = next((_count_of(a.t.dims) for a in node.attribute if a.name == "value"), 1)
+        elif op == "Concat":
+            out = sum(ins)
+        elif op == "Gather":
+            out = ins[1] if len(ins) > 1 else 0
+        elif op in _SAME_LENGTH or op in _MAX_LENGTH:
+            out = max(ins, default=0)
+        else:
+            continue  # no value propagates through other ops
+        if out > MAX_PROPAGATED_VALUES:
+            return False
+        for name in node.output:
+            length[name] = out
+    return True
+
+
+def _count_of(dims: Any) -> int:
+    n = 1
+    for d in dims:
+        n = min(n * max(int(d), 0), 1 << 62)
+    return n
+
+
 def check_onnx(source: Any, *, progress: Progress | None = None) -> Report:
     """Check every broadcasting node of an ONNX model (a path or an ``onnx.ModelProto``).
 
@@ -227,8 +304,9 @@ def check_onnx(source: Any, *, progress: Progress | None = None) -> Report:
 
     model, findings = _load(source)
     name = source if isinstance(source, (str, os.PathLike)) else (model.graph.name or "model")
+    data_prop = _inference_is_bounded(model)
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=data_prop)
     except Exception:  # a model ONNX cannot infer still gets its broadcasting nodes checked
         inferred = model
     graph = _Graph(model, inferred)

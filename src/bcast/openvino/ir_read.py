@@ -513,7 +513,18 @@ def parse_ir(xml: str | bytes, weights: bytes | None = None, *, source: str = "<
         raise TypeError(f"parse_ir: weights must be bytes, got {type(weights).__name__}")
     w = None if weights is None else _Weights(f"{source} (weights)", data=bytes(weights))
     reader = _Reader(source)
-    root = reader.parse([xml.encode("utf-8") if isinstance(xml, str) else xml])
+    if isinstance(xml, str):
+        try:
+            data = xml.encode("utf-8")
+        except UnicodeEncodeError as e:  # a lone surrogate: no UTF-8 file can hold it
+            raise IRError(
+                f"{source}: the XML text holds {brief(e.object[e.start : e.end])} at character {e.start}, "
+                "which is no Unicode character (a lone surrogate); an IR file is UTF-8",
+                source=source,
+            ) from None
+    else:
+        data = xml
+    root = reader.parse([data])
     return _build(root, reader, w, source, f"{source} (weights)")
 
 
