@@ -1182,3 +1182,48 @@ def test_parse_ir_of_text_no_file_could_hold_is_an_ir_error() -> None:
 
     with pytest.raises(BroadcastError, match="lone surrogate"):
         parse_ir('<net name="\udcff"/>')
+
+
+def _if_model(then_nodes: list[Any], then_out: str) -> Any:
+    from onnx import TensorProto, helper
+
+    then = helper.make_graph(then_nodes, "then", [], [_vi(then_out, [3])])
+    other = helper.make_graph([helper.make_node("Sub", ["x", "w"], ["e"])], "else", [], [_vi("e", [3])])
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    nodes = [
+        helper.make_node("Neg", ["x"], ["w"], name="neg"),
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=then, else_branch=other),
+    ]
+    return _model(nodes, [_vi("x", [3]), cond], [_vi("y", [3])])
+
+
+_BAD_BODIES = {
+    "cycle": ([("Add", ["t2", "w"], ["t1"]), ("Add", ["t1", "w"], ["t2"])], "t1", "has a cycle"),
+    "unproduced": ([("Add", ["x", f"nope{ESC}"], ["t"])], "t", "nothing in the body nor before it"),
+    "own-output": ([("Add", ["x", "y"], ["t"])], "t", "reads 'y', which nothing"),
+    "twice": ([("Add", ["x", "w"], ["t"]), ("Mul", ["x", "w"], ["t"])], "t", "produced twice"),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_BODIES))
+def test_an_if_body_that_is_no_graph_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path, case: str) -> None:
+    _onnx()
+    from onnx import helper
+
+    specs, out, words = _BAD_BODIES[case]
+    nodes = [helper.make_node(op, ins, outs, name=f"b{k}") for k, (op, ins, outs) in enumerate(specs)]
+    rc, _, err = _run(capsys, "check", _save(_if_model(nodes, out), tmp_path / "m.onnx"))
+    assert rc == 2 and words in err and "the body of node if (If)" in err, err
+    assert_clean_text(err)
+
+
+def test_an_if_body_reading_names_of_the_enclosing_graph_is_fine(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    onnx = _onnx()
+    from onnx import helper
+
+    model = _if_model([helper.make_node("Add", ["x", "w"], ["t"])], "t")
+    onnx.checker.check_model(model, full_check=True)  # ONNX's own checker agrees it is valid
+    rc, out, err = _run(capsys, "check", _save(model, tmp_path / "ok.onnx"))
+    assert rc == 0 and "no problems" in out, (out, err)

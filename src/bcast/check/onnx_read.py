@@ -359,7 +359,80 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
             f"the nodes are not in topological order, as ONNX requires: {_node_label(nodes[i], i)} reads {_q(name)}, "
             f"produced later by {_node_label(nodes[p], p)}"
         )
+    _validate_bodies(g, producer)
     return findings
+
+
+#: the most nodes, over all sub-graphs (If/Loop/Scan bodies) of a model, that are walked
+MAX_BODY_NODES = 1_000_000
+
+
+def _validate_bodies(g: Any, producer: dict[str, int]) -> None:
+    """The bodies of If, Loop and Scan nodes are graphs too: SSA, acyclic, in order, nothing unproduced.
+
+    A body may read a name of an enclosing graph produced before the node that holds it (ONNX's
+    outer scope), never that node's own outputs or later ones. Iterative, linear in the nodes.
+    """
+    # work items: (body, where it hangs, the enclosing scopes as (producer map, index of the holding node))
+    work: list[tuple[Any, str, list[tuple[dict[str, int], int]]]] = []
+
+    def bodies_of(graph: Any, prod: dict[str, int], scopes: list[tuple[dict[str, int], int]], where: str) -> None:
+        for i, node in enumerate(graph.node):
+            for a in node.attribute:
+                subs = [a.g] if a.HasField("g") else list(a.graphs)
+                for k, sub in enumerate(subs):
+                    label = f"{where}{_node_label(node, i)}, attribute {_q(a.name)}{f'[{k}]' if len(subs) > 1 else ''}"
+                    work.append((sub, label, [*scopes, (prod, i)]))
+
+    bodies_of(g, producer, [], "")
+    walked = 0
+    while work:
+        body, where, scopes = work.pop()
+        walked += len(body.node)
+        if walked > MAX_BODY_NODES:
+            raise _invalid(f"the model's sub-graphs hold more than {MAX_BODY_NODES:,} nodes")
+        prod: dict[str, int] = {}
+        for vi in body.input:
+            prod[vi.name] = -1
+        for t in body.initializer:
+            prod[t.name] = -2
+        for i, node in enumerate(body.node):
+            for name in node.output:
+                if name and name in prod:
+                    raise _invalid(f"in the body of {where}: the tensor {_q(name)} is produced twice")
+                if name:
+                    prod[name] = i
+
+        def visible(name: str, scopes: list[tuple[dict[str, int], int]] = scopes) -> bool:
+            return any(name in m and m[name] < before for m, before in scopes)
+
+        succ: dict[int, list[int]] = {}
+        late: tuple[int, str] | None = None
+        for i, node in enumerate(body.node):
+            for name in node.input:
+                if not name:
+                    continue
+                src = prod.get(name)
+                if src is None:
+                    if not visible(name):
+                        raise _invalid(
+                            f"in the body of {where}: {_node_label(node, i)} reads {_q(name)}, which nothing in the "
+                            "body nor before it in an enclosing graph produces"
+                        )
+                    continue
+                if src >= 0:
+                    succ.setdefault(src, []).append(i)
+                    if src >= i:
+                        late = late or (i, name)
+        if late is not None:
+            cycle = files.find_cycle(range(len(body.node)), succ)
+            what = "has a cycle" if cycle else "is not in topological order"
+            i, name = late
+            raise _invalid(f"the body of {where} {what}: {_node_label(body.node[i], i)} reads {_q(name)}")
+        for vi in body.output:
+            if vi.name not in prod and not visible(vi.name):
+                raise _invalid(f"in the body of {where}: the output {_q(vi.name)} is produced by nothing")
+        bodies_of(body, prod, scopes, f"{where} > ")
 
 
 def _count(dims: Iterable[int]) -> int:
