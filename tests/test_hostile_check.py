@@ -1227,3 +1227,14 @@ def test_an_if_body_reading_names_of_the_enclosing_graph_is_fine(
     onnx.checker.check_model(model, full_check=True)  # ONNX's own checker agrees it is valid
     rc, out, err = _run(capsys, "check", _save(model, tmp_path / "ok.onnx"))
     assert rc == 0 and "no problems" in out, (out, err)
+
+
+def test_ir_digits_are_ascii_and_an_empty_svg_path_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Python's int() reads '١٦' as 16; OpenVINO reads ASCII digits only. An empty --svg path is no path."""
+    xml = _ir_add([16], [16], [16]).replace("<dim>16</dim>", "<dim>\u0661\u0666</dim>", 1)
+    rc, _, err = _run(capsys, "check", _write_ir(tmp_path, xml))
+    assert rc == 2 and "not a size" in err, err
+    rc, _, err = _run(capsys, "explain", "[1]", "[2]", "--svg", "")
+    assert rc == 2 and "cannot write the picture" in err, err

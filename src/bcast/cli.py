@@ -317,7 +317,7 @@ def _shapes_command(args: argparse.Namespace) -> int:
         else:
             print(f"error: {show(e, 1800)}", file=sys.stderr)
         return PROBLEMS
-    if getattr(args, "svg", None):
+    if getattr(args, "svg", None) is not None:
         from .svg import broadcast_svg
 
         try:

@@ -149,7 +149,7 @@ ELEMENT_TYPES: Mapping[str, tuple[str | None, int | None]] = {
 }
 
 # What a <dim> may hold: a size, -1 or ? (dynamic), or an interval such as 1..10, 2.. or ..8.
-_DIM_RE = re.compile(r"-1|\?|\d+|\d+\.\.\d*|\.\.\d+")
+_DIM_RE = re.compile(r"-1|\?|\d+|\d+\.\.\d*|\.\.\d+", re.ASCII)  # OpenVINO reads ASCII digits only
 
 # A sub-graph of TensorIterator / Loop / If is a nested <net>-like element under one of these tags.
 _BODY_TAGS = ("body", "then_body", "else_body")
@@ -760,7 +760,10 @@ def _int(text: str | None, where: str, what: str) -> int:
     if text is None:
         raise IRError(f"{where}: {what} is missing")
     try:
-        return int(text.strip(), 10)
+        t = text.strip()
+        if not t.isascii():  # int() reads Arabic-Indic and other digits; OpenVINO reads ASCII only
+            raise ValueError(t)
+        return int(t, 10)
     except ValueError:
         raise IRError(f"{where}: {what} is {text!r}, not an integer") from None
 
