@@ -699,3 +699,19 @@ def test_a_cached_plans_constraints_and_shapes_cannot_be_changed() -> None:
         p.output_shape.extra = 1  # type: ignore[attr-defined]
     again = bcast.plan("[N,1]", "[4,5]")
     assert [str(c) for c in again.constraints] == ["N in {1, 4}"] and str(again.output_shape) == "[4,5]"
+
+
+def test_integer_pow_with_a_wider_exponent_wraps_like_c_and_refuses_no_result() -> None:
+    """int32 ** int64: the exponent is not cut to 32 bits first (2**32 would become 0, giving 1)."""
+    got = ops.pow(np.array([2, 2, 3, -3], np.int32), np.array([2**32, -1, 21, 21], np.int64))
+    expected = [0, 0, 3**21, (-3) ** 21]  # 2**(2**32) wraps to 0; 2**-1 truncates to 0; 3**21 fits
+    assert got.dtype == np.int32 and got.tolist() == [np.int32(np.int64(v) & 0xFFFFFFFF).item() for v in expected]
+    with pytest.raises(BroadcastError, match="no integer result"):
+        ops.pow(np.array([2], np.int64), np.array([np.inf]))
+
+
+def test_a_cached_plans_private_parts_cannot_be_changed_from_outside() -> None:
+    p = bcast.plan("[N,1,3]", "[2,4,3]")
+    with pytest.raises(FrozenPlanError):
+        p._replan = None  # type: ignore[assignment]
+    assert str(bcast.plan("[N,1,3]", "[2,4,3]").bind({"N": 2}).output_shape) == "[2,4,3]"

@@ -6,6 +6,7 @@ explanations are written once, here and in :mod:`bcast.engine`, against it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from types import MappingProxyType
@@ -135,10 +136,12 @@ class Plan:
         init(self, "constraints", constraints)
         init(self, "attrs", _freeze(dict(attrs)))
         init(self, "given", tuple(given))
-        self._replan = replan
+        init(self, "_replan", replan)
 
     def __setattr__(self, name: str, value: object) -> None:
-        if not name.startswith("_"):  # private names: the rules that build a plan finish it
+        # private names: the rules that build a plan finish it (rules/axes.py sets _replan); nobody else,
+        # since the plan may already be cached and shared
+        if not name.startswith("_") or not sys._getframe(1).f_globals.get("__name__", "").startswith("bcast.rules"):
             _refuse(self, name, "set")
         object.__setattr__(self, name, value)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DivisionByZeroError, brief
+from ..errors import BroadcastError, DivisionByZeroError, brief
 from ._base import Kernel, Spec, run_binary, ufunc_kernel
 from ._types import FLOATS, NUMERIC
 
@@ -156,7 +156,7 @@ def _pow(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
         return
     if _is_int(y) and (y.dtype.kind == "u" or not np.any(y < 0)):
         with np.errstate(all="ignore"):
-            np.power(x, y.astype(x.dtype, copy=False), out=out, casting="unsafe")  # exact, wrapping like C
+            np.copyto(out, _int_power(x, y), casting="unsafe")  # exact, wrapping like C
         return
     if _is_int(y):
         _int_pow_signed(x, y, out)
@@ -164,8 +164,26 @@ def _pow(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     with np.errstate(all="ignore"):
         r = np.trunc(np.power(x.astype(np.float64), y.astype(np.float64)))
     if not np.all(np.isfinite(r)):
-        raise ValueError("pow: an integer base raised to this float exponent has no integer result (inf or NaN)")
+        raise BroadcastError(
+            "pow: an integer base raised to this float exponent has no integer result (inf or NaN)",
+            mode="pow",
+            accepted="exponents whose power of the base is finite",
+        )
     np.copyto(out, r, casting="unsafe")
+
+
+def _int_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x ** y`` for integers and exponents >= 0, wrapped to ``x``'s type as C's repeated multiply wraps.
+
+    An exponent wider than the base (int32 ** int64) must not be cast to the base's type first: 2**32
+    would wrap to 0 and give 1. Squaring modulo 2**64 keeps the low bits exact for any width up to 64,
+    so the power is taken in uint64 and then cut to the base's width.
+    """
+    if y.dtype.itemsize <= x.dtype.itemsize and (y.dtype.kind == x.dtype.kind or y.dtype.itemsize < x.dtype.itemsize):
+        same: np.ndarray = np.power(x, y.astype(x.dtype, copy=False))  # the exponent fits the base's type
+        return same
+    r: np.ndarray = np.power(x.astype(np.uint64), y.astype(np.uint64)).astype(x.dtype)
+    return r
 
 
 def _is_int(a: np.ndarray) -> bool:
@@ -179,7 +197,7 @@ def _int_pow_signed(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     if np.any(neg & (xb == 0)):
         raise DivisionByZeroError("pow: 0 raised to a negative integer power has no result")
     with np.errstate(all="ignore"):
-        pos = np.power(xb, np.where(neg, 0, yb).astype(x.dtype), dtype=x.dtype)
+        pos = _int_power(xb, np.where(neg, 0, yb))
     odd = (yb % 2) != 0
     # |x| > 1 gives a fraction that truncates to 0; x = 1 gives 1; x = -1 gives +-1
     negative = np.where(xb == 1, 1, np.where(xb == -1, np.where(odd, -1, 1), 0)).astype(x.dtype)
