@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -715,3 +716,18 @@ def test_a_cached_plans_private_parts_cannot_be_changed_from_outside() -> None:
     with pytest.raises(FrozenPlanError):
         p._replan = None  # type: ignore[assignment]
     assert str(bcast.plan("[N,1,3]", "[2,4,3]").bind({"N": 2}).output_shape) == "[2,4,3]"
+
+
+@pytest.mark.parametrize("call", ["unbroadcast", "backward", "vjp"])
+def test_summing_a_broadcast_dy_larger_than_memory_is_refused_at_once(call: str) -> None:
+    n = 1 << 19  # n*n float64 = 2 TiB as an array: a stride-0 view only
+    dy = as_strided(np.ones(1), (n, n), (0, 0))
+    run = {
+        "unbroadcast": lambda: bcast.unbroadcast(dy, (1, 1)),
+        "backward": lambda: bcast.plan((1, 1), (n, n)).backward(dy),
+        "vjp": lambda: vjp("add", np.ones((n, 1)), np.ones((1, n)), dy=dy),
+    }[call]
+    t0 = time.perf_counter()
+    with pytest.raises(BroadcastError, match="more than this machine's memory"):
+        run()
+    assert time.perf_counter() - t0 < 2.0

@@ -41,6 +41,7 @@ __all__ = [
     "check_array_rank",
     "out_of_memory",
     "out_of_memory_guard",
+    "physical_memory",
 ]
 
 
@@ -62,6 +63,14 @@ def _call(mode: str | None, given: tuple[str, ...], what: str) -> str:
 #: (time read, bytes): /proc/meminfo costs ~30 us to read, so a reading is reused for a moment
 _MEM_SEEN: list[tuple[float, int | None]] = []
 _MEM_FRESH_S = 0.05
+
+
+def physical_memory() -> int | None:
+    """Bytes of RAM the machine has (``None`` when unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
 
 
 def available_memory() -> int | None:

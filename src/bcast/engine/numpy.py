@@ -14,7 +14,7 @@ from ..dims import Shape
 from ..errors import BroadcastError, as_given, brief
 from ..plan import require_cotangent, require_static
 from .kernels import SERIAL_BYTES, fill_broadcast, internal_overlap, overlaps, reduce_sum
-from .memory import NUMPY_MAX_DIMS, _call, _span, check_allocation, check_array_rank
+from .memory import NUMPY_MAX_DIMS, _call, _span, check_allocation, check_array_rank, physical_memory
 from .pool import empty as pooled_empty
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -268,6 +268,7 @@ _REDUCIBLE = "biufcmO"
 def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
     g = as_array(dy, "dy")
     require_cotangent(plan, g.shape)
+    _check_sum_size(g, plan)
     # a sum's dtype is native, as NumPy's (np.add.reduce of >f8 gives float64): a big-endian
     # dy sums as its native twin, and NumPy's loops read it swapped
     dtype = native(g.dtype)
@@ -279,6 +280,25 @@ def backward(plan: Plan, dy: npt.ArrayLike) -> np.ndarray:
         return np.array(g, dtype=dtype, copy=True).reshape(plan.data_shape.to_tuple())
     summed = reduce_sum(g, tuple(axes), red)
     return np.asarray(summed, dtype=dtype).reshape(plan.data_shape.to_tuple())
+
+
+def _check_sum_size(g: np.ndarray, plan: Plan) -> None:
+    """Refuse to sum a ``dy`` of more elements than this machine's memory could hold as an array.
+
+    Such a ``dy`` is a stride-0 view (``np.broadcast_to`` of a small array): summing its
+    elements one by one would take minutes for no answer a real gradient could need.
+    """
+    ram = physical_memory()
+    n = g.size
+    if ram is not None and n * max(g.itemsize, 1) > ram and n > (1 << 31):
+        raise BroadcastError(
+            f"{plan.mode}: backward: dy of shape {as_given(g.shape)} has {n:,} elements, more than this machine's "
+            f"memory ({ram:,} bytes) could hold as an array: a broadcast view that large would take minutes to sum; "
+            "sum the small array it views instead",
+            mode=plan.mode,
+            shapes=plan.given,
+            accepted=f"a dy of at most {ram // max(g.itemsize, 1):,} elements",
+        )
 
 
 def _accumulator(dtype: np.dtype[Any]) -> np.dtype[Any]:
