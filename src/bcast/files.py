@@ -25,7 +25,7 @@ import stat
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TypeVar
 
-from .errors import elide, printable
+from .errors import clean, elide, printable
 
 __all__ = ["NotReadableError", "find_cycle", "open_regular", "os_error_text", "path_text"]
 
@@ -60,9 +60,7 @@ def path_text(path: object) -> str:
     >>> path_text("m\\x1b[2J.onnx")
     'm\\\\x1b[2J.onnx'
     """
-    text = os.fsdecode(path) if isinstance(path, bytes) else str(path)
-    text = printable(text, newlines=False).encode("utf-8", "backslashreplace").decode("utf-8")
-    return elide(text, 300)
+    return clean(os.fsdecode(path) if isinstance(path, bytes) else str(path), 300, newlines=False)
 
 
 def os_error_text(path: object, e: OSError) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..constraints import Constraint, Constraints
-from ..errors import MESSAGE_BYTES, BroadcastError, elide, printable
+from ..errors import MESSAGE_BYTES, BroadcastError, clean
 
 __all__ = ["CheckInputError", "NodeReport", "Problem", "Report", "SymbolReport", "show"]
 
@@ -30,25 +30,8 @@ def show(text: object, limit: int = MESSAGE_BYTES) -> str:
     """
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "backslashreplace")
-    t = str(text)
-    if len(t) > 4 * limit:  # never escape (or encode) megabytes only to elide them
-        head, tail = t[: limit // 2], t[len(t) - limit // 4 :]
-        return elide(f"{_clean(head)} ...({len(t) - len(head) - len(tail):,} chars)... {_clean(tail)}", limit)
-    return elide(_clean(t), limit)
-
-
-def _clean(t: str) -> str:
-    t = printable(t, newlines=False)
-    if not t.isascii():
-        # lone surrogates (a path that is not UTF-8) cannot be written to a UTF-8 stream: escape them
-        t = t.encode("utf-8", "surrogateescape" if _only_escapes(t) else "backslashreplace").decode(
-            "utf-8", "backslashreplace"
-        )
-    return t
-
-
-def _only_escapes(t: str) -> bool:
-    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in t)
+    # printable escapes lone surrogates too (a path that is not UTF-8), so any stream can write the result
+    return clean(str(text), limit, newlines=False)
 
 
 class CheckInputError(BroadcastError):
