@@ -27,9 +27,13 @@ from typing import TypeVar
 
 from .errors import clean, elide, printable
 
-__all__ = ["NotReadableError", "find_cycle", "open_regular", "os_error_text", "path_text"]
+__all__ = ["MAX_MODEL_RANK", "NotReadableError", "find_cycle", "open_regular", "os_error_text", "path_text"]
 
 _N = TypeVar("_N", bound=Hashable)
+
+#: The largest rank a model (ONNX or IR) may declare for a tensor, and the most values a constant
+#: used as a shape may hold: NumPy's limit, far above any real model's (OpenVINO's is lower).
+MAX_MODEL_RANK = 64
 
 _KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
     (stat.S_ISDIR, "is a directory"),

@@ -22,8 +22,8 @@ __all__ = ["MAX_ONNX_BYTES", "MAX_RANK", "open_regular", "os_error_text", "path_
 #: model keeps its weights in external data files, which ``bcast check`` never reads).
 MAX_ONNX_BYTES = 2 << 30
 #: The largest rank ``bcast check`` accepts for a tensor, and the most values a constant used as a shape
-#: may hold (NumPy's limit, far above any real model's).
-MAX_RANK = 64
+#: may hold (the cap the IR reader keeps too).
+MAX_RANK = files.MAX_MODEL_RANK
 
 
 def open_regular(path: str) -> tuple[int, int]:

@@ -8,6 +8,7 @@ declares for it.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -110,7 +111,7 @@ class _Graph:
             t is not None
             and t.data_type in _INTEGER_TYPES
             and t.data_location != 1  # external: never read
-            and _count(t.dims) <= MAX_RANK
+            and math.prod(t.dims) <= MAX_RANK
         ):
             from onnx import numpy_helper
 
@@ -121,13 +122,6 @@ class _Graph:
 
 #: INT8..INT64 and UINT8..UINT64 (TensorProto.DataType)
 _INTEGER_TYPES = frozenset({2, 3, 4, 5, 6, 7, 12, 13})
-
-
-def _count(dims: Sequence[int]) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
 
 
 def _opset(model: Any) -> int:
@@ -265,14 +259,14 @@ def _inference_is_bounded(model: Any) -> bool:
                 f"calling another several times, nested deep): node {brief(node.name or node.op_type)} alone "
                 "makes shape inference run for minutes; such a model is refused"
             )
-    length: dict[str, int] = {t.name: _count_of(t.dims) for t in model.graph.initializer}
+    length: dict[str, int] = {t.name: math.prod(t.dims) for t in model.graph.initializer}
     for node in model.graph.node:
         ins = [length.get(n, 0) for n in node.input]
         op = node.op_type
         if op == "Shape":
             out = MAX_RANK
         elif op == "Constant":
-            out = next((_count_of(a.t.dims) for a in node.attribute if a.name == "value"), 1)
+            out = next((math.prod(a.t.dims) for a in node.attribute if a.name == "value"), 1)
         elif op == "Concat":
             out = sum(ins)
         elif op == "Gather":
@@ -286,13 +280,6 @@ def _inference_is_bounded(model: Any) -> bool:
         for name in node.output:
             length[name] = out
     return True
-
-
-def _count_of(dims: Any) -> int:
-    n = 1
-    for d in dims:
-        n = min(n * max(int(d), 0), 1 << 62)
-    return n
 
 
 def check_onnx(source: Any, *, progress: Progress | None = None) -> Report:

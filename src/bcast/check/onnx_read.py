@@ -18,6 +18,7 @@ tensor data.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -286,7 +287,7 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
         if producer.get(name, -1) != -1:
             raise _invalid(f"the initializer {_q(name)} is given twice")
         producer[name] = -2
-        constants[name] = _count(t.dims)
+        constants[name] = math.prod(t.dims)
     for st in g.sparse_initializer:
         name = _text(st.values.name, "a sparse initializer's name")
         _dims_count(st.dims, f"sparse initializer {_q(name)}")
@@ -318,7 +319,7 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
                 if a.name == "value" and a.HasField("t"):
                     _check_tensor(a.t, f"the value of {label}")
                     if node.output:
-                        constants[node.output[0]] = _count(a.t.dims)
+                        constants[node.output[0]] = math.prod(a.t.dims)
     if uses_default and opset is None:
         raise _invalid("the graph uses ONNX operators but imports no opset of the default domain")
 
@@ -433,13 +434,6 @@ def _validate_bodies(g: Any, producer: dict[str, int]) -> None:
             if vi.name not in prod and not visible(vi.name):
                 raise _invalid(f"in the body of {where}: the output {_q(vi.name)} is produced by nothing")
         bodies_of(body, prod, scopes, f"{where} > ")
-
-
-def _count(dims: Iterable[int]) -> int:
-    n = 1
-    for d in dims:
-        n *= d
-    return n
 
 
 def _find_cycle(nodes: Any, producer: dict[str, int]) -> list[int] | None:

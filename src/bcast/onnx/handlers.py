@@ -19,7 +19,7 @@ import numpy as np
 from .. import ops
 from ..api import expand
 from ..dims import Shape
-from ..engine.memory import _span, check_allocation
+from ..engine.memory import NUMPY_MAX_DIMS, _span, check_allocation
 from ..errors import BroadcastError, brief
 
 __all__ = [
@@ -42,16 +42,8 @@ class OnnxRunError(BroadcastError):
     """
 
 
-def _max_rank() -> int:
-    try:
-        from numpy._core import multiarray
-    except ImportError:  # NumPy 1.x
-        from numpy.core import multiarray  # type: ignore[no-redef]
-    return int(getattr(multiarray, "MAXDIMS", 32))
-
-
 #: The most dims a NumPy array has (64 from NumPy 2, 32 before)
-MAX_RANK = _max_rank()
+MAX_RANK = NUMPY_MAX_DIMS
 
 
 def as_input(value: object, what: str) -> np.ndarray:

@@ -38,6 +38,7 @@ the IR says 7, the rule 50
 from __future__ import annotations
 
 import heapq
+import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -435,7 +436,7 @@ def _value_of(model: IRModel, layer: IRLayer, shapes: _Known) -> _Value:
     if layer.const is not None:
         c = layer.const
         dtype = ELEMENT_TYPES.get(c.element_type, (None, None))[0]
-        if dtype is None or dtype[1:2] not in ("i", "u") or len(c.shape) > 1 or _count(c.shape) > MAX_RANK:
+        if dtype is None or dtype[1:2] not in ("i", "u") or len(c.shape) > 1 or math.prod(c.shape) > MAX_RANK:
             return None  # not an integer vector of a length a shape can have: never read from the .bin
         try:
             value = model.const_value(layer)
@@ -467,13 +468,6 @@ def _value_of(model: IRModel, layer: IRLayer, shapes: _Known) -> _Value:
     return None
 
 
-def _count(shape: Sequence[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def _input_value(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known) -> tuple[Any, str, Shape]:
     """An input as broadcast_shape takes it (array, Shape or Unknown), its description, and its shape."""
     from . import Unknown  # the profile; imported late so that reading an IR never needs it
@@ -484,7 +478,7 @@ def _input_value(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known) -
     src_layer, src_port = src
     shape = _best_shape(model, src_layer, src_port, shapes)
     if src_layer.const is not None:
-        n = _count(src_layer.const.shape)
+        n = math.prod(src_layer.const.shape)
         if n > MAX_RANK:  # no shape or axes list is that long: never read it from the .bin
             return Unknown(shape, _dtype(src_port)), f"not read ({n:,} values)", shape
         try:

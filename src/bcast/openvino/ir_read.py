@@ -78,8 +78,8 @@ __all__ = [
 #: The largest ``.xml`` :func:`read_ir` reads (128 MiB): the IR of a 70B-parameter LLM is a few MB; the
 #: weights are in the ``.bin``, which is never read beyond the constants asked for.
 MAX_XML_BYTES = 128 << 20
-#: The largest rank a port, a ``Const`` or a ``Parameter`` may declare (NumPy's limit; OpenVINO's is lower).
-MAX_RANK = 64
+#: The largest rank a port, a ``Const`` or a ``Parameter`` may declare (the same cap as for ONNX models).
+MAX_RANK = files.MAX_MODEL_RANK
 #: How deep TensorIterator / Loop / If bodies may nest inside each other.
 MAX_NESTING = 32
 
