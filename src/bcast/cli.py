@@ -356,19 +356,14 @@ def _write_text(path: str, text: str) -> None:
 def _bad_argument(shapes: list[str], mode: str) -> BroadcastError | TypeError | None:
     """Why a shape argument cannot be read, or the mode is none of bcast's; ``None`` when both are fine."""
     from .dims import Shape
-    from .rules import MODES
+    from .rules import normalize_mode  # the rules own the mode names
 
     try:
         for s in shapes:
             Shape(s)
+        normalize_mode(mode)
     except (BroadcastError, TypeError) as e:
         return e
-    if mode.strip().lower() not in MODES:
-        return BroadcastError(
-            f"unknown mode {brief(mode, 80)}; accepted: {', '.join(map(repr, MODES))}",
-            mode=mode,
-            accepted=", ".join(MODES),
-        )
     return None
 
 

@@ -114,7 +114,8 @@ def _first(items: Sequence[str], n: int) -> list[str]:
 # C0 and C1 controls, DEL, and the Unicode format/separator characters that reorder or
 # break lines on a terminal (bidi overrides, zero-width joiners, line/paragraph separators)
 _FORMAT = r"\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff"  # soft hyphen ... lone surrogates
-_UNPRINTABLE = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f-\x9f{_FORMAT}]")
+_UNPRINTABLE = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f-\x9f{_FORMAT}]")  # a newline kept
+_ANY_CONTROL = re.compile(rf"[\x00-\x1f\x7f-\x9f{_FORMAT}]")
 
 
 def printable(text: str, *, newlines: bool = True) -> str:
@@ -132,9 +133,6 @@ def printable(text: str, *, newlines: bool = True) -> str:
         return text
     pattern = _UNPRINTABLE if newlines else _ANY_CONTROL
     return pattern.sub(_escape, text)
-
-
-_ANY_CONTROL = re.compile(rf"[\x00-\x1f\x7f-\x9f{_FORMAT}]")
 
 
 def _escape(m: re.Match[str]) -> str:
