@@ -910,7 +910,7 @@ def test_a_crash_in_the_onnx_checker_is_an_internal_error(
     _onnx()
     import bcast.check.onnx_model as onnx_model
 
-    monkeypatch.setattr(onnx_model, "_check_node", _boom)
+    monkeypatch.setattr(onnx_model, "propagate", _boom)
     rc, out, err = _run(capsys, "check", "--sample")
     assert rc == 3 and out == ""
     assert err.count("\n") == 1 and "internal error" in err and "bug of bcast" in err and "--debug" in err, err
@@ -938,7 +938,7 @@ def test_out_of_memory_says_so(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
     def no_memory(*_: object, **__: object) -> Any:
         raise MemoryError
 
-    monkeypatch.setattr(onnx_model, "_check_node", no_memory)
+    monkeypatch.setattr(onnx_model, "propagate", no_memory)
     rc, _, err = _run(capsys, "check", "--sample")
     assert rc == 2 and "out of memory while checking" in err and "MemoryError: " not in err
 

@@ -21,18 +21,30 @@ def sample_model_path() -> str:
     return os.path.join(os.path.dirname(__file__), "data", "sample.onnx")
 
 
-def check(path: Any, *, progress: Any = None) -> Report:
-    """Check an ONNX model (``.onnx``) or an OpenVINO IR (``.xml`` with its ``.bin``).
+def check(model: Any, *, progress: Any = None, debug: bool = False) -> Report:
+    """Check an ONNX model or an OpenVINO IR for broadcasting bugs, reading shapes, never weights.
+
+    ``model`` is a path (an ``.onnx`` file, or an IR's ``.xml`` with its ``.bin`` beside it), the
+    bytes of an ONNX model, or an ``onnx.ModelProto``. ``progress(phase, done, total)``, when
+    given, is called as the check goes ("read", "propagate", "check"). ``debug`` lets an error
+    inside a shape function propagate instead of being reported as a node left unchecked.
 
     Raises :class:`CheckInputError` (one line, safe to print) for a model that cannot be read or is
     not a valid graph: a missing file, not a regular file, too large, truncated, not a model, a
     cycle, a tensor that nothing produces, and so on (see :mod:`bcast.check.files`,
     :mod:`bcast.check.onnx_read` and :mod:`bcast.openvino.ir_read`).
     """
+    if isinstance(model, (bytes, bytearray, memoryview)) or type(model).__name__ == "ModelProto":
+        from .onnx_model import check_onnx
+
+        return check_onnx(model, progress=progress, debug=debug)
     try:
-        p = os.fsdecode(path)
+        p = os.fsdecode(model)
     except TypeError:
-        raise TypeError(f"check: the model is a path (str or os.PathLike), not {type(path).__name__}") from None
+        raise TypeError(
+            "check: the model is a path (str or os.PathLike), the bytes of an ONNX model or an onnx.ModelProto, "
+            f"not {type(model).__name__}"
+        ) from None
     if p.lower().endswith(".xml"):
         from .ir_model import check_ir
 
@@ -43,7 +55,7 @@ def check(path: Any, *, progress: Any = None) -> Report:
     try:
         import onnx  # noqa: F401
     except ImportError:
-        raise CheckInputError(f"{p}: checking ONNX models needs the onnx package (pip install bcast[onnx])") from None
+        raise CheckInputError(f'{p}: checking ONNX models needs the onnx package: pip install "bcast[onnx]"') from None
     from .onnx_model import check_onnx
 
-    return check_onnx(p, progress=progress)
+    return check_onnx(p, progress=progress, debug=debug)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from typing import Any, TextIO
 
@@ -14,8 +15,8 @@ from .report import CheckInputError, show
 
 __all__ = ["run_check", "use_colour"]
 
-#: a model with at least this many nodes gets a progress bar (on a terminal, without --quiet)
-PROGRESS_FROM = 200
+#: a check that has run this long gets a progress bar (on a terminal, without --quiet)
+DELAY_S = 1.0
 
 
 def use_colour(stream: TextIO, choice: str = "auto") -> bool:
@@ -28,28 +29,33 @@ def use_colour(stream: TextIO, choice: str = "auto") -> bool:
 
 
 class _Bar:
-    """A one-line progress bar on stderr, drawn only when it would help (big model, a terminal)."""
+    """A one-line progress bar on stderr for a check that takes over a second (on a terminal only)."""
 
     def __init__(self, quiet: bool) -> None:
         self.on = not quiet and sys.stderr.isatty()
+        self.start = time.monotonic()
         self.drawn = False  # ever drawn
         self.visible = False  # on the screen now
 
-    def __call__(self, done: int, total: int) -> None:
-        if not self.on or total < PROGRESS_FROM or (done % 50 and done != total):
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if not self.on or time.monotonic() - self.start < DELAY_S:
             return
         width = 30
         filled = width * done // max(total, 1)
-        sys.stderr.write(f"\rchecking [{'#' * filled}{'.' * (width - filled)}] {done}/{total} nodes")
+        label = _PHASES.get(phase, phase)
+        count = f" {done}/{total} nodes" if total > 1 else ""
+        sys.stderr.write(f"\r{label:<12}[{'#' * filled}{'.' * (width - filled)}]{count:<24}")
         self.drawn = self.visible = True
-        if done == total:
-            self.clear()
         sys.stderr.flush()
 
     def clear(self) -> None:
         if self.visible:
-            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.write("\r" + " " * 80 + "\r")
+            sys.stderr.flush()
             self.visible = False
+
+
+_PHASES = {"read": "reading", "propagate": "propagating", "check": "checking"}
 
 
 def run_check(
@@ -59,7 +65,8 @@ def run_check(
     or an internal error of bcast (3: one line saying so, the traceback with ``debug``)."""
     bar = _Bar(quiet)
     try:
-        report = check(path, progress=bar)
+        report = check(path, progress=bar, debug=debug)
+        bar.clear()
     except CheckInputError as e:
         return _fail(path, f"cannot read the model: {e}", 2, as_json, bar)
     except MemoryError:

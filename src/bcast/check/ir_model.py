@@ -20,7 +20,7 @@ _KINDS = {
 }
 
 
-def check_ir(path: str | os.PathLike[str], *, progress: Any = None) -> Report:
+def check_ir(path: str | os.PathLike[str], *, progress: Any = None) -> Report:  # progress(phase, done, total)
     """Check every Broadcast layer and every layer with ``auto_broadcast`` of an IR (``.xml`` + ``.bin``)."""
     from ..openvino.ir import IRError, read_ir
     from ..openvino.ir import check_ir as check_layers
@@ -34,7 +34,7 @@ def check_ir(path: str | os.PathLike[str], *, progress: Any = None) -> Report:
     report = Report(model=p, format="openvino-ir")
     for i, lc in enumerate(layers):
         if progress is not None:
-            progress(i, len(layers))
+            progress("check", i, len(layers))
         name = "/".join((*lc.path, lc.name))
         inputs = tuple(f"{inp.source or f'port {inp.port}'} {inp.shape}" for inp in lc.inputs)
         out = None if lc.inferred_output is None else str(lc.inferred_output)
@@ -45,5 +45,5 @@ def check_ir(path: str | os.PathLike[str], *, progress: Any = None) -> Report:
                 continue
             report.problems.append(Problem(name, lc.op, kind, prob.message, axis=prob.axis, dims=tuple(prob.dims)))
     if progress is not None:
-        progress(len(layers), len(layers))
+        progress("check", len(layers), len(layers))
     return report.finish()

@@ -14,7 +14,17 @@ from typing import Any
 from ..constraints import Constraint, Constraints
 from ..errors import MESSAGE_BYTES, BroadcastError, clean
 
-__all__ = ["CheckInputError", "NodeReport", "Problem", "Report", "SymbolReport", "show"]
+__all__ = [
+    "JSON_VERSION",
+    "CheckInputError",
+    "NodeReport",
+    "Problem",
+    "Report",
+    "RootCause",
+    "SymbolReport",
+    "Unchecked",
+    "show",
+]
 
 
 def show(text: object, limit: int = MESSAGE_BYTES) -> str:
@@ -46,22 +56,53 @@ class CheckInputError(BroadcastError):
         super().__init__(show(message))
 
 
+#: the version of the JSON that ``bcast check --json`` writes (docs/checker.md gives its schema)
+JSON_VERSION = 2
+
+ShapeJSON = list[int | str] | None
+
+
 @dataclass(frozen=True)
 class NodeReport:
-    """One broadcasting node: its inputs' shapes, the rule it uses and the inferred output."""
+    """One broadcasting node: its inputs' shapes, the rule it uses and the inferred output.
+
+    ``inputs`` and ``output`` are text (``"x [N,3]"``); ``input_shapes`` and ``output_shape`` the
+    same shapes as data (static dims ints, symbolic ones strings, ``None`` for an unknown rank).
+    """
 
     name: str
     op: str
     inputs: tuple[str, ...]
     output: str | None
     rule: str
+    input_names: tuple[str, ...] = ()
+    input_shapes: tuple[ShapeJSON, ...] = ()
+    output_shape: ShapeJSON = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "op": self.op, "inputs": list(self.inputs), "output": self.output, "rule": self.rule}
+        names = self.input_names or tuple(self.inputs)
+        shapes = self.input_shapes or (None,) * len(names)
+        return {
+            "name": self.name,
+            "op": self.op,
+            "rule": self.rule,
+            "inputs": [{"name": n, "shape": s} for n, s in zip(names, shapes, strict=False)],
+            "output": self.output_shape,
+        }
 
 
 #: kinds of problem, in the order a report lists them
-KINDS = ("cannot-broadcast", "invalid", "contradiction", "declared-shape", "constraint", "quirk", "unsupported")
+KINDS = (
+    "cannot-broadcast",
+    "shape-mismatch",
+    "index-out-of-range",
+    "invalid",
+    "contradiction",
+    "constraint",
+    "declared-shape",
+    "quirk",
+    "unsupported",
+)
 
 
 @dataclass(frozen=True)
@@ -74,16 +115,71 @@ class Problem:
     message: str
     axis: int | None = None
     dims: tuple[str, ...] = ()
+    severity: str = "error"
+    #: where the shapes first went wrong (a node, an initializer or an input), its op and kind
+    root: str | None = None
+    root_op: str | None = None
+    root_kind: str | None = None
+    #: node names from the root to this node
+    chain: tuple[str, ...] = ()
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every node named by this problem: where it shows, its root cause and the chain between."""
+        seen = dict.fromkeys((self.node, *((self.root,) if self.root else ()), *self.chain))
+        seen.pop("...", None)
+        return tuple(seen)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "node": self.node,
             "op": self.op,
             "kind": self.kind,
+            "severity": self.severity,
             "message": self.message,
             "axis": self.axis,
-            "dims": list(self.dims),
+            "dims": [_dim_json(d) for d in self.dims],
+            "root": None if self.root is None else {"node": self.root, "op": self.root_op, "kind": self.root_kind},
+            "chain": list(self.chain),
+            "nodes": list(self.nodes),
         }
+
+
+def _dim_json(d: str) -> int | str:
+    return int(d) if d.isdigit() else d
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """One origin of problems: the node (or initializer, or input) and what it explains."""
+
+    node: str
+    op: str
+    kind: str
+    affects: int
+    problems: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "op": self.op,
+            "kind": self.kind,
+            "affects": self.affects,
+            "problems": list(self.problems),
+        }
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """A node where propagation lost a shape, and how many nodes after it went without one."""
+
+    node: str
+    op: str
+    reason: str
+    downstream: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "op": self.op, "reason": self.reason, "downstream": self.downstream}
 
 
 @dataclass(frozen=True)
@@ -93,9 +189,15 @@ class SymbolReport:
     dim: str
     allowed: str
     nodes: tuple[str, ...]
+    sizes: tuple[int | str, ...] | None = None  # the allowed sizes as data (intervals as "lo..hi")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dim": self.dim, "allowed": self.allowed, "nodes": list(self.nodes)}
+        return {
+            "dim": self.dim,
+            "allowed": None if self.sizes is None else list(self.sizes),
+            "text": self.allowed,
+            "nodes": list(self.nodes),
+        }
 
 
 @dataclass
@@ -107,6 +209,10 @@ class Report:
     nodes: list[NodeReport] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     constraints: list[SymbolReport] = field(default_factory=list)
+    unchecked: list[Unchecked] = field(default_factory=list)
+    root_causes: list[RootCause] = field(default_factory=list)
+    #: nodes downstream of each root (by the root's name), for :meth:`finish`
+    affects: dict[str, int] = field(default_factory=dict, repr=False)
     _pending: list[tuple[str, str, Constraint]] = field(default_factory=list, repr=False)
 
     def add_constraints(self, node: str, op: str, cons: Iterable[Constraint]) -> None:
@@ -143,10 +249,18 @@ class Report:
                 )
             else:
                 text = "{" + ", ".join(str(d) for d in allowed) + "}"
-            self.constraints.append(SymbolReport(sym, text, nodes))
+            sizes = None if allowed is None else tuple(int(d) if d.is_static else str(d) for d in allowed)
+            self.constraints.append(SymbolReport(sym, text, nodes, sizes))
         self._pending.clear()
         order = {k: i for i, k in enumerate(KINDS)}
         self.problems.sort(key=lambda p: order.get(p.kind, len(order)))
+        groups: dict[tuple[str, str, str], list[int]] = {}
+        for i, p in enumerate(self.problems):
+            key = (p.root, p.root_op or "", p.root_kind or "node") if p.root else (p.node, p.op, "node")
+            groups.setdefault(key, []).append(i)
+        self.root_causes = [
+            RootCause(name, op, kind, self.affects.get(name, 0), tuple(idx)) for (name, op, kind), idx in groups.items()
+        ]
         return self
 
     @property
@@ -155,11 +269,22 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "version": JSON_VERSION,
             "model": self.model,
             "format": self.format,
+            "clean": self.clean,
+            "summary": {
+                "broadcasting_nodes": len(self.nodes),
+                "problems": len(self.problems),
+                "errors": sum(p.severity == "error" for p in self.problems),
+                "root_causes": len(self.root_causes),
+                "unchecked_nodes": sum(1 + u.downstream for u in self.unchecked),
+            },
             "nodes": [n.to_dict() for n in self.nodes],
             "problems": [p.to_dict() for p in self.problems],
+            "root_causes": [r.to_dict() for r in self.root_causes],
             "constraints": [c.to_dict() for c in self.constraints],
+            "unchecked": [u.to_dict() for u in self.unchecked],
         }
 
     def render(self, *, colour: bool = False) -> str:
@@ -170,7 +295,9 @@ class Report:
 
         head = f" ({show(self.format, 40)}): {len(self.nodes)} broadcasting nodes"
         lines = [paint(show(self.model, 400), "1") + head]
-        if self.nodes:
+        if len(self.nodes) > MAX_NODE_LINES:
+            lines.append(f"  ({len(self.nodes)} nodes checked: --json lists each with its shapes and rule)")
+        elif self.nodes:
             names = [show(n.name, NAME_CHARS) for n in self.nodes]
             ops = [show(n.op, NAME_CHARS) for n in self.nodes]
             w_name = min(max(len(n) for n in names), COLUMN_CHARS)
@@ -189,15 +316,52 @@ class Report:
         lines.append("")
         if not self.problems:
             lines.append(paint("no problems found", "32"))
+            lines.extend(self._unchecked_lines())
             return "\n".join(lines)
-        lines.append(paint(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}", "1;31"))
-        for p in self.problems:
-            where = f" at axis {p.axis}" if p.axis is not None else ""
-            dims = f" (dims {_names(p.dims)})" if p.dims else ""
-            kind = paint(show(p.kind, 40), "31" if p.kind != "constraint" else "33")
-            lines.append(f"  {kind}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}){where}{dims}")
-            lines.append(f"    {show(p.message)}")
+        n_roots = len(self.root_causes)
+        lines.append(
+            paint(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}", "1;31")
+            + f" from {n_roots} root cause{'s' if n_roots != 1 else ''}"
+        )
+        for rc in self.root_causes:
+            many = len(rc.problems) > 1 or (rc.problems and self.problems[rc.problems[0]].root)
+            if many:
+                what = {"initializer": "the constant", "input": "the input"}.get(rc.kind, "the node")
+                lines.append(
+                    paint(f"  root cause: {what} {show(rc.node, 4 * NAME_CHARS)}", "1")
+                    + (f" ({show(rc.op, NAME_CHARS)})" if rc.kind == "node" else "")
+                    + f": {len(rc.problems)} problem{'s' if len(rc.problems) != 1 else ''}, "
+                    f"{rc.affects} node{'s' if rc.affects != 1 else ''} downstream"
+                )
+            for i in rc.problems:
+                p = self.problems[i]
+                where = f" at axis {p.axis}" if p.axis is not None else ""
+                dims = f" (dims {_names(p.dims)})" if p.dims else ""
+                kind = paint(show(p.kind, 40), "31" if p.severity == "error" else "33")
+                lines.append(f"    {kind}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}){where}{dims}")
+                lines.append(f"      {show(p.message)}")
+                if len(p.chain) > 1:
+                    lines.append(f"      chain: {show(' -> '.join(show(c, NAME_CHARS) for c in p.chain))}")
+        lines.extend(self._unchecked_lines())
         return "\n".join(lines)
+
+    def _unchecked_lines(self) -> list[str]:
+        if not self.unchecked:
+            return []
+        total = sum(1 + u.downstream for u in self.unchecked)
+        lines = [
+            "",
+            f"propagation stopped at {len(self.unchecked)} node{'s' if len(self.unchecked) != 1 else ''}; "
+            f"{total} node{'s' if total != 1 else ''} went without shapes:",
+        ]
+        for u in self.unchecked[:MAX_LISTED]:
+            lines.append(
+                f"  {show(u.node, NAME_CHARS)} ({show(u.op, NAME_CHARS)}): {show(u.reason, 400)}"
+                + (f"; {u.downstream} node{'s' if u.downstream != 1 else ''} after it" if u.downstream else "")
+            )
+        if len(self.unchecked) > MAX_LISTED:
+            lines.append(f"  ... and {len(self.unchecked) - MAX_LISTED} more")
+        return lines
 
     def problem_lines(self) -> list[str]:
         """One line per problem (``--quiet``): ``model: node (op): kind: message``, safe for a terminal."""
@@ -212,6 +376,8 @@ class Report:
 NAME_CHARS = 160
 COLUMN_CHARS = 48
 MAX_LISTED = 8
+#: a report lists its broadcasting nodes one per line up to this many
+MAX_NODE_LINES = 40
 
 
 def _first(items: tuple[str, ...]) -> str:

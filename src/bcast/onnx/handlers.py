@@ -21,6 +21,7 @@ from ..api import expand
 from ..dims import Shape
 from ..engine.memory import NUMPY_MAX_DIMS, _span, check_allocation
 from ..errors import BroadcastError, brief
+from ..ops import LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8
 
 __all__ = [
     "HANDLERS",
@@ -103,10 +104,6 @@ class Call:
 
 Handler = Callable[[Call, Sequence[Any]], list[Any]]
 
-#: Ops whose opset 1-6 versions broadcast only with ``broadcast=1`` (and an optional ``axis``).
-LEGACY_BROADCAST = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"})
-#: Ops whose opset 1-7 versions require inputs of one shape.
-SAME_SHAPE_BEFORE_8 = frozenset({"Max", "Min", "Mean", "Sum"})
 
 
 def _mode(call: Call) -> tuple[str, int]:

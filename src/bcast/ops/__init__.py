@@ -92,11 +92,17 @@ MULTIDIRECTIONAL = frozenset(
 UNIDIRECTIONAL = frozenset({"Gemm", "PRelu", "LayerNormalization", "RMSNormalization"})
 BIDIRECTIONAL = frozenset({"Expand"})
 ONNX_OPERATORS = MULTIDIRECTIONAL | UNIDIRECTIONAL | BIDIRECTIONAL
+#: Ops whose opset 1-6 versions broadcast only with ``broadcast=1`` (and an optional ``axis``).
+LEGACY_BROADCAST = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"})
+#: Ops whose opset 1-7 versions require inputs of one shape.
+SAME_SHAPE_BEFORE_8 = frozenset({"Max", "Min", "Mean", "Sum"})
 
 __all__ = [
     "BIDIRECTIONAL",
+    "LEGACY_BROADCAST",
     "MULTIDIRECTIONAL",
     "ONNX_OPERATORS",
+    "SAME_SHAPE_BEFORE_8",
     "UNIDIRECTIONAL",
     "add",
     "and_",

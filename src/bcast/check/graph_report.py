@@ -1,0 +1,93 @@
+"""A propagation's result (:mod:`bcast.graph`) as ``bcast check``'s :class:`~bcast.check.report.Report`.
+
+One function for ONNX and OpenVINO IR alike: every broadcasting node, every finding with its root
+cause and the chain from it, the constraints joined per symbol, and where propagation stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..graph import BroadcastRecord, Expr, Result
+from ..graph.roots import root_causes
+from .report import NodeReport, Problem, Report, ShapeJSON, Unchecked
+
+__all__ = ["report_from_result"]
+
+
+def _text(dims: Sequence[Expr] | None) -> str:
+    return "[...]" if dims is None else "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def _json(dims: Sequence[Expr] | None) -> ShapeJSON:
+    if dims is None:
+        return None
+    return [int(d.value) if d.value is not None else str(d) for d in dims]
+
+
+def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
+    """One record per node: a node that broadcasts several operands one by one (LayerNormalization's
+    scale and bias) is one line of the report, its output an error if any of them failed."""
+    out: list[BroadcastRecord] = []
+    for rec in records:
+        last = out[-1] if out else None
+        if last is not None and last.node is rec.node and last.rule == rec.rule:
+            known = {n for n, _ in last.inputs}
+            inputs = [*last.inputs, *((n, s) for n, s in rec.inputs if n not in known)]
+            failed = last.output is None or rec.output is None
+            out[-1] = BroadcastRecord(last.node, last.rule, inputs, None if failed else last.output)
+        else:
+            out.append(rec)
+    return out
+
+
+def report_from_result(result: Result, model: str, fmt: str, *, extra: Sequence[Problem] = ()) -> Report:
+    """The report of one propagation; ``extra`` problems (the reader's findings) come first."""
+    report = Report(model=model, format=fmt)
+    report.problems.extend(extra)
+    for rec in _merged(result.records):
+        names = tuple(n for n, _ in rec.inputs)
+        shapes = tuple(s for _, s in rec.inputs)
+        report.nodes.append(
+            NodeReport(
+                rec.node.label,
+                rec.node.op,
+                tuple(f"{n} {_text(s)}" for n, s in rec.inputs),
+                _text(rec.output) if rec.output is not None or any(s is None for s in shapes) else None,
+                rec.rule,
+                names,
+                tuple(_json(s) for s in shapes),
+                _json(rec.output),
+            )
+        )
+    causes = root_causes(result)
+    cause_of: dict[int, tuple[int, list[str]]] = {}
+    for ci, c in enumerate(causes):
+        for i in c.findings:
+            cause_of[i] = (ci, c.chains.get(i, []))
+        report.affects[c.origin.name] = c.affects
+    for i, f in enumerate(result.findings):
+        ci, chain = cause_of.get(i, (-1, []))
+        origin = causes[ci].origin if ci >= 0 else None
+        here = f.node.name
+        root = origin.name if origin is not None and (origin.name != here or len(causes[ci].findings) > 1) else None
+        report.problems.append(
+            Problem(
+                f.node.label,
+                f.node.op,
+                f.kind,
+                f.message,
+                axis=f.axis,
+                dims=f.dims,
+                severity=f.severity,
+                root=root,
+                root_op=origin.op if root and origin else None,
+                root_kind=origin.kind if root and origin else None,
+                chain=tuple(chain) if root else (),
+            )
+        )
+        if f.constraint is not None:
+            report.add_constraints(f.node.label, f.node.op, [f.constraint])
+    for stop in result.unknown:
+        report.unchecked.append(Unchecked(stop.node.label, stop.node.op, stop.reason, stop.downstream))
+    return report.finish()

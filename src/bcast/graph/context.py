@@ -1,0 +1,380 @@
+"""What a shape function sees while propagating: fresh symbols, broadcasting checks and findings.
+
+A shape function (:mod:`bcast.graph.ops`) computes a node's outputs from its inputs. Where the
+op's definition broadcasts, it asks :meth:`Ctx.broadcast` (or :meth:`Ctx.broadcast_into`), which
+runs bcast's own rules (:mod:`bcast.rules`) on the symbolic dims and records what they say: the
+output, an error, or a constraint on the model's symbols. Anything else that is wrong with a
+node's shapes is a :class:`ShapeError` raised by the shape function; propagation turns it into a
+finding. Each finding names the dims that clash and *where each was made* (its
+:class:`~bcast.graph.model.Origin`), which is what root causes are found from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..constraints import Constraint
+from ..dims import MAX_DIM, Dim, Shape, StaticDim, Tri
+from ..errors import BroadcastError
+from ..rules import make_plan, plan_multidirectional
+from .expr import Expr, emax
+from .model import Graph, Node, Origin, Value
+
+__all__ = ["BroadcastRecord", "Ctx", "Finding", "ShapeError", "Suspect"]
+
+Dims = tuple[Expr, ...]
+
+
+class ShapeError(ValueError):
+    """A node whose inputs' shapes its op cannot take (Reshape of the wrong size, MatMul's inner dims).
+
+    ``suspects`` name the dims (or values) at fault and where each was made.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        axis: int | None = None,
+        dims: Sequence[object] = (),
+        suspects: Sequence[Suspect] = (),
+        kind: str = "shape-mismatch",
+    ) -> None:
+        super().__init__(message)
+        self.axis = axis
+        self.dims = tuple(str(d) for d in dims)
+        self.suspects = tuple(suspects)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A dim (or a shape value's element) that takes part in a problem: its value and where it was made."""
+
+    origin: Origin
+    value: int | None = None
+
+
+@dataclass
+class Finding:
+    """One problem at one node, before root causes are joined."""
+
+    node: Node
+    kind: str
+    message: str
+    axis: int | None = None
+    dims: tuple[str, ...] = ()
+    suspects: tuple[Suspect, ...] = ()
+    constraint: Constraint | None = None
+    severity: str = "error"
+
+
+@dataclass
+class BroadcastRecord:
+    """One broadcasting node: its operands, the rule, and the output the rule gives (``None``: an error)."""
+
+    node: Node
+    rule: str
+    inputs: list[tuple[str, Dims | None]]
+    output: Dims | None
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9_]+")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ALIAS = re.compile(r"_x\d+")
+_ALIAS_IN = re.compile(r"\b_x\d+\b")
+
+
+@dataclass
+class Ctx:
+    """The state of one propagation: symbols made so far, findings, broadcasting records."""
+
+    graph: Graph
+    findings: list[Finding] = field(default_factory=list)
+    records: list[BroadcastRecord] = field(default_factory=list)
+    node: Node | None = None
+    #: the tensors known so far in the graph being walked (set by propagate before each node): the outer
+    #: scope that a control-flow op's bodies read
+    values: dict[str, Value] | None = None
+    #: the reader's inference for ops without a shape function (set by propagate), for those bodies too
+    fallback: Callable[[Node, list[Value | None], Ctx], list[Value] | None] | None = None
+    _names: set[str] = field(default_factory=set)
+    _lost: set[str] = field(default_factory=set)
+    _alias: dict[str, Expr] = field(default_factory=dict)
+    _alias_of: dict[Expr, str] = field(default_factory=dict)
+    _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
+
+    # -- symbols -------------------------------------------------------------------------------
+    def fresh(self, hint: str, *, free: bool = False) -> Expr:
+        """A new symbol, named after ``hint`` (a tensor and axis, a node): never a bare ``?``.
+
+        By default the symbol stands for a dim that propagation *lost* (an unknown op, an
+        unknown target, the output of a node already in error): a constraint on it alone says
+        nothing about the model and is not reported (:meth:`is_lost`). ``free=True`` makes a
+        symbol of the model's own (an input's unnamed dim, NonZero's data-dependent count),
+        which constraints are reported on like any other.
+        """
+        base = _SAFE.sub("_", hint).strip("_")[:48] or "d"
+        if base[0].isdigit():
+            base = "d" + base
+        name, k = base, 1
+        while name in self._names:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        if not free:
+            self._lost.add(name)
+        return Expr.symbol(name)
+
+    def is_lost(self, dims: Sequence[object]) -> bool:
+        """Whether a symbol of ``dims`` (expressions or bcast dim names) is one propagation lost: a
+        requirement that involves it says nothing certain about the model."""
+        atoms: list[str] = []
+        for d in dims:
+            if isinstance(d, Expr):
+                atoms.extend(d.atoms)
+                continue
+            for part in str(d).split("|"):
+                e = self._alias.get(part)
+                atoms.extend(e.atoms if e is not None else [part])
+        return any(a in self._lost for a in atoms)
+
+    def reserve(self, name: str) -> None:
+        self._names.add(name)
+
+    def opset(self, domain: str = "") -> int:
+        return self.graph.opset(domain)
+
+    # -- expressions as bcast dims, and back ---------------------------------------------------
+    def dim(self, e: Expr) -> Dim:
+        """``e`` as a dim bcast's rules take: a static size, or a symbol.
+
+        A model's own symbol keeps its name; any other expression (``B*S``, ``max(S, T)``) is given
+        an alias (``_x3``) that the rules can merge and compare, and :meth:`text` turns back into
+        the expression in what they say.
+        """
+        v = e.value
+        if v is not None:
+            if 0 <= v <= MAX_DIM:
+                return Dim.static(v)
+            raise ShapeError(f"a dim of {v}: sizes are 0 or more", dims=(v,), kind="invalid")
+        atom = e.atom
+        if atom is not None and _IDENT.fullmatch(atom) and not _ALIAS.fullmatch(atom):
+            self._alias[atom] = e
+            return Dim.symbol(atom)
+        name = self._alias_of.get(e)
+        if name is None:
+            name = f"_x{len(self._alias_of)}"
+            self._alias_of[e] = name
+            self._alias[name] = e
+        return Dim.symbol(name)
+
+    def text(self, message: str) -> str:
+        """A rule's words with every alias replaced by the expression it stands for."""
+        if "_x" not in message:
+            return message
+        return _ALIAS_IN.sub(lambda m: str(self._alias[m.group()]) if m.group() in self._alias else m.group(), message)
+
+    def _readable(self, c: Constraint) -> Constraint:
+        names = tuple(self.text(n) for n in c.symbols)
+        return c if names == c.symbols else replace(c, symbols=names)
+
+    def shape(self, dims: Dims | None) -> Shape:
+        return Shape.dynamic_rank() if dims is None else Shape([self.dim(e) for e in dims])
+
+    def expr(self, d: Dim) -> Expr:
+        if isinstance(d, StaticDim):
+            return Expr.const(int(d))
+        name = d.name
+        if name is not None:
+            if name in self._alias:
+                return self._alias[name]
+            parts = [self._alias.get(p) for p in name.split("|")]
+            if all(p is not None for p in parts):
+                return emax(p for p in parts if p is not None)
+        return self.fresh(f"{self.node.name if self.node else 'd'}_out")
+
+    # -- broadcasting --------------------------------------------------------------------------
+    def broadcast(
+        self,
+        node: Node,
+        ins: Sequence[Value],
+        rule: str,
+        *,
+        mode: str = "numpy",
+        axis: int = -1,
+        names: Sequence[str] | None = None,
+    ) -> Dims | None:
+        """The elementwise broadcast of ``ins`` (multidirectional, or ``mode`` for two operands)."""
+        names = list(names) if names is not None else [n for n in node.inputs if n]
+        shapes = [v.shape for v in ins]
+        record = BroadcastRecord(node, rule, list(zip(names, shapes, strict=False)), None)
+        self.records.append(record)
+        if any(s is None for s in shapes):
+            return None
+        try:
+            parsed = tuple(self.shape(s) for s in shapes)
+            if mode == "numpy":
+                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
+                cons = list(ep.constraints)
+            elif mode == "same":
+                for s in parsed[1:]:
+                    make_plan(s, parsed[0], "none")
+                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
+                cons = list(ep.constraints)
+            else:  # pdpd, legacy, none: B into A
+                cons = list(make_plan(parsed[1], parsed[0], mode, axis=axis).constraints)
+        except BroadcastError as e:
+            self._broadcast_error(node, e, ins, right_aligned=mode in ("numpy", "same"))
+            return None
+        out = _elementwise_dims([s for s in shapes if s is not None]) if mode in ("numpy", "same") else shapes[0]
+        self._constraints(node, cons, ins, parsed, right_aligned=True)
+        record.output = out
+        return out
+
+    def broadcast_into(
+        self,
+        node: Node,
+        data: Value,
+        target: Dims | None,
+        rule: str,
+        *,
+        mode: str,
+        target_value: Value | None = None,
+        names: Sequence[str] = (),
+    ) -> Dims | None:
+        """``data`` broadcast to ``target`` with one of bcast's one-way rules (``numpy``: unidirectional,
+        ``bidirectional``: ONNX Expand). Returns the output dims (``None``: an error or unknown)."""
+        names = list(names) or [n for n in node.inputs if n][:2]
+        record = BroadcastRecord(node, rule, [(names[0], data.shape), (names[-1], target)], None)
+        self.records.append(record)
+        if data.shape is None or target is None:
+            return None
+        tv = target_value or Value(None, target)
+        try:
+            d, t = self.shape(data.shape), self.shape(target)
+            p = make_plan(d, t, mode)
+        except BroadcastError as e:
+            self._broadcast_error(node, e, [data, tv], right_aligned=True)
+            return None
+        out = _elementwise_dims([data.shape, target]) if mode == "bidirectional" else target
+        self._constraints(node, list(p.constraints), [data, tv], (d, t), right_aligned=True)
+        record.output = out
+        return out
+
+    def _suspects_at(self, ins: Sequence[Value], axis: int | None, out_rank: int | None) -> tuple[Suspect, ...]:
+        found: list[Suspect] = []
+        for v in ins:
+            if v.shape is None or axis is None or out_rank is None:
+                continue
+            k = axis - (out_rank - len(v.shape))
+            if not 0 <= k < len(v.shape):
+                continue
+            e = v.shape[k]
+            if e.value == 1:
+                continue
+            o = v.origin(k)
+            if o is not None:
+                found.append(Suspect(o, e.value))
+        return tuple(found)
+
+    def _broadcast_error(self, node: Node, e: BroadcastError, ins: Sequence[Value], right_aligned: bool) -> None:
+        ranks = [len(v.shape) for v in ins if v.shape is not None]
+        out_rank = max(ranks, default=None)
+        suspects = self._suspects_at(ins, e.axis, out_rank) if right_aligned else ()
+        if not suspects:
+            suspects = tuple(Suspect(o) for v in ins for o in (v.origins or ()) if o is not None)[:8]
+        self.findings.append(
+            Finding(
+                node,
+                "cannot-broadcast",
+                self.text(str(e)),
+                axis=e.axis,
+                dims=tuple(self.text(d) for d in e.dims),
+                suspects=suspects,
+            )
+        )
+
+    def _constraints(
+        self, node: Node, cons: list[Constraint], ins: Sequence[Value], parsed: Sequence[Shape], right_aligned: bool
+    ) -> None:
+        if not cons:
+            return
+        ranks = [len(v.shape) for v in ins if v.shape is not None]
+        out_rank = max(ranks, default=None)
+        shapes = ", ".join(str(s) for s in parsed[:8])
+        for c in cons:
+            key = (node.label, c.kind, frozenset(c.symbols), c.allowed)  # one constraint, in either spelling
+            if key in self._seen_constraints:
+                continue
+            self._seen_constraints.add(key)
+            if self.is_lost(c.symbols):
+                continue
+            suspects = self._suspects_at(ins, c.axis, out_rank) if right_aligned else ()
+            c = self._readable(c)
+            self.findings.append(
+                Finding(
+                    node,
+                    "constraint",
+                    f"the shapes {self.text(shapes)} broadcast only if {c}",
+                    axis=c.axis,
+                    dims=c.symbols,
+                    suspects=suspects,
+                    constraint=c,
+                    severity="warning",
+                )
+            )
+
+    # -- other problems ------------------------------------------------------------------------
+    def problem(
+        self,
+        node: Node,
+        kind: str,
+        message: str,
+        *,
+        axis: int | None = None,
+        dims: Sequence[object] = (),
+        suspects: Sequence[Suspect] = (),
+        severity: str = "error",
+    ) -> None:
+        if kind == "constraint" and self.is_lost([d for d in dims if not isinstance(d, int)]):
+            return
+        self.findings.append(
+            Finding(
+                node,
+                kind,
+                message,
+                axis=axis,
+                dims=tuple(str(d) for d in dims),
+                suspects=tuple(suspects),
+                severity=severity,
+            )
+        )
+
+
+def _elementwise_dims(shapes: Sequence[Dims]) -> Dims:
+    """NumPy's output dims, as expressions: per right-aligned axis, the one size that is not 1."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[Expr] = []
+    for k in range(rank):
+        sizes: list[Expr] = []
+        for s in shapes:
+            j = k - (rank - len(s))
+            if j >= 0 and s[j].value != 1 and s[j] not in sizes:
+                sizes.append(s[j])
+        if not sizes:
+            out.append(Expr.const(1))
+        elif len(sizes) == 1:
+            out.append(sizes[0])
+        else:
+            statics = [e for e in sizes if e.is_const]
+            # a static size wins over symbols (they must be 1 or it); among symbols, the larger
+            out.append(statics[0] if len(statics) == 1 else emax(sizes))
+    return tuple(out)
+
+
+def same(a: Expr, b: Expr) -> Tri:
+    return a.eq(b)

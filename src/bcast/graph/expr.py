@@ -1,0 +1,337 @@
+"""Integer expressions over a model's symbols: the dims and shape values of a graph.
+
+A dim of a real model is rarely a bare ``?``: it is ``B``, ``B*S``, ``S + 1`` or
+``floor((T - 1)/2) + 1``. :class:`Expr` keeps such a dim as a polynomial with integer
+coefficients over *atoms* (the model's symbols, and opaque terms such as ``floor(S/2)`` or
+``max(A, B)`` that a polynomial cannot hold), in one normal form, so that two dims computed
+along different paths compare equal exactly when their normal forms do.
+
+Comparisons are three-valued (:class:`~bcast.dims.Tri`): equal normal forms are ``YES``,
+a constant nonzero difference is ``NO``, anything else ``MAYBE``: never a guess.
+
+Every atom stands for a size (>= 0), which is what lets ``S + 1`` be known never to be 0.
+
+>>> B, S = Expr.symbol("B"), Expr.symbol("S")
+>>> str(B * S * 12), str((B * S * 12) // 12), str(S + 1 - S)
+('12*B*S', 'B*S', '1')
+>>> (B * 2).eq(B + B), (S + 1).eq(S), S.eq(B)
+(<Tri.YES: 2>, <Tri.NO: 0>, <Tri.MAYBE: 1>)
+>>> str((S - 1) // 2 + 1)
+'floor((S - 1)/2) + 1'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ..dims import Tri
+
+__all__ = ["Expr", "ExprLike", "as_expr"]
+
+Monomial = tuple[str, ...]  # sorted atom names, repeated for powers; () is the constant term
+Terms = tuple[tuple[Monomial, int], ...]
+
+#: beyond this many terms or this degree a product becomes one opaque atom: a polynomial that
+#: grows with every node would make propagation quadratic
+MAX_TERMS = 24
+MAX_DEGREE = 6
+#: the longest text an opaque atom may have; longer ones are named by a short digest
+MAX_ATOM_CHARS = 200
+
+
+class Expr:
+    """An integer polynomial over atoms, in normal form. Immutable and hashable."""
+
+    __slots__ = ("_hash", "terms")
+
+    terms: Terms
+    _hash: int
+
+    def __init__(self, terms: Terms) -> None:
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "_hash", hash(terms))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Expr is immutable")
+
+    # -- construction ------------------------------------------------------------------------
+    @staticmethod
+    def const(value: int) -> Expr:
+        v = int(value)
+        if -256 <= v <= 4096:
+            return _SMALL[v + 256]
+        return Expr((((), v),))
+
+    @staticmethod
+    def symbol(name: str) -> Expr:
+        return Expr((((name,), 1),))
+
+    @staticmethod
+    def _from(acc: dict[Monomial, int]) -> Expr:
+        items = [(m, c) for m, c in acc.items() if c]
+        items.sort(key=_order)
+        return Expr(tuple(items))
+
+    # -- facts -----------------------------------------------------------------------------
+    @property
+    def value(self) -> int | None:
+        """The integer this is, or ``None`` when it holds a symbol."""
+        if not self.terms:
+            return 0
+        if len(self.terms) == 1 and not self.terms[0][0]:
+            return self.terms[0][1]
+        return None
+
+    @property
+    def is_const(self) -> bool:
+        return self.value is not None
+
+    @property
+    def atom(self) -> str | None:
+        """The atom's name when this is exactly one atom (``S``), else ``None``."""
+        if len(self.terms) == 1 and self.terms[0][1] == 1 and len(self.terms[0][0]) == 1:
+            return self.terms[0][0][0]
+        return None
+
+    @property
+    def atoms(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for m, _ in self.terms:
+            for a in m:
+                seen.setdefault(a)
+        return tuple(seen)
+
+    @property
+    def degree(self) -> int:
+        return max((len(m) for m, _ in self.terms), default=0)
+
+    @property
+    def lo(self) -> int | None:
+        """A lower bound, every atom being >= 0 (``None``: unbounded below)."""
+        total = 0
+        for m, c in self.terms:
+            if not m:
+                total += c
+            elif c < 0:
+                return None
+        return total
+
+    def eq(self, other: ExprLike) -> Tri:
+        """Three-valued equality: ``YES`` for one normal form, ``NO`` for a constant nonzero difference."""
+        d = self - other
+        v = d.value
+        if v is not None:
+            return Tri.YES if v == 0 else Tri.NO
+        lo = d.lo
+        if lo is not None and lo > 0:
+            return Tri.NO
+        lo = (-d).lo
+        if lo is not None and lo > 0:
+            return Tri.NO
+        return Tri.MAYBE
+
+    def is_one(self) -> Tri:
+        return self.eq(1)
+
+    # -- arithmetic --------------------------------------------------------------------------
+    def __add__(self, other: ExprLike) -> Expr:
+        o = as_expr(other)
+        if not o.terms:
+            return self
+        if not self.terms:
+            return o
+        acc = dict(self.terms)
+        for m, c in o.terms:
+            acc[m] = acc.get(m, 0) + c
+        return Expr._from(acc)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Expr:
+        return Expr(tuple((m, -c) for m, c in self.terms))
+
+    def __sub__(self, other: ExprLike) -> Expr:
+        return self + (-as_expr(other))
+
+    def __rsub__(self, other: ExprLike) -> Expr:
+        return as_expr(other) - self
+
+    def __mul__(self, other: ExprLike) -> Expr:
+        o = as_expr(other)
+        a, b = self.value, o.value
+        if a is not None and b is not None:
+            return Expr.const(a * b)
+        if a == 0 or b == 0:
+            return _SMALL[256]
+        if a == 1:
+            return o
+        if b == 1:
+            return self
+        if len(self.terms) * len(o.terms) > MAX_TERMS or self.degree + o.degree > MAX_DEGREE:
+            return _opaque(f"({self})*({o})")
+        acc: dict[Monomial, int] = {}
+        for m1, c1 in self.terms:
+            for m2, c2 in o.terms:
+                m = tuple(sorted(m1 + m2))
+                acc[m] = acc.get(m, 0) + c1 * c2
+        return Expr._from(acc)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: ExprLike) -> Expr:
+        """Floor division; exact when the divisor divides every term, else an opaque ``floor(a/b)``."""
+        o = as_expr(other)
+        a, b = self.value, o.value
+        if b == 0:
+            raise ZeroDivisionError("division of a dim by zero")
+        if a is not None and b is not None:
+            return Expr.const(a // b)
+        if b == 1:
+            return self
+        if self.eq(o) is Tri.YES:
+            return _SMALL[257]
+        q = self._exact_quotient(o)
+        if q is not None:
+            return q
+        return _opaque(f"floor({_group(self)}/{_group(o)})")
+
+    def ceildiv(self, other: ExprLike) -> Expr:
+        o = as_expr(other)
+        a, b = self.value, o.value
+        if a is not None and b is not None and b != 0:
+            return Expr.const(-((-a) // b))
+        q = self._exact_quotient(o)
+        if q is not None:
+            return q
+        return _opaque(f"ceil({_group(self)}/{_group(o)})")
+
+    def __mod__(self, other: ExprLike) -> Expr:
+        o = as_expr(other)
+        a, b = self.value, o.value
+        if b == 0:
+            raise ZeroDivisionError("modulo of a dim by zero")
+        if a is not None and b is not None:
+            return Expr.const(a % b)
+        if b == 1 or self._exact_quotient(o) is not None:
+            return _SMALL[256]
+        return _opaque(f"({_group(self)} mod {_group(o)})")
+
+    def _exact_quotient(self, o: Expr) -> Expr | None:
+        """``self / o`` when ``o`` is one monomial (with coefficient) dividing every term exactly."""
+        if len(o.terms) != 1:
+            return None
+        dm, dc = o.terms[0]
+        if dc == 0:
+            return None
+        acc: dict[Monomial, int] = {}
+        for m, c in self.terms:
+            if c % dc:
+                return None
+            rest = list(m)
+            for x in dm:
+                if x not in rest:
+                    return None
+                rest.remove(x)
+            acc[tuple(rest)] = acc.get(tuple(rest), 0) + c // dc
+        return Expr._from(acc)
+
+    # -- identity and text -------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Expr):
+            return self.terms == other.terms
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __str__(self) -> str:
+        if not self.terms:
+            return "0"
+        out = ""
+        for i, (m, c) in enumerate(self.terms):
+            body = "*".join(m)
+            if not m:
+                text = str(abs(c))
+            elif abs(c) == 1:
+                text = body
+            else:
+                text = f"{abs(c)}*{body}"
+            if i == 0:
+                out = ("-" if c < 0 else "") + text
+            else:
+                out += (" - " if c < 0 else " + ") + text
+        return out
+
+    def __repr__(self) -> str:
+        return f"Expr({str(self)!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Expr, (self.terms,))
+
+
+ExprLike = Expr | int
+
+_SMALL = [Expr((((), v),) if v else ()) for v in range(-256, 4097)]
+
+
+def as_expr(value: ExprLike) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    return Expr.const(int(value))
+
+
+def _order(item: tuple[Monomial, int]) -> tuple[int, int, Monomial]:
+    m, _ = item
+    return (0 if m else 1, -len(m), m)  # symbols first, higher degree first, the constant last
+
+
+def _group(e: Expr) -> str:
+    return str(e) if e.atom is not None or e.is_const else f"({e})"
+
+
+def _opaque(text: str) -> Expr:
+    if len(text) > MAX_ATOM_CHARS:
+        import hashlib
+
+        text = "expr_" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+    return Expr.symbol(text)
+
+
+def emax(items: Iterable[ExprLike]) -> Expr:
+    """The maximum: a constant when all are, the one expression when all are equal, else ``max(...)``."""
+    return _extreme(items, "max")
+
+
+def emin(items: Iterable[ExprLike]) -> Expr:
+    return _extreme(items, "min")
+
+
+def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
+    pick: Callable[[Iterable[int]], int] = max if name == "max" else min
+    distinct: dict[Expr, None] = {}
+    for x in items:
+        distinct.setdefault(as_expr(x))
+    es = list(distinct)
+    if not es:
+        raise ValueError(f"{name} of no expressions")
+    consts = [e.value for e in es if e.value is not None]
+    rest = [e for e in es if e.value is None]
+    if not rest:
+        return Expr.const(pick(c for c in consts if c is not None))
+    if consts:
+        c = pick(x for x in consts if x is not None)
+        # every atom is >= 0: a constant no larger than every expression's lower bound drops out of max
+        if name == "max":
+            los = [e.lo for e in rest]
+            if all(lo is not None and lo >= c for lo in los):
+                consts = []
+        rest_text = [str(e) for e in rest]
+        if consts:
+            rest_text.append(str(c))
+    else:
+        rest_text = [str(e) for e in rest]
+    if len(rest_text) == 1:
+        return rest[0]
+    return _opaque(f"{name}({', '.join(sorted(rest_text))})")

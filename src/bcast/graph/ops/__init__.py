@@ -1,0 +1,8 @@
+"""One shape function per op type, registered in :data:`SHAPES` by the modules of this package."""
+
+from __future__ import annotations
+
+from . import elementwise, linalg, shape
+from ._base import DATA_LIMIT, SHAPES, ShapeFn, register
+
+__all__ = ["DATA_LIMIT", "SHAPES", "ShapeFn", "elementwise", "linalg", "register", "shape"]

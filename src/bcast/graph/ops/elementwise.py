@@ -1,0 +1,386 @@
+"""Ops whose definition broadcasts (ONNX's multidirectional and unidirectional ones), and unary ops.
+
+Each broadcasting op is checked by bcast's rules through :meth:`Ctx.broadcast`; on small integer
+values (shape arithmetic: ``Shape -> Gather -> Mul -> Concat``) the op is also *evaluated*, on
+expressions, so that a computed Reshape or Expand target is known.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...dims import Tri
+from ...ops import LEGACY_BROADCAST, MULTIDIRECTIONAL, SAME_SHAPE_BEFORE_8
+from ..context import Ctx
+from ..expr import Expr, emax, emin
+from ..model import Node, Origin, Value
+from ._base import DATA_LIMIT, attr_int, known, rank_of_length, register, same_as, static_numel
+
+Dims = tuple[Expr, ...]
+
+_COMPARE = frozenset({"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"})
+
+
+def onnx_rule(node: Node, opset: int) -> tuple[str, str, int]:
+    """(description, bcast mode, axis) of an ONNX broadcasting node at ``opset``."""
+    op = node.op
+    if op in LEGACY_BROADCAST and opset < 7:
+        if attr_int(node, "broadcast", 0):
+            axis = attr_int(node, "axis", -1)
+            where = f", axis {axis}" if axis != -1 else ""
+            return f"ONNX legacy broadcast=1{where} (opset {opset})", "legacy", axis
+        return f"ONNX no broadcasting (opset {opset}, broadcast=0)", "none", -1
+    if op in SAME_SHAPE_BEFORE_8 and opset < 8:
+        return f"ONNX equal shapes (opset {opset})", "same", -1
+    return "ONNX multidirectional", "numpy", -1
+
+
+@register(*sorted(MULTIDIRECTIONAL))
+def _multidirectional(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    vals = [known(v) for v in ins if v is not None]
+    names = [n for n in node.inputs if n]
+    rule, mode, axis = onnx_rule(node, ctx.opset(node.domain))
+    out = ctx.broadcast(node, vals, rule, mode=mode, axis=axis, names=names)
+    dtype = _dtype(node.op, vals)
+    data = evaluate(node.op, vals, out) if out is not None else None
+    if out is None and mode == "numpy" and all(v.shape is not None for v in vals):
+        # an error was recorded: go on with fresh dims, so one mistake is reported once, not at every node after it
+        rank = max(len(v.shape or ()) for v in vals)
+        out = tuple(ctx.fresh(f"{node.name}_{k}") for k in range(rank))
+    return [Value(dtype, out, data)]
+
+
+def _dtype(op: str, vals: Sequence[Value]) -> str | None:
+    if op in _COMPARE:
+        return "bool"
+    if op == "Where":
+        return vals[1].dtype if len(vals) > 1 else None
+    return vals[0].dtype if vals else None
+
+
+# -- evaluation on small values ----------------------------------------------------------------
+
+
+def _int_div(a: Expr, b: Expr) -> Expr | None:
+    bv, av = b.value, a.value
+    if bv == 0:
+        return None
+    if av is not None and bv is not None:
+        q = abs(av) // abs(bv)
+        return Expr.const(q if (av >= 0) == (bv > 0) else -q)  # C division truncates toward zero
+    return a // b  # sizes are >= 0: floor and truncation agree
+
+
+def _tri_int(t: Tri) -> Expr | None:
+    return None if t is Tri.MAYBE else Expr.const(1 if t is Tri.YES else 0)
+
+
+def _cmp(a: Expr, b: Expr, op: Callable[[int, int], bool]) -> Expr | None:
+    av, bv = a.value, b.value
+    if av is None or bv is None:
+        d = a - b
+        lo, hi = d.lo, (-d).lo
+        if lo is not None and lo > 0:  # a > b for sure
+            return Expr.const(int(op(1, 0)))
+        if hi is not None and hi > 0:  # a < b for sure
+            return Expr.const(int(op(0, 1)))
+        return None
+    return Expr.const(int(op(av, bv)))
+
+
+def _num(x: Any) -> Any:
+    if isinstance(x, Expr):
+        return x.value
+    return x
+
+
+def _float_op(op: str, a: Any, b: Any) -> Any:
+    fa, fb = _num(a), _num(b)
+    if fa is None or fb is None:
+        return None
+    try:
+        if op == "Add":
+            return fa + fb
+        if op == "Sub":
+            return fa - fb
+        if op == "Mul":
+            return fa * fb
+        if op == "Div":
+            return fa / fb
+        if op == "Pow":
+            return float(fa) ** fb
+        if op == "Max":
+            return max(fa, fb)
+        if op == "Min":
+            return min(fa, fb)
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return None
+    return None
+
+
+_EXPR_OPS: dict[str, Callable[[Expr, Expr], Expr | None]] = {
+    "Add": lambda a, b: a + b,
+    "Sub": lambda a, b: a - b,
+    "Mul": lambda a, b: a * b,
+    "Div": _int_div,
+    "Mod": lambda a, b: None if b.value == 0 else a % b,
+    "Max": lambda a, b: emax((a, b)),
+    "Min": lambda a, b: emin((a, b)),
+    "Equal": lambda a, b: _tri_int(a.eq(b)),
+    "Greater": lambda a, b: _cmp(a, b, lambda x, y: x > y),
+    "Less": lambda a, b: _cmp(a, b, lambda x, y: x < y),
+    "GreaterOrEqual": lambda a, b: _cmp(a, b, lambda x, y: x >= y),
+    "LessOrEqual": lambda a, b: _cmp(a, b, lambda x, y: x <= y),
+    "And": lambda a, b: _cmp(a, b, lambda x, y: bool(x and y)) if a.is_const and b.is_const else None,
+    "Or": lambda a, b: _cmp(a, b, lambda x, y: bool(x or y)) if a.is_const and b.is_const else None,
+    "Sum": lambda a, b: a + b,
+}
+
+
+def evaluate(op: str, vals: Sequence[Value], out: Dims) -> tuple[Any, ...] | None:
+    """The op's value on small known operands, broadcast to ``out`` (``None`` when not known)."""
+    if any(v.data is None or v.shape is None for v in vals):
+        return None
+    n = static_numel(out)
+    if n is None or n > DATA_LIMIT:
+        return None
+    shape = [int(d.value or 0) for d in out]
+    cols = [_broadcast_data(v, shape) for v in vals]
+    if any(c is None for c in cols):
+        return None
+    if op == "Where":
+        res: list[Any] = []
+        for c, x, y in zip(*cols, strict=True):
+            cv = _num(c)
+            if cv is None:
+                return None
+            res.append(x if cv else y)
+        return tuple(res)
+    if op == "Mean":
+        return None
+    fn = _EXPR_OPS.get(op)
+    if fn is None:
+        return None
+    out_vals: list[Any] = []
+    for items in zip(*cols, strict=True):
+        acc = items[0]
+        for b in items[1:]:
+            acc = fn(acc, b) if isinstance(acc, Expr) and isinstance(b, Expr) else _float_op(op, acc, b)
+            if acc is None:
+                return None
+        out_vals.append(acc)
+    return tuple(out_vals)
+
+
+def _broadcast_data(v: Value, shape: list[int]) -> list[Any] | None:
+    assert v.data is not None and v.shape is not None
+    src = [d.value for d in v.shape]
+    if any(s is None for s in src):
+        return None
+    dims = [int(s) for s in src if s is not None]
+    if math.prod(dims) != len(v.data):
+        return None
+    rank = len(shape)
+    dims = [1] * (rank - len(dims)) + dims
+    strides = [0] * rank
+    step = 1
+    for k in range(rank - 1, -1, -1):
+        strides[k] = 0 if dims[k] == 1 else step
+        step *= dims[k]
+    out: list[Any] = []
+    total = math.prod(shape)
+    for flat in range(total):
+        rem, idx = flat, 0
+        for k in range(rank - 1, -1, -1):
+            i = rem % shape[k] if shape[k] else 0
+            rem //= shape[k] if shape[k] else 1
+            idx += i * strides[k]
+        out.append(v.data[idx])
+    return out
+
+
+# -- unidirectional ones -------------------------------------------------------------------------
+
+
+@register("PRelu")
+def _prelu(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x, slope = known(ins[0]), known(ins[1] if len(ins) > 1 else None)
+    ctx.broadcast_into(
+        node, slope, x.shape, "ONNX unidirectional (slope to X)", mode="numpy", names=[node.inputs[1], node.inputs[0]]
+    )
+    return [same_as(x)]
+
+
+@register("Expand")
+def _expand(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    from ._base import dims_from_value
+
+    x, target = known(ins[0]), known(ins[1] if len(ins) > 1 else None)
+    dv = dims_from_value(node, target, "the target shape")
+    if dv is None:
+        n = (
+            rank_of_length(node, target.shape[0], "the shape input")
+            if target.shape is not None and len(target.shape) == 1
+            else None
+        )
+        if n is None or x.shape is None:
+            return [Value(x.dtype, None)]
+        # the target's values are unknown but its length is not: fresh dims, one per axis
+        dims: tuple[Expr, ...] = tuple(ctx.fresh(f"{node.name}_shape_{k}") for k in range(n))
+        origins: tuple[Origin | None, ...] = (Origin(node.name, node.op),) * len(dims)
+    else:
+        dims, origins = dv
+    tv = Value(target.dtype, dims, None, origins)
+    out = ctx.broadcast_into(node, x, dims, "ONNX Expand (bidirectional)", mode="bidirectional", target_value=tv)
+    if out is None:
+        return [Value(x.dtype, None)]
+    return [Value(x.dtype, out, _expanded_data(x, out))]
+
+
+def _expanded_data(x: Value, out: Dims) -> tuple[Any, ...] | None:
+    if x.data is None or x.shape is None:
+        return None
+    n = static_numel(out)
+    if n is None or n > DATA_LIMIT:
+        return None
+    got = _broadcast_data(x, [int(d.value or 0) for d in out])
+    return None if got is None else tuple(got)
+
+
+_UNARY = [
+    "Abs",
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "BitwiseNot",
+    "Ceil",
+    "Celu",
+    "Clip",
+    "Cos",
+    "Cosh",
+    "Elu",
+    "Erf",
+    "Exp",
+    "Floor",
+    "Gelu",
+    "HardSigmoid",
+    "HardSwish",
+    "Hardmax",
+    "Identity",
+    "IsInf",
+    "IsNaN",
+    "LeakyRelu",
+    "Log",
+    "LogSoftmax",
+    "LpNormalization",
+    "Mish",
+    "Neg",
+    "Not",
+    "Reciprocal",
+    "Relu",
+    "Round",
+    "Selu",
+    "Shrink",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Softmax",
+    "Softplus",
+    "Softsign",
+    "Sqrt",
+    "Tan",
+    "Tanh",
+    "ThresholdedRelu",
+    "Trilu",
+    "CumSum",
+    "FastGelu",
+    "BiasGelu",
+    "QuickGelu",
+]
+
+
+@register(*_UNARY)
+def _unary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0] if ins else None)
+    dtype = "bool" if node.op in ("Not", "IsInf", "IsNaN") else x.dtype
+    data = None
+    if node.op == "Identity":
+        return [x]
+    if node.op == "Neg" and x.ints is not None:
+        data = tuple(-e for e in x.ints)
+    if node.op == "Abs" and x.consts is not None:
+        data = tuple(Expr.const(abs(v)) for v in x.consts)
+    return [Value(dtype, x.shape, data, x.origins, x.data_origins if data is not None else None)]
+
+
+@register("Dropout")
+def _dropout(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    return [x, Value("bool", x.shape, None, x.origins)]
+
+
+_NUMPY_DTYPE = {
+    1: "float32",
+    2: "uint8",
+    3: "int8",
+    4: "uint16",
+    5: "int16",
+    6: "int32",
+    7: "int64",
+    8: "str",
+    9: "bool",
+    10: "float16",
+    11: "float64",
+    12: "uint32",
+    13: "uint64",
+    14: "complex64",
+    15: "complex128",
+    16: "bfloat16",
+}
+
+
+def _truth(e: Any) -> Expr | None:
+    if isinstance(e, Expr):
+        zero = e.eq(0)
+        return None if zero is Tri.MAYBE else Expr.const(0 if zero is Tri.YES else 1)
+    return Expr.const(int(bool(e)))
+
+
+def dtype_name(code: int) -> str:
+    return _NUMPY_DTYPE.get(code, f"type{code}")
+
+
+@register("Cast", "CastLike")
+def _cast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if node.op == "CastLike":
+        dtype = known(ins[1] if len(ins) > 1 else None).dtype
+    else:
+        dtype = dtype_name(int(node.attrs.get("to", 1)))
+    data: tuple[Any, ...] | None = None
+    if x.data is not None:
+        if dtype in ("float16", "float32", "float64", "bfloat16"):
+            data = tuple(_num(e) if isinstance(e, Expr) else e for e in x.data)
+            if any(d is None for d in data):
+                data = None
+        elif dtype == "bool":
+            data = tuple(_truth(e) for e in x.data)
+            data = None if any(d is None for d in data) else data
+        else:
+            conv: list[Any] = []
+            for e in x.data:
+                if isinstance(e, Expr):
+                    conv.append(e)
+                elif isinstance(e, float) and math.isfinite(e):
+                    conv.append(Expr.const(int(e)))
+                else:
+                    conv = []
+                    break
+            data = tuple(conv) if len(conv) == len(x.data) else None
+    return [Value(dtype, x.shape, data, x.origins, x.data_origins if data is not None else None)]

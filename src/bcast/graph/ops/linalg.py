@@ -1,0 +1,179 @@
+"""MatMul (its batch dims broadcast), Gemm (C broadcasts to M x N) and the normalizations with a scale.
+
+MatMul's leading dims follow NumPy's multidirectional rule, so a wrong head count in one
+Reshape before ``Q @ K^T`` is a broadcasting clash: it is checked as one.
+"""
+
+from __future__ import annotations
+
+from ..context import Ctx, ShapeError, Suspect
+from ..expr import Expr
+from ..model import Node, Origin, Value
+from ._base import attr_int, input_value, known, register
+
+Dims = tuple[Expr, ...]
+
+
+def _text(d: Dims) -> str:
+    return "[" + ",".join(str(x) for x in d) + "]"
+
+
+def _batch(v: Value, keep: int) -> Value:
+    """The leading (batch) dims of a MatMul operand, and their origins."""
+    assert v.shape is not None
+    n = max(0, len(v.shape) - keep)
+    return Value(v.dtype, v.shape[:n], None, tuple(v.origin(k) for k in range(n)))
+
+
+@register("MatMul", "MatMulInteger", "FusedMatMul")
+def _matmul(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    a, b = known(ins[0]), known(input_value(ins, 1))
+    dtype = "int32" if node.op == "MatMulInteger" else a.dtype
+    if a.shape is None or b.shape is None:
+        return [Value(dtype, None)]
+    if not a.shape or not b.shape:
+        raise ShapeError(
+            f"{node.op} {node.name}: a scalar operand ({_text(a.shape)} @ {_text(b.shape)})", kind="invalid"
+        )
+    ta = bool(node.attrs.get("transA", 0)) if node.op == "FusedMatMul" else False
+    tb = bool(node.attrs.get("transB", 0)) if node.op == "FusedMatMul" else False
+    sa, sb = list(a.shape), list(b.shape)
+    oa = [a.origin(k) for k in range(len(sa))]
+    ob = [b.origin(k) for k in range(len(sb))]
+    if ta and len(sa) >= 2:
+        sa[-1], sa[-2] = sa[-2], sa[-1]
+        oa[-1], oa[-2] = oa[-2], oa[-1]
+    if tb and len(sb) >= 2:
+        sb[-1], sb[-2] = sb[-2], sb[-1]
+        ob[-1], ob[-2] = ob[-2], ob[-1]
+    a1, b1 = len(sa) == 1, len(sb) == 1
+    if a1:
+        sa, oa = [Expr.const(1), *sa], [None, *oa]
+    if b1:
+        sb, ob = [*sb, Expr.const(1)], [*ob, None]
+    k_a, k_b = sa[-1], sb[-2]
+    if k_a.eq(k_b).name == "NO":
+        sus = [Suspect(o, e.value) for o, e in ((oa[-1], k_a), (ob[-2], k_b)) if o is not None]
+        raise ShapeError(
+            f"{node.op} {node.name}: the inner dims differ: {_text(a.shape)} @ {_text(b.shape)} ({k_a} against {k_b})",
+            dims=(k_a, k_b),
+            suspects=sus,
+        )
+    if k_a.eq(k_b).name == "MAYBE" and (not k_a.is_const or not k_b.is_const):
+        ctx.problem(
+            node,
+            "constraint",
+            f"{node.op} {node.name}: {_text(a.shape)} @ {_text(b.shape)} needs {k_a} == {k_b}",
+            dims=(k_a, k_b),
+            severity="warning",
+            suspects=[Suspect(o, e.value) for o, e in ((oa[-1], k_a), (ob[-2], k_b)) if o is not None],
+        )
+    ba = Value(a.dtype, tuple(sa[:-2]), None, tuple(oa[:-2]))
+    bb = Value(b.dtype, tuple(sb[:-2]), None, tuple(ob[:-2]))
+    names = [node.inputs[0], node.inputs[1]]
+    if ba.shape and bb.shape:  # one operand without batch dims just repeats: nothing can clash
+        batch = ctx.broadcast(node, [ba, bb], "ONNX MatMul batch dims (multidirectional)", names=names)
+        if batch is None:
+            rank = max(len(ba.shape or ()), len(bb.shape or ()))
+            batch = tuple(ctx.fresh(f"{node.name}_{k}") for k in range(rank))
+    else:
+        batch = ba.shape or bb.shape or ()
+    out = list(batch)
+    origins: list[Origin | None] = (
+        list((ba.origins if ba.shape else bb.origins) or ()) if not (ba.shape and bb.shape) else [None] * len(batch)
+    )
+    if not a1:
+        out.append(sa[-2])
+        origins.append(oa[-2])
+    if not b1:
+        out.append(sb[-1])
+        origins.append(ob[-1])
+    if ba.shape and bb.shape:  # the report shows the operands and the product, not only their batch dims
+        rec = ctx.records[-1]
+        rec.inputs = [(names[0], a.shape), (names[1], b.shape)]
+        rec.output = tuple(out) if rec.output is not None else None
+    return [Value(dtype, tuple(out), None, tuple(origins))]
+
+
+@register("Gemm")
+def _gemm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    a, b = known(ins[0]), known(input_value(ins, 1))
+    c = input_value(ins, 2)
+    if a.shape is None or b.shape is None:
+        mn: Dims | None = None
+        origins: tuple[Origin | None, ...] | None = None
+    else:
+        if len(a.shape) != 2 or len(b.shape) != 2:
+            raise ShapeError(
+                f"Gemm {node.name}: A and B must be matrices, got {_text(a.shape)} and {_text(b.shape)}",
+                kind="shape-mismatch",
+            )
+        ta, tb = attr_int(node, "transA", 0), attr_int(node, "transB", 0)
+        m, k_a = (a.shape[1], a.shape[0]) if ta else (a.shape[0], a.shape[1])
+        k_b, n = (b.shape[1], b.shape[0]) if tb else (b.shape[0], b.shape[1])
+        if k_a.eq(k_b).name == "NO":
+            oka, okb = a.origin(0 if ta else 1), b.origin(1 if tb else 0)
+            raise ShapeError(
+                f"Gemm {node.name}: the inner dims differ: K is {k_a} in A {_text(a.shape)} and {k_b} in B "
+                f"{_text(b.shape)}",
+                dims=(k_a, k_b),
+                suspects=[Suspect(o, e.value) for o, e in ((oka, k_a), (okb, k_b)) if o],
+            )
+        mn = (m, n)
+        origins = (a.origin(1 if ta else 0), b.origin(0 if tb else 1))
+    if c is not None:
+        names = [node.inputs[2], node.inputs[0]]
+        ctx.broadcast_into(
+            node,
+            c,
+            mn,
+            "ONNX unidirectional (C to M x N)",
+            mode="numpy",
+            names=names,
+            target_value=Value(None, mn, None, origins),
+        )
+    return [Value(a.dtype, mn, None, origins)]
+
+
+@register(
+    "LayerNormalization",
+    "RMSNormalization",
+    "SimplifiedLayerNormalization",
+    "SkipLayerNormalization",
+    "SkipSimplifiedLayerNormalization",
+)
+def _layer_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    skip = node.op.startswith("Skip")
+    operands = list(enumerate(ins))[1:]
+    for k, v in operands:
+        if v is None:
+            continue
+        if skip and k == 1:  # the skip input has X's shape exactly
+            ctx.broadcast_into(
+                node,
+                v,
+                x.shape,
+                "ONNX unidirectional (skip to X)",
+                mode="numpy",
+                names=[node.inputs[k], node.inputs[0]],
+                target_value=x,
+            )
+            continue
+        ctx.broadcast_into(
+            node,
+            v,
+            x.shape,
+            "ONNX unidirectional (scale and bias to X)",
+            mode="numpy",
+            names=[node.inputs[k], node.inputs[0]],
+            target_value=x,
+        )
+    outs = [Value(x.dtype, x.shape, None, x.origins)]
+    if x.shape is not None and not skip:
+        r = len(x.shape)
+        axis = attr_int(node, "axis", -1)
+        axis = axis % r if r and -r <= axis < r else 0
+        stat = tuple(d if k < axis else Expr.const(1) for k, d in enumerate(x.shape))
+        outs += [Value("float32", stat), Value("float32", stat)]
+    return outs

@@ -1,0 +1,684 @@
+"""Ops that compute or rearrange shapes: Shape, Gather, Slice, Concat, Reshape, Transpose, ...
+
+Their *values* are propagated too, as expressions, whenever they are small: a TorchScript
+export computes every Reshape and Expand target as ``Shape -> Gather -> Unsqueeze -> Concat``,
+and a target known only as ``[?, ?, ?]`` would hide the bug in the constant beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..context import Ctx, ShapeError, Suspect
+from ..expr import Expr, emax, emin
+from ..model import Node, Origin, Value
+from ._base import (
+    DATA_LIMIT,
+    attr_int,
+    attr_ints,
+    axes_of,
+    axis_of,
+    dims_from_value,
+    input_value,
+    known,
+    numel,
+    rank_of_length,
+    register,
+    static_numel,
+)
+from .elementwise import dtype_name
+
+Dims = tuple[Expr, ...]
+Origins = tuple[Origin | None, ...]
+
+_INT_MAX = 2**62  # Slice's "to the end" sentinels are near 2**63
+
+
+def _node_origin(node: Node) -> Origin:
+    return Origin(node.name, node.op)
+
+
+@register("Constant")
+def _constant(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    v = node.attrs.get("value")
+    if isinstance(v, Value):
+        o = _node_origin(node)
+        n = len(v.data) if v.data is not None else 0
+        return [Value(v.dtype, v.shape, v.data, (o,) * len(v.shape or ()), (o,) * n)]
+    for key, dtype in (("value_int", "int64"), ("value_float", "float32")):
+        if key in node.attrs:
+            x = node.attrs[key]
+            return [Value(dtype, (), (Expr.const(x) if dtype == "int64" else float(x),), (), (_node_origin(node),))]
+    for key, dtype in (("value_ints", "int64"), ("value_floats", "float32")):
+        if key in node.attrs:
+            xs = list(node.attrs[key])
+            data = tuple(Expr.const(x) if dtype == "int64" else float(x) for x in xs)
+            o = _node_origin(node)
+            return [Value(dtype, (Expr.const(len(xs)),), data if len(xs) <= DATA_LIMIT else None, (o,), (o,) * len(xs))]
+    return [Value(None, None)]
+
+
+@register("Shape")
+def _shape(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value("int64", None)]
+    r = len(x.shape)
+    start, end = attr_int(node, "start", 0), attr_int(node, "end", r)
+    start = min(max(start + r if start < 0 else start, 0), r)
+    end = min(max(end + r if end < 0 else end, 0), r)
+    dims = x.shape[start:end] if end > start else ()
+    origins = tuple(x.origin(k) for k in range(start, max(start, end)))
+    return [Value("int64", (Expr.const(len(dims)),), tuple(dims), None, origins)]
+
+
+@register("Size")
+def _size(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value("int64", ())]
+    return [Value("int64", (), (numel(x.shape),), (), (_node_origin(node),))]
+
+
+def _indices(v: Value) -> list[tuple[Expr, Origin | None]] | None:
+    if v.data is None or not all(isinstance(e, Expr) for e in v.data):
+        return None
+    return [(e, v.data_origin(k)) for k, e in enumerate(v.data)]
+
+
+@register("Gather")
+def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x, idx = known(ins[0]), known(input_value(ins, 1))
+    if x.shape is None or idx.shape is None:
+        return [Value(x.dtype, None)]
+    r = len(x.shape)
+    if r == 0:
+        raise ShapeError(f"Gather {node.name}: the data is a scalar; Gather needs rank >= 1", kind="invalid")
+    axis = axis_of(node, attr_int(node, "axis", 0), r)
+    out = x.shape[:axis] + idx.shape + x.shape[axis + 1 :]
+    origins = (
+        tuple(x.origin(k) for k in range(axis))
+        + (idx.origins or (None,) * len(idx.shape))
+        + tuple(x.origin(k) for k in range(axis + 1, r))
+    )
+    data = None
+    data_origins = None
+    n_axis = x.shape[axis].value
+    pairs = _indices(idx)
+    if x.data is not None and r == 1 and pairs is not None and n_axis is not None:
+        picked: list[Any] = []
+        picked_o: list[Origin | None] = []
+        for e, o in pairs:
+            k = e.value
+            if k is None:
+                break
+            if not -n_axis <= k < n_axis:
+                raise ShapeError(
+                    f"Gather {node.name}: index {k} is out of range for an axis of size {n_axis} "
+                    f"(the data is {_dims_text(x.shape)})",
+                    dims=(k, n_axis),
+                    suspects=[Suspect(o, k)] if o else (),
+                    kind="index-out-of-range",
+                )
+            picked.append(x.data[k % n_axis])
+            picked_o.append(x.data_origin(k % n_axis))
+        else:
+            data, data_origins = tuple(picked), tuple(picked_o)
+    elif pairs is not None and n_axis is not None:
+        for e, o in pairs:
+            k = e.value
+            if k is not None and not -n_axis <= k < n_axis:
+                raise ShapeError(
+                    f"Gather {node.name}: index {k} is out of range for axis {axis} of size {n_axis} "
+                    f"(the data is {_dims_text(x.shape)})",
+                    axis=axis,
+                    dims=(k, n_axis),
+                    suspects=[Suspect(o, k)] if o else (),
+                    kind="index-out-of-range",
+                )
+    return [Value(x.dtype, out, data, origins, data_origins)]
+
+
+def _dims_text(dims: Dims) -> str:
+    return "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def _clamp_index(k: Expr, size: Expr, step_neg: bool) -> Expr:
+    """Slice's start/end: negative counts from the end, then clamped to the axis (symbolic ends are
+    taken as in range: a model slices a buffer by a length that fits it)."""
+    v, n = k.value, size.value
+    if v is not None:
+        if v >= _INT_MAX:
+            return size if not step_neg else size - 1
+        if v <= -_INT_MAX:
+            return Expr.const(-1 if step_neg else 0)
+        if v < 0:
+            base = size + v
+            if n is not None:
+                lo = -1 if step_neg else 0
+                return Expr.const(max(lo, n + v))
+            return base
+        if n is not None:
+            return Expr.const(min(v, n - 1 if step_neg else n))
+        return k
+    if n is not None and k.lo is not None and k.lo >= n:
+        return size
+    return k
+
+
+@register("Slice")
+def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value(x.dtype, None)]
+    r = len(x.shape)
+    if "starts" in node.attrs:  # opset < 10
+        starts: list[Expr] | None = [Expr.const(v) for v in node.attrs["starts"]]
+        ends: list[Expr] | None = [Expr.const(v) for v in node.attrs["ends"]]
+        axes = attr_ints(node, "axes")
+        steps: list[int] | None = None
+    else:
+        starts = known(input_value(ins, 1)).ints
+        ends = known(input_value(ins, 2)).ints
+        av = input_value(ins, 3)
+        axes = None if av is not None and av.consts is None else (av.consts if av is not None else None)
+        if av is not None and av.consts is None:
+            return [Value(x.dtype, tuple(ctx.fresh(f"{node.name}_{k}") for k in range(r)))]
+        sv = input_value(ins, 4)
+        steps = sv.consts if sv is not None else None
+        if sv is not None and steps is None:
+            return [Value(x.dtype, tuple(ctx.fresh(f"{node.name}_{k}") for k in range(r)))]
+    if starts is None or ends is None:
+        n = len(axes) if axes is not None else None
+        affected = set(axis_of(node, a, r) for a in axes) if axes is not None else set(range(r))
+        del n
+        return [
+            Value(
+                x.dtype,
+                tuple(ctx.fresh(f"{node.name}_{k}") if k in affected else d for k, d in enumerate(x.shape)),
+                None,
+                tuple(None if k in affected else x.origin(k) for k in range(r)),
+            )
+        ]
+    axes_l = [axis_of(node, a, r) for a in (axes if axes is not None else range(len(starts)))]
+    steps_l = steps if steps is not None else [1] * len(axes_l)
+    if not len(starts) == len(ends) == len(axes_l) == len(steps_l):
+        raise ShapeError(f"Slice {node.name}: starts, ends, axes and steps differ in length", kind="invalid")
+    out = list(x.shape)
+    origins = [x.origin(k) for k in range(r)]
+    slices: dict[int, tuple[int, int, int]] = {}
+    for s, e, a, st in zip(starts, ends, axes_l, steps_l, strict=True):
+        if st == 0:
+            raise ShapeError(f"Slice {node.name}: a step of 0", kind="invalid")
+        size = x.shape[a]
+        b = _clamp_index(s, size, st < 0)
+        f = _clamp_index(e, size, st < 0)
+        length = f - b if st > 0 else b - f
+        lv = length.value
+        if lv is not None:
+            n_out = max(0, -(-lv // abs(st)))
+            out[a] = Expr.const(n_out)
+        else:
+            out[a] = length if abs(st) == 1 else length.ceildiv(abs(st))
+        if out[a] is not size:
+            origins[a] = _node_origin(node) if out[a] != size else origins[a]
+        if b.value is not None and f.value is not None:
+            slices[a] = (b.value, f.value, st)
+    data = None
+    data_origins = None
+    if x.data is not None and r == 1 and 0 in slices and x.shape[0].value is not None:
+        b0, f0, st0 = slices[0]
+        idx = list(range(b0, f0, st0))
+        data = tuple(x.data[i] for i in idx if 0 <= i < len(x.data))
+        data_origins = tuple(x.data_origin(i) for i in idx if 0 <= i < len(x.data))
+        out[0] = Expr.const(len(data))
+    return [Value(x.dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+@register("Concat")
+def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    vals = [known(v) for v in ins if v is not None]
+    if not vals:
+        return [Value(None, None)]
+    shapes = [v.shape for v in vals]
+    known_shapes = [s for s in shapes if s is not None]
+    if not known_shapes:
+        return [Value(vals[0].dtype, None)]
+    r = len(known_shapes[0])
+    if any(len(s) != r for s in known_shapes):
+        ranks = ", ".join(_dims_text(s) for s in known_shapes[:8])
+        raise ShapeError(
+            f"Concat {node.name}: the inputs differ in rank: {ranks}",
+            suspects=_shape_suspects(vals),
+            kind="shape-mismatch",
+        )
+    if r == 0:
+        raise ShapeError(f"Concat {node.name}: scalars cannot be concatenated", kind="invalid")
+    axis = axis_of(node, attr_int(node, "axis", 0), r)
+    out: list[Expr] = list(known_shapes[0])
+    origins: list[Origin | None] = [vals[0].origin(k) for k in range(r)] if vals[0].shape is not None else [None] * r
+    if any(s is None for s in shapes):
+        out[axis] = ctx.fresh(f"{node.name}_{axis}")
+    else:
+        total = Expr.const(0)
+        for s in known_shapes:
+            total = total + s[axis]
+        out[axis] = total
+        origins[axis] = _node_origin(node)
+    # every other axis must agree
+    for k in range(r):
+        if k == axis:
+            continue
+        first: tuple[Expr, Value] | None = None
+        for v in vals:
+            if v.shape is None:
+                continue
+            d = v.shape[k]
+            if first is None:
+                first = (d, v)
+                continue
+            if d.eq(first[0]).name == "NO":
+                sus = [Suspect(o, e.value) for o, e in ((first[1].origin(k), first[0]), (v.origin(k), d)) if o]
+                raise ShapeError(
+                    f"Concat {node.name} on axis {axis}: the inputs differ at axis {k}: "
+                    f"{', '.join(_dims_text(s) for s in known_shapes[:8])}",
+                    axis=k,
+                    dims=(first[0], d),
+                    suspects=sus,
+                )
+            if first[0].value is None and d.value is not None:
+                out[k] = d  # a static size is the better name for it
+    data = None
+    data_origins = None
+    if r == 1 and all(v.data is not None for v in vals):
+        data = tuple(e for v in vals for e in (v.data or ()))
+        data_origins = tuple(v.data_origin(k) for v in vals for k in range(len(v.data or ())))
+        if len(data) > DATA_LIMIT:
+            data = data_origins = None
+    return [Value(vals[0].dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+def _shape_suspects(vals: list[Value]) -> list[Suspect]:
+    return [Suspect(o) for v in vals for o in (v.origins or ()) if o is not None][:8]
+
+
+@register("Unsqueeze")
+def _unsqueeze(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value(x.dtype, None)]
+    av = input_value(ins, 1)
+    raw = (attr_ints(node, "axes") or []) if "axes" in node.attrs else (av.consts if av is not None else None)
+    if raw is None:
+        return [Value(x.dtype, None)]
+    r = len(x.shape) + len(raw)
+    axes = sorted(axis_of(node, a, r, "axes") for a in raw)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"Unsqueeze {node.name}: axes {raw} repeat an axis", kind="invalid")
+    dims: list[Expr] = []
+    origins: list[Origin | None] = []
+    it = iter(range(len(x.shape)))
+    for k in range(r):
+        if k in axes:
+            dims.append(Expr.const(1))
+            origins.append(_node_origin(node))
+        else:
+            j = next(it)
+            dims.append(x.shape[j])
+            origins.append(x.origin(j))
+    return [Value(x.dtype, tuple(dims), x.data, tuple(origins), x.data_origins)]
+
+
+@register("Squeeze")
+def _squeeze(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value(x.dtype, None)]
+    r = len(x.shape)
+    axes = axes_of(node, ins, r)
+    if axes is None:
+        return [Value(x.dtype, None)]
+    if not axes and "axes" not in node.attrs and (len(ins) < 2 or ins[1] is None):
+        axes = [k for k, d in enumerate(x.shape) if d.value == 1]
+        if any(d.value is None for d in x.shape):
+            # which symbolic dims are 1 is not known: the rank is not either
+            return [Value(x.dtype, None)]
+    for a in axes:
+        if x.shape[a].eq(1).name == "NO":
+            o = x.origin(a)
+            raise ShapeError(
+                f"Squeeze {node.name}: axis {a} of {_dims_text(x.shape)} is {x.shape[a]}, not 1",
+                axis=a,
+                dims=(x.shape[a],),
+                suspects=[Suspect(o, x.shape[a].value)] if o else (),
+            )
+    keep = [k for k in range(r) if k not in axes]
+    return [Value(x.dtype, tuple(x.shape[k] for k in keep), x.data, tuple(x.origin(k) for k in keep), x.data_origins)]
+
+
+@register("Reshape")
+def _reshape(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if "shape" in node.attrs:  # opset < 5
+        raw = [Expr.const(v) for v in node.attrs["shape"]]
+        o = _node_origin(node)
+        target = Value("int64", (Expr.const(len(raw)),), tuple(raw), (o,), (o,) * len(raw))
+    else:
+        target = known(input_value(ins, 1))
+    allowzero = attr_int(node, "allowzero", 0)
+    return [reshape(node, ctx, x, target, special_zero=not allowzero)]
+
+
+def reshape(node: Node, ctx: Ctx, x: Value, target: Value, *, special_zero: bool) -> Value:
+    """Reshape's output: 0 copies the input's dim (``special_zero``), -1 is inferred from the size."""
+    ints = target.ints
+    if ints is None:
+        n = (
+            rank_of_length(node, target.shape[0], "the shape input")
+            if target.shape and len(target.shape) == 1
+            else None
+        )
+        if n is not None:
+            return Value(
+                x.dtype, tuple(ctx.fresh(f"{node.name}_{k}") for k in range(n)), None, (_node_origin(node),) * n
+            )
+        return Value(x.dtype, None)
+    dims: list[Expr | None] = []
+    origins: list[Origin | None] = []
+    minus = -1
+    for k, e in enumerate(ints):
+        v = e.value
+        o = target.data_origin(k)
+        if v == 0 and special_zero:
+            if x.shape is None or k >= len(x.shape):
+                if x.shape is None:
+                    dims.append(ctx.fresh(f"{node.name}_{k}"))
+                    origins.append(_node_origin(node))
+                    continue
+                raise ShapeError(
+                    f"Reshape {node.name}: the target {_dims_text(tuple(ints))} copies dim {k} (a 0) of "
+                    f"{_dims_text(x.shape)}, which has no axis {k}",
+                    suspects=[Suspect(o, 0)] if o else (),
+                    kind="shape-mismatch",
+                )
+            dims.append(x.shape[k])
+            origins.append(x.origin(k))
+        elif v == -1:
+            if minus >= 0:
+                raise ShapeError(
+                    f"Reshape {node.name}: the target {_dims_text(tuple(ints))} has two -1",
+                    suspects=[Suspect(o, -1)] if o else (),
+                    kind="invalid",
+                )
+            minus = k
+            dims.append(None)
+            origins.append(_node_origin(node))
+        elif v is not None and v < -1:
+            raise ShapeError(
+                f"Reshape {node.name}: the target {_dims_text(tuple(ints))} holds {v}",
+                suspects=[Suspect(o, v)] if o else (),
+                kind="invalid",
+            )
+        else:
+            dims.append(e)
+            origins.append(o or _node_origin(node))
+    if x.shape is None:
+        out = tuple(d if d is not None else ctx.fresh(f"{node.name}_{k}") for k, d in enumerate(dims))
+        return Value(x.dtype, out, None, tuple(origins))
+    total = numel(x.shape)
+    known_part = numel(tuple(d for d in dims if d is not None))
+    if minus >= 0:
+        kv = known_part.value
+        if kv == 0:
+            dims[minus] = Expr.const(0) if total.value == 0 else ctx.fresh(f"{node.name}_{minus}")
+        else:
+            q = total // known_part
+            if q.atom is not None and q.atom.startswith("floor(") and total.value is None:
+                pass
+            elif (
+                q.value is not None
+                and total.value is not None
+                and known_part.value is not None
+                and total.value % known_part.value
+            ):
+                raise ShapeError(
+                    f"Reshape {node.name}: {_dims_text(x.shape)} ({total} elements) cannot be reshaped to "
+                    f"{_dims_text(tuple(ints))}: {total} is not a multiple of {known_part}",
+                    dims=(total, known_part),
+                    suspects=_target_suspects(target, ints),
+                    kind="shape-mismatch",
+                )
+            dims[minus] = q
+    else:
+        same = total.eq(known_part)
+        if same.name == "NO":
+            raise ShapeError(
+                f"Reshape {node.name}: {_dims_text(x.shape)} has {total} elements, the target "
+                f"{_dims_text(tuple(ints))} holds {known_part}",
+                dims=(total, known_part),
+                suspects=_target_suspects(target, ints),
+                kind="shape-mismatch",
+            )
+    out_dims = tuple(d if d is not None else ctx.fresh(f"{node.name}_{k}") for k, d in enumerate(dims))
+    data = x.data if x.data is not None and static_numel(out_dims) == len(x.data) else None
+    return Value(x.dtype, out_dims, data, tuple(origins), x.data_origins if data is not None else None)
+
+
+def _target_suspects(target: Value, ints: list[Expr]) -> list[Suspect]:
+    out = []
+    for k, e in enumerate(ints):
+        o = target.data_origin(k)
+        if o is not None and e.value is not None and e.value not in (0, -1):
+            out.append(Suspect(o, e.value))
+    return out
+
+
+@register("Flatten")
+def _flatten(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value(x.dtype, (ctx.fresh(f"{node.name}_0"), ctx.fresh(f"{node.name}_1")))]
+    r = len(x.shape)
+    axis = attr_int(node, "axis", 1)
+    if not -r <= axis <= r:
+        raise ShapeError(f"Flatten {node.name}: axis {axis} is out of range for rank {r}", kind="invalid")
+    axis %= r + 1
+    return [Value(x.dtype, (numel(x.shape[:axis]), numel(x.shape[axis:])))]
+
+
+@register("Transpose")
+def _transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value(x.dtype, None)]
+    r = len(x.shape)
+    perm = attr_ints(node, "perm") or list(range(r - 1, -1, -1))
+    if sorted(perm) != list(range(r)):
+        raise ShapeError(
+            f"Transpose {node.name}: perm {perm} is not a permutation of the {r} axes of {_dims_text(x.shape)}",
+            kind="invalid",
+        )
+    return [Value(x.dtype, tuple(x.shape[p] for p in perm), None, tuple(x.origin(p) for p in perm))]
+
+
+@register("Tile")
+def _tile(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x, reps = known(ins[0]), known(input_value(ins, 1))
+    if x.shape is None:
+        return [Value(x.dtype, None)]
+    ints = reps.ints
+    if ints is None:
+        return [Value(x.dtype, tuple(ctx.fresh(f"{node.name}_{k}") for k in range(len(x.shape))))]
+    if len(ints) != len(x.shape):
+        raise ShapeError(
+            f"Tile {node.name}: {len(ints)} repeats for the {len(x.shape)} axes of {_dims_text(x.shape)}",
+            kind="shape-mismatch",
+        )
+    return [Value(x.dtype, tuple(d * k for d, k in zip(x.shape, ints, strict=True)))]
+
+
+@register("ConstantOfShape")
+def _constant_of_shape(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    target = known(ins[0])
+    v = node.attrs.get("value")
+    dtype = v.dtype if isinstance(v, Value) else "float32"
+    dv = dims_from_value(node, target, "the shape")
+    if dv is None:
+        n = (
+            rank_of_length(node, target.shape[0], "the shape input")
+            if target.shape and len(target.shape) == 1
+            else None
+        )
+        if n is not None:
+            return [Value(dtype, tuple(ctx.fresh(f"{node.name}_{k}") for k in range(n)))]
+        return [Value(dtype, None)]
+    dims, origins = dv
+    data = None
+    n = static_numel(dims)
+    if isinstance(v, Value) and v.data and n is not None and n <= DATA_LIMIT:
+        data = (v.data[0],) * n
+    return [Value(dtype, dims, data, origins, (_node_origin(node),) * n if data is not None and n else None)]
+
+
+@register("Range")
+def _range(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    start, limit, delta = (known(input_value(ins, k)) for k in range(3))
+    dtype = start.dtype
+    s, lim, d = (v.data[0] if v.data else None for v in (start, limit, delta))
+    if isinstance(s, Expr) and isinstance(lim, Expr) and isinstance(d, Expr) and d.value not in (None, 0):
+        step = int(d.value or 1)
+        if s.value is not None and lim.value is not None:
+            n = max(0, -((s.value - lim.value) // step))  # ceil((limit - start) / delta)
+            data = tuple(Expr.const(s.value + k * step) for k in range(n)) if n <= DATA_LIMIT else None
+            return [Value(dtype, (Expr.const(n),), data)]
+        length = (lim - s) if step == 1 else (lim - s).ceildiv(step)
+        return [Value(dtype, (length,))]
+    if all(isinstance(x, (int, float, Expr)) and _num(x) is not None for x in (s, lim, d)) and _num(d):
+        n = max(0, math.ceil((_num(lim) - _num(s)) / _num(d)))
+        return [Value(dtype, (Expr.const(n),))]
+    return [Value(dtype, (ctx.fresh(f"{node.name}_n"),))]
+
+
+def _num(x: Any) -> Any:
+    return x.value if isinstance(x, Expr) else x
+
+
+@register("Split")
+def _split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    n_out = len(node.outputs)
+    if x.shape is None:
+        return [Value(x.dtype, None) for _ in range(n_out)]
+    r = len(x.shape)
+    axis = axis_of(node, attr_int(node, "axis", 0), r)
+    sizes: list[Expr] | None
+    if "split" in node.attrs:
+        sizes = [Expr.const(v) for v in node.attrs["split"]]
+    elif input_value(ins, 1) is not None:
+        sizes = known(input_value(ins, 1)).ints
+    else:
+        sizes = None
+    size = x.shape[axis]
+    if sizes is None:
+        if input_value(ins, 1) is not None:
+            sizes = [ctx.fresh(f"{node.name}_{k}") for k in range(n_out)]
+        else:
+            parts = int(node.attrs.get("num_outputs", n_out))
+            chunk = size.ceildiv(parts)
+            sizes = [chunk] * (parts - 1) + [size - chunk * (parts - 1)]
+    else:
+        total = Expr.const(0)
+        for s in sizes:
+            total = total + s
+        if total.eq(size).name == "NO":
+            o = x.origin(axis)
+            raise ShapeError(
+                f"Split {node.name}: the parts {_dims_text(tuple(sizes))} add up to {total}, but axis {axis} "
+                f"of {_dims_text(x.shape)} is {size}",
+                axis=axis,
+                dims=(total, size),
+                suspects=[Suspect(o, size.value)] if o else (),
+            )
+    outs = []
+    for s in sizes[:n_out]:
+        dims = list(x.shape)
+        dims[axis] = s
+        outs.append(
+            Value(x.dtype, tuple(dims), None, tuple(x.origin(k) if k != axis else _node_origin(node) for k in range(r)))
+        )
+    return outs
+
+
+_REDUCE = [
+    "ReduceMean",
+    "ReduceSum",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
+]
+
+
+@register(*_REDUCE)
+def _reduce(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value(x.dtype, None)]
+    r = len(x.shape)
+    axes = axes_of(node, ins, r)
+    keep = attr_int(node, "keepdims", 1)
+    if axes is None:
+        return [Value(x.dtype, None if not keep else tuple(ctx.fresh(f"{node.name}_{k}") for k in range(r)))]
+    if not axes:
+        axes = [] if attr_int(node, "noop_with_empty_axes", 0) else list(range(r))
+    data = None
+    if node.op in ("ReduceProd", "ReduceSum") and x.ints is not None and len(axes) == r:
+        acc = Expr.const(1 if node.op == "ReduceProd" else 0)
+        for e in x.ints:
+            acc = acc * e if node.op == "ReduceProd" else acc + e
+        data = (acc,)
+    dims: list[Expr] = []
+    origins: list[Origin | None] = []
+    for k in range(r):
+        if k in axes:
+            if keep:
+                dims.append(Expr.const(1))
+                origins.append(_node_origin(node))
+        else:
+            dims.append(x.shape[k])
+            origins.append(x.origin(k))
+    return [Value(x.dtype, tuple(dims), data, tuple(origins), (_node_origin(node),) if data else None)]
+
+
+@register("ArgMax", "ArgMin")
+def _argmax(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    if x.shape is None:
+        return [Value("int64", None)]
+    r = len(x.shape)
+    axis = axis_of(node, attr_int(node, "axis", 0), r)
+    keep = attr_int(node, "keepdims", 1)
+    dims = [Expr.const(1) if k == axis else d for k, d in enumerate(x.shape) if keep or k != axis]
+    return [Value("int64", tuple(dims))]
+
+
+@register("NonZero")
+def _nonzero(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    rank: Expr = Expr.const(len(x.shape)) if x.shape is not None else ctx.fresh(f"{node.name}_rank")
+    return [Value("int64", (rank, ctx.fresh(f"{node.name}_count", free=True)))]
+
+
+@register("EyeLike")
+def _eyelike(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(ins[0])
+    dt = node.attrs.get("dtype")
+    return [Value(dtype_name(int(dt)) if dt is not None else x.dtype, x.shape, None, x.origins)]
+
+
+__all__ = ["emax", "emin", "reshape"]

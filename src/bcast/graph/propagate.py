@@ -1,0 +1,288 @@
+"""Symbolic shape and value propagation over a :class:`~bcast.graph.model.Graph`, node by node.
+
+Each node's outputs come from its op's shape function (:data:`bcast.graph.ops.SHAPES`), or,
+for an op bcast has none for, from the reader's ``fallback`` (ONNX's own per-node inference,
+with bcast's symbols passed through). What the file declares for a tensor is compared with what
+propagation derives: a contradiction is a finding (a stale or wrong annotation) and the derived
+shape wins; the declaration is used only where nothing could be derived.
+
+Where propagation cannot go on (an op without a shape function, an input of unknown rank), it
+says so: :attr:`Result.unknown` names the nodes where knowledge stopped and how many nodes
+after each were left without shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..dims import Tri
+from .context import BroadcastRecord, Ctx, Finding, ShapeError
+from .expr import Expr
+from .model import Declared, Graph, Node, Origin, Value
+from .ops import SHAPES
+
+__all__ = ["Fallback", "Result", "Stop", "propagate"]
+
+#: a reader's inference for ops without a shape function: (node, inputs, ctx) -> outputs or None
+Fallback = Callable[[Node, list[Value | None], Ctx], "list[Value] | None"]
+Progress = Callable[[int, int], None]
+Arity = Callable[[Node], "tuple[int, int] | None"]
+
+
+@dataclass
+class Stop:
+    """A node where propagation lost a shape, and how many nodes after it had none."""
+
+    node: Node
+    reason: str
+    downstream: int = 0
+
+
+@dataclass
+class Result:
+    """Every tensor's value, every finding, every broadcasting node, and where knowledge stopped."""
+
+    graph: Graph
+    values: dict[str, Value]
+    findings: list[Finding]
+    records: list[BroadcastRecord]
+    unknown: list[Stop] = field(default_factory=list)
+    consumers: dict[str, list[Node]] = field(default_factory=dict)
+
+    def consumers_of(self, tensors: Sequence[str]) -> list[Node]:
+        return [n for t in tensors for n in self.consumers.get(t, ())]
+
+
+def propagate(
+    graph: Graph,
+    *,
+    fallback: Fallback | None = None,
+    progress: Progress | None = None,
+    debug: bool = False,
+    ctx: Ctx | None = None,
+    values: dict[str, Value] | None = None,
+    arity: Arity | None = None,
+) -> Result:
+    """Propagate shapes through ``graph`` (and its bodies), recording findings in ``ctx``.
+
+    ``arity(node)`` gives the (min, max) inputs the format allows the node's op (``None``: no rule);
+    a node outside it is a finding and its outputs unknown.
+    """
+    ctx = ctx or Ctx(graph)
+    vals: dict[str, Value] = dict(values or {})
+    for name, decl in graph.inputs.items():
+        vals[name] = _input_value(name, decl, ctx)
+    for name, v in graph.constants.items():
+        o = Origin(name, "initializer", "initializer")
+        n = len(v.data) if v.data is not None else 0
+        vals[name] = Value(v.dtype, v.shape, v.data, (o,) * len(v.shape or ()), (o,) * n)
+    stops: list[Stop] = []
+    lost_at: dict[str, Stop] = {}  # tensor -> the stop that made it unknown
+    consumers: dict[str, list[Node]] = {}
+    total = len(graph.nodes)
+    for i, node in enumerate(graph.nodes):
+        if progress is not None and i % 64 == 0:
+            progress(i, total)
+        for name in node.inputs:
+            if name:
+                consumers.setdefault(name, []).append(node)
+        ins: list[Value | None] = [vals.get(n, Value(None, None)) if n else None for n in node.inputs]
+        ctx.node = node
+        ctx.values, ctx.fallback = vals, fallback
+        if arity is not None and not _arity_ok(node, arity, ctx):
+            outs: list[Value] = []
+            stop: Stop | None = None
+        else:
+            outs, stop = _run(node, ins, ctx, fallback, debug)
+        if stop is not None:
+            stops.append(stop)
+        inherited = _stop_of(node, ins, lost_at)
+        for k, name in enumerate(node.outputs):
+            if not name:
+                continue
+            v = outs[k] if k < len(outs) else Value(None, None)
+            v = _with_origins(node, ins, v)
+            v = _against_declared(node, name, v, graph.declared.get(name), ctx)
+            vals[name] = v
+            if v.shape is None:
+                if stop is not None:
+                    lost_at[name] = stop
+                elif inherited is not None:
+                    lost_at[name] = inherited
+                    inherited.downstream += 1
+    if progress is not None:
+        progress(total, total)
+    ctx.node = None
+    return Result(graph, vals, ctx.findings, ctx.records, stops, consumers)
+
+
+def _arity_ok(node: Node, arity: Arity, ctx: Ctx) -> bool:
+    got = arity(node)
+    if got is None:
+        return True
+    lo, hi = got
+    n = len(node.inputs)
+    if not lo <= n <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}" if hi < 2**31 - 1 else f"at least {lo}"
+        ctx.problem(
+            node, "invalid", f"{node.op} (opset {ctx.opset(node.domain)}) takes {want} inputs, the node has {n}"
+        )
+        return False
+    missing = [k for k in range(lo) if not node.inputs[k]]
+    if missing:
+        ctx.problem(node, "invalid", f"{node.op}'s required input {missing[0]} is empty")
+        return False
+    return True
+
+
+def _input_value(name: str, decl: Declared, ctx: Ctx) -> Value:
+    o = Origin(name, "input", "input")
+    if decl.dims is None:
+        return Value(decl.dtype, None)
+    dims = []
+    for k, d in enumerate(decl.dims):
+        if d is None:
+            d = ctx.fresh(f"{name}_{k}", free=True)  # an unnamed dynamic dim: named after the input and axis
+        else:
+            for a in d.atoms:
+                ctx.reserve(a)
+        dims.append(d)
+    return Value(decl.dtype, tuple(dims), None, (o,) * len(dims))
+
+
+def _run(
+    node: Node, ins: list[Value | None], ctx: Ctx, fallback: Fallback | None, debug: bool
+) -> tuple[list[Value], Stop | None]:
+    key = f"{node.domain}:{node.op}" if node.domain not in ("", "ai.onnx") else node.op
+    fn = SHAPES.get(key) or (SHAPES.get(node.op) if node.domain in ("", "ai.onnx", "com.microsoft") else None)
+    function = ctx.graph.functions.get((node.domain, node.op))
+    try:
+        if function is not None:
+            return _call(function, node, ins, ctx, fallback, debug), None
+        if fn is not None:
+            return fn(node, ins, ctx), None
+        if fallback is not None:
+            got = fallback(node, ins, ctx)
+            if got is not None:
+                return got, None
+        return [], Stop(node, f"no shape function for {node.domain + '.' if node.domain else ''}{node.op}")
+    except ShapeError as e:
+        ctx.findings.append(Finding(node, e.kind, str(e), axis=e.axis, dims=e.dims, suspects=e.suspects))
+        outs = [_fresh_like(node, k, ctx) for k in range(len(node.outputs))]
+        return outs, None
+    except RecursionError:
+        raise
+    except Exception as e:  # a bug in one shape function costs that node, not the whole check
+        if debug:
+            raise
+        return [], Stop(node, f"internal error in the shape function of {node.op}: {type(e).__name__}: {e}")
+
+
+def _call(
+    function: Graph, node: Node, ins: list[Value | None], ctx: Ctx, fallback: Fallback | None, debug: bool
+) -> list[Value]:
+    """A model-local function's outputs: its body propagated with the call's inputs bound to its parameters
+    (the reader bounds how many nodes all calls expand to)."""
+    bound = {p: v for p, v in zip(function.params, ins, strict=False) if v is not None}
+    outer_graph, outer_node = ctx.graph, ctx.node
+    body = Graph(
+        [replace(n, path=(*node.path, node.name)) for n in function.nodes],
+        {},
+        function.outputs,
+        function.constants,
+        {},
+        function.opsets or outer_graph.opsets,
+        outer_graph.format,
+        function.name,
+        functions=outer_graph.functions,
+    )
+    ctx.graph = body
+    try:
+        result = propagate(body, fallback=fallback, debug=debug, ctx=ctx, values=bound)
+    finally:
+        ctx.graph, ctx.node = outer_graph, outer_node
+    return [result.values.get(o, Value(None, None)) for o in function.outputs]
+
+
+def _fresh_like(node: Node, k: int, ctx: Ctx) -> Value:
+    """After an error: nothing is known of the output, but it is not a second error either."""
+    return Value(None, None)
+
+
+def _stop_of(node: Node, ins: Sequence[Value | None], lost_at: dict[str, Stop]) -> Stop | None:
+    for name, v in zip(node.inputs, ins, strict=False):
+        if v is not None and v.shape is None and name in lost_at:
+            return lost_at[name]
+    return None
+
+
+def _with_origins(node: Node, ins: Sequence[Value | None], v: Value) -> Value:
+    """Give each output dim the origin of the input dim it equals, else this node."""
+    if v.shape is None:
+        return v
+    if v.origins is not None and len(v.origins) == len(v.shape) and all(o is not None for o in v.origins):
+        return v
+    here = Origin(node.name, node.op)
+    pool: dict[Expr, Origin] = {}
+    for x in ins:
+        if x is None or x.shape is None or x.origins is None:
+            continue
+        for e, o in zip(x.shape, x.origins, strict=False):
+            if o is not None and e.value is None:
+                pool.setdefault(e, o)
+    origins: list[Origin | None] = []
+    for k, e in enumerate(v.shape):
+        o = v.origins[k] if v.origins is not None and k < len(v.origins) else None
+        if o is None:
+            o = pool.get(e) if e.value is None else _same_axis_origin(ins, v, k)
+        origins.append(o or here)
+    return Value(v.dtype, v.shape, v.data, tuple(origins), v.data_origins)
+
+
+def _same_axis_origin(ins: Sequence[Value | None], v: Value, k: int) -> Origin | None:
+    assert v.shape is not None
+    for x in ins:
+        if x is None or x.shape is None or x.origins is None:
+            continue
+        j = k - (len(v.shape) - len(x.shape))
+        if 0 <= j < len(x.shape) and x.shape[j] == v.shape[k]:
+            return x.origins[j]
+        break
+    return None
+
+
+def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ctx: Ctx) -> Value:
+    """The file's annotation is evidence: compare, report a contradiction, keep the derived shape."""
+    if decl is None or decl.dims is None:
+        return v
+    if v.shape is None:
+        dims = tuple(d if d is not None else ctx.fresh(f"{name}_{k}") for k, d in enumerate(decl.dims))
+        return Value(v.dtype or decl.dtype, dims, None, (Origin(node.name, node.op),) * len(dims))
+    if len(decl.dims) != len(v.shape):
+        ctx.problem(
+            node,
+            "declared-shape",
+            f"the model declares {name} as {_text(decl.dims)} (rank {len(decl.dims)}), but propagation "
+            f"gives {_text(v.shape)} (rank {len(v.shape)}): the annotation is stale or wrong",
+            severity="warning",
+        )
+        return v
+    for k, (d, e) in enumerate(zip(decl.dims, v.shape, strict=True)):
+        if d is not None and d.eq(e) is Tri.NO:
+            ctx.problem(
+                node,
+                "declared-shape",
+                f"the model declares {name} as {_text(decl.dims)}, but propagation gives {_text(v.shape)}: "
+                f"at axis {k} the declared dim is {d}, the derived one {e}",
+                axis=k,
+                dims=(d, e),
+                severity="warning",
+            )
+            break
+    return v
+
+
+def _text(dims: Sequence[Any]) -> str:
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"

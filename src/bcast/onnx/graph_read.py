@@ -1,0 +1,316 @@
+"""An ONNX ``ModelProto`` as bcast's neutral graph (:class:`bcast.graph.Graph`), weights unread.
+
+Each ``dim_param`` becomes a symbol (an expression such as ``2*s0 + 1``, as the dynamo exporter
+writes, is parsed as one); a dim with neither value nor name gets a symbol named after its input
+and axis at propagation. Constants keep their shape, and their value only when small and
+present: a weight's data is never decoded (a reader that strips it, :mod:`bcast.onnx.wire`,
+leaves nothing to decode anyway), and external data is never opened.
+
+:func:`onnx_fallback` is the long tail: for an op bcast has no shape function for, ONNX's own
+per-node inference (``infer_node_outputs``) runs with bcast's expressions passed as ``dim_param``
+text, and what comes back is mapped to the same expressions.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..graph import Ctx, Declared, Expr, Graph, Node, Value
+from ..graph.ops import DATA_LIMIT
+from ..graph.ops.elementwise import dtype_name
+
+__all__ = ["graph_of", "onnx_arity", "onnx_fallback", "parse_dim"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_.]*)|(//|[-+*/()%]))")
+_FLOAT_TYPES = frozenset({1, 10, 11, 16})
+
+
+def parse_dim(text: str) -> Expr:
+    """A ``dim_param`` as an expression: ``batch``, ``2*s0``, ``s1 + 1``, ``(s0 - 1)//2``; any other text is one
+    symbol of that name.
+
+    >>> str(parse_dim("2*s0 + 1")), str(parse_dim("batch")), str(parse_dim("s0//2"))
+    ('2*s0 + 1', 'batch', 'floor(s0/2)')
+    """
+    if _NAME.fullmatch(text):
+        return Expr.symbol(text)
+    try:
+        tokens = _tokens(text)
+        e, pos = _sum(tokens, 0)
+        if pos == len(tokens):
+            return e
+    except (ValueError, IndexError, ZeroDivisionError):
+        pass
+    return Expr.symbol(text)
+
+
+def _tokens(text: str) -> list[str]:
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise ValueError(text)
+        out.append(m.group(1) or m.group(2) or m.group(3))
+        pos = m.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return out
+
+
+def _sum(t: list[str], i: int) -> tuple[Expr, int]:
+    e, i = _product(t, i)
+    while i < len(t) and t[i] in "+-":
+        op = t[i]
+        rhs, i = _product(t, i + 1)
+        e = e + rhs if op == "+" else e - rhs
+    return e, i
+
+
+def _product(t: list[str], i: int) -> tuple[Expr, int]:
+    e, i = _atom(t, i)
+    while i < len(t) and t[i] in ("*", "/", "//", "%"):
+        op = t[i]
+        rhs, i = _atom(t, i + 1)
+        e = e * rhs if op == "*" else e % rhs if op == "%" else e // rhs
+    return e, i
+
+
+def _atom(t: list[str], i: int) -> tuple[Expr, int]:
+    tok = t[i]
+    if tok == "(":
+        e, i = _sum(t, i + 1)
+        if t[i] != ")":
+            raise ValueError("unbalanced")
+        return e, i + 1
+    if tok == "-":
+        e, i = _atom(t, i + 1)
+        return -e, i
+    if tok.isdigit():
+        return Expr.const(int(tok)), i + 1
+    if _NAME.fullmatch(tok):
+        return Expr.symbol(tok), i + 1
+    raise ValueError(tok)
+
+
+def _dim(d: Any) -> Expr | None:
+    if d.HasField("dim_value"):
+        return Expr.const(d.dim_value) if d.dim_value >= 0 else None
+    if d.HasField("dim_param") and d.dim_param and not d.dim_param.startswith("unk__"):
+        return parse_dim(d.dim_param[:200])
+    return None
+
+
+def _declared(type_proto: Any) -> Declared | None:
+    if type_proto.WhichOneof("value") != "tensor_type":
+        return None
+    tt = type_proto.tensor_type
+    dtype = dtype_name(tt.elem_type) if tt.elem_type else None
+    if not tt.HasField("shape"):
+        return Declared(dtype, None)
+    return Declared(dtype, tuple(_dim(d) for d in tt.shape.dim))
+
+
+def tensor_value(t: Any) -> Value:
+    """A TensorProto as a value: its shape always, its data only when small, present and not external."""
+    dims = tuple(Expr.const(int(d)) for d in t.dims)
+    dtype = dtype_name(t.data_type)
+    n = math.prod(int(d) for d in t.dims)
+    if n > DATA_LIMIT or t.data_location == 1 or t.data_type in (8, 14, 15):
+        return Value(dtype, dims)
+    from onnx import numpy_helper
+
+    try:
+        arr = numpy_helper.to_array(t)
+    except Exception:  # a stripped weight (no data) or a corrupt one: its shape is all a check needs
+        return Value(dtype, dims)
+    if arr.size != n:
+        return Value(dtype, dims)
+    flat = arr.reshape(-1).tolist()
+    if t.data_type in _FLOAT_TYPES:
+        data: tuple[Any, ...] = tuple(float(x) for x in flat)
+    else:
+        data = tuple(Expr.const(int(x)) for x in flat)
+    return Value(dtype, dims, data)
+
+
+def _attrs(
+    node: Any, path: tuple[str, ...], opsets: dict[str, int], label: str
+) -> tuple[dict[str, Any], dict[str, Graph]]:
+    from onnx import AttributeProto, helper
+
+    attrs: dict[str, Any] = {}
+    bodies: dict[str, Graph] = {}
+    for a in node.attribute:
+        if a.type == AttributeProto.GRAPH:
+            bodies[a.name] = _graph(a.g, opsets, (*path, label))
+        elif a.type == AttributeProto.GRAPHS:
+            for k, g in enumerate(a.graphs):
+                bodies[f"{a.name}[{k}]"] = _graph(g, opsets, (*path, label))
+        elif a.type == AttributeProto.TENSOR:
+            attrs[a.name] = tensor_value(a.t)
+        elif a.type in (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS, AttributeProto.TENSORS):
+            continue
+        else:
+            v = helper.get_attribute_value(a)
+            if isinstance(v, bytes):
+                v = v.decode("utf-8", "replace")
+            elif isinstance(v, list) and v and isinstance(v[0], bytes):
+                v = [x.decode("utf-8", "replace") for x in v]
+            attrs[a.name] = v
+    return attrs, bodies
+
+
+def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = ()) -> Graph:
+    constants = {t.name: tensor_value(t) for t in g.initializer}
+    inputs: dict[str, Declared] = {}
+    for vi in g.input:
+        if vi.name in constants:
+            continue
+        d = _declared(vi.type)
+        inputs[vi.name] = d if d is not None else Declared(None, None)
+    declared: dict[str, Declared] = {}
+    for vi in list(g.value_info) + list(g.output):
+        d = _declared(vi.type)
+        if d is not None:
+            declared[vi.name] = d
+    nodes = []
+    for i, n in enumerate(g.node):
+        label = n.name or f"{n.op_type}_{i}"
+        attrs, bodies = _attrs(n, path, opsets, label)
+        nodes.append(Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, path, n))
+    return Graph(
+        nodes, inputs, [o.name for o in g.output], constants, declared, dict(opsets), "onnx", g.name or "graph"
+    )
+
+
+def graph_of(model: Any) -> Graph:
+    """The neutral graph of an ``onnx.ModelProto``."""
+    import onnx
+
+    opsets = {(o.domain or ""): int(o.version) for o in model.opset_import}
+    if "" not in opsets:
+        opsets[""] = opsets.get("ai.onnx", int(onnx.defs.onnx_opset_version()))
+    graph = _graph(model.graph, opsets)
+    for f in model.functions:
+        f_opsets = {(o.domain or ""): int(o.version) for o in f.opset_import} or dict(opsets)
+        nodes = []
+        for i, n in enumerate(f.node):
+            label = n.name or f"{n.op_type}_{i}"
+            attrs, bodies = _attrs(n, (f.name,), f_opsets, label)
+            nodes.append(Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, (), n))
+        graph.functions[(f.domain, f.name)] = Graph(
+            nodes, {}, list(f.output), {}, {}, f_opsets, "onnx", f.name, params=list(f.input)
+        )
+    return graph
+
+
+# -- the long tail: ONNX's per-node inference, symbols passed through ---------------------------
+
+
+def onnx_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] | None:
+    """ONNX's inference of one node, on bcast's shapes (``None`` when ONNX has no schema for the op)."""
+    import onnx
+    from onnx import TensorProto, helper, shape_inference
+
+    proto = node.source
+    if proto is None or node.domain not in ("", "ai.onnx"):
+        return None
+    try:
+        schema = onnx.defs.get_schema(node.op, ctx.opset(node.domain), node.domain)
+    except Exception:  # SchemaError: not an op onnx knows at this opset
+        return None
+    texts: dict[str, Expr] = {}
+    types: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+    for name, v in zip(node.inputs, ins, strict=False):
+        if not name or v is None:
+            continue
+        elem = _ELEM.get(v.dtype or "", TensorProto.FLOAT)
+        if v.shape is None:
+            types[name] = helper.make_tensor_type_proto(elem, None)
+        else:
+            dims: list[Any] = []
+            for e in v.shape:
+                if e.value is not None:
+                    dims.append(int(e.value))
+                else:
+                    texts[str(e)] = e
+                    dims.append(str(e))
+            types[name] = helper.make_tensor_type_proto(elem, dims)
+        consts = v.consts
+        if consts is not None and v.shape is not None and len(v.shape) <= 1 and elem in (6, 7):
+            data[name] = helper.make_tensor(name, elem, [len(consts)] if v.shape else [], consts)
+    try:
+        out = shape_inference.infer_node_outputs(schema, proto, types, data)
+    except Exception:  # InferenceError: ONNX refuses the node; bcast's own functions judge shapes, not this one
+        return None
+    values: list[Value] = []
+    for name in node.outputs:
+        tp = out.get(name)
+        if tp is None or tp.WhichOneof("value") != "tensor_type":
+            values.append(Value(None, None))
+            continue
+        tt = tp.tensor_type
+        dtype = dtype_name(tt.elem_type) if tt.elem_type else None
+        if not tt.HasField("shape"):
+            values.append(Value(dtype, None))
+            continue
+        dims_out: list[Expr] = []
+        for k, d in enumerate(tt.shape.dim):
+            if d.HasField("dim_value"):
+                dims_out.append(Expr.const(d.dim_value))
+            elif d.HasField("dim_param") and d.dim_param in texts:
+                dims_out.append(texts[d.dim_param])
+            else:
+                dims_out.append(ctx.fresh(f"{node.name}_{k}"))
+        values.append(Value(dtype, tuple(dims_out)))
+    return values
+
+
+_ELEM = {
+    v: k
+    for k, v in {
+        1: "float32",
+        2: "uint8",
+        3: "int8",
+        4: "uint16",
+        5: "int16",
+        6: "int32",
+        7: "int64",
+        9: "bool",
+        10: "float16",
+        11: "float64",
+        12: "uint32",
+        13: "uint64",
+        16: "bfloat16",
+    }.items()
+}
+
+
+_ARITY: dict[tuple[str, str, int], tuple[int, int] | None] = {}
+
+
+def onnx_arity(graph: Graph) -> Callable[[Node], tuple[int, int] | None]:
+    """``arity(node)``: (min, max) inputs of the node's op at the model's opset, from onnx's schemas."""
+    import onnx
+
+    opset = graph.opset("")
+
+    def arity(node: Node) -> tuple[int, int] | None:
+        if node.domain not in ("", "ai.onnx"):
+            return None
+        key = (node.op, node.domain, opset)
+        if key not in _ARITY:
+            try:
+                schema = onnx.defs.get_schema(node.op, opset, "")
+                _ARITY[key] = (int(schema.min_input), int(schema.max_input))
+            except Exception:  # SchemaError: an op this onnx does not define at this opset
+                _ARITY[key] = None
+        return _ARITY[key]
+
+    return arity
