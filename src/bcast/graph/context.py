@@ -135,11 +135,11 @@ class Ctx:
         atoms: list[str] = []
         for d in dims:
             if isinstance(d, Expr):
-                atoms.extend(d.atoms)
+                atoms.extend(d.symbols)
                 continue
             for part in str(d).split("|"):
                 e = self._alias.get(part)
-                atoms.extend(e.atoms if e is not None else [part])
+                atoms.extend(e.symbols if e is not None else [part])
         return any(a in self._lost for a in atoms)
 
     def reserve(self, name: str) -> None:

@@ -102,18 +102,43 @@ class Expr:
         return tuple(seen)
 
     @property
+    def symbols(self) -> frozenset[str]:
+        """The symbols this depends on, through opaque atoms too (``max(B, S)`` depends on B and S)."""
+        out: set[str] = set()
+        todo = list(self.atoms)
+        while todo:
+            a = todo.pop()
+            if a in out:
+                continue
+            d = _DEFINITIONS.get(a)
+            if d is None:
+                out.add(a)
+            else:
+                out.add(a)
+                todo.extend(x for arg in d[1] for x in arg.atoms)
+        return frozenset(x for x in out if x not in _DEFINITIONS)
+
+    @property
     def degree(self) -> int:
         return max((len(m) for m, _ in self.terms), default=0)
 
     @property
     def lo(self) -> int | None:
-        """A lower bound, every atom being >= 0 (``None``: unbounded below)."""
+        """A lower bound (``None``: unbounded below): symbols are sizes (>= 0), opaque atoms carry their own."""
         total = 0
         for m, c in self.terms:
             if not m:
                 total += c
-            elif c < 0:
+                continue
+            if c < 0:
                 return None
+            bound = 1
+            for a in m:
+                lo = _LOWER.get(a, 0)  # a symbol is a size: >= 0
+                if lo is None or lo < 0:
+                    return None
+                bound *= lo
+            total += c * bound
         return total
 
     def eq(self, other: ExprLike) -> Tri:
@@ -168,7 +193,7 @@ class Expr:
         if b == 1:
             return self
         if len(self.terms) * len(o.terms) > MAX_TERMS or self.degree + o.degree > MAX_DEGREE:
-            return _opaque(f"({self})*({o})")
+            return _opaque(f"({self})*({o})", "mul", (self, o))
         acc: dict[Monomial, int] = {}
         for m1, c1 in self.terms:
             for m2, c2 in o.terms:
@@ -193,7 +218,7 @@ class Expr:
         q = self._exact_quotient(o)
         if q is not None:
             return q
-        return _opaque(f"floor({_group(self)}/{_group(o)})")
+        return _opaque(f"floor({_group(self)}/{_group(o)})", "floor", (self, o))
 
     def ceildiv(self, other: ExprLike) -> Expr:
         o = as_expr(other)
@@ -203,7 +228,7 @@ class Expr:
         q = self._exact_quotient(o)
         if q is not None:
             return q
-        return _opaque(f"ceil({_group(self)}/{_group(o)})")
+        return _opaque(f"ceil({_group(self)}/{_group(o)})", "ceil", (self, o))
 
     def __mod__(self, other: ExprLike) -> Expr:
         o = as_expr(other)
@@ -214,7 +239,7 @@ class Expr:
             return Expr.const(a % b)
         if b == 1 or self._exact_quotient(o) is not None:
             return _SMALL[256]
-        return _opaque(f"({_group(self)} mod {_group(o)})")
+        return _opaque(f"({_group(self)} mod {_group(o)})", "mod", (self, o))
 
     def _exact_quotient(self, o: Expr) -> Expr | None:
         """``self / o`` when ``o`` is one monomial (with coefficient) dividing every term exactly."""
@@ -234,6 +259,21 @@ class Expr:
                 rest.remove(x)
             acc[tuple(rest)] = acc.get(tuple(rest), 0) + c // dc
         return Expr._from(acc)
+
+    def evaluate(self, env: dict[str, int]) -> int:
+        """The value once every symbol has one (``KeyError`` naming a symbol ``env`` lacks).
+
+        >>> S = Expr.symbol("S")
+        >>> ((S - 1) // 2 + 1).evaluate({"S": 7}), (S * S).evaluate({"S": 3})
+        (4, 9)
+        """
+        total = 0
+        for m, c in self.terms:
+            term = c
+            for a in m:
+                term *= _atom_value(a, env)
+            total += term
+        return total
 
     # -- identity and text -------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
@@ -291,12 +331,54 @@ def _group(e: Expr) -> str:
     return str(e) if e.atom is not None or e.is_const else f"({e})"
 
 
-def _opaque(text: str) -> Expr:
+#: what each opaque atom stands for, so that an expression can be evaluated once its symbols are known
+_DEFINITIONS: dict[str, tuple[str, tuple[Expr, ...]]] = {}
+#: a lower bound of each opaque atom (``None``: it may be any integer, negative too)
+_LOWER: dict[str, int | None] = {}
+
+
+def _lower(op: str, args: tuple[Expr, ...]) -> int | None:
+    los = [a.lo for a in args]
+    if op in ("floor", "ceil", "mod"):
+        d = args[1].value
+        if d is None or d <= 0:
+            return None
+        return 0 if op == "mod" or (los[0] is not None and los[0] >= 0) else None
+    if op == "mul":
+        return 0 if all(lo is not None and lo >= 0 for lo in los) else None
+    known = [lo for lo in los if lo is not None]
+    if op == "max":
+        return max(known) if known else None
+    return min(known) if len(known) == len(los) else None
+
+
+def _opaque(text: str, op: str, args: tuple[Expr, ...]) -> Expr:
     if len(text) > MAX_ATOM_CHARS:
         import hashlib
 
         text = "expr_" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+    if text not in _DEFINITIONS:
+        _DEFINITIONS[text] = (op, args)
+        _LOWER[text] = _lower(op, args)
     return Expr.symbol(text)
+
+
+def _atom_value(a: str, env: dict[str, int]) -> int:
+    if a in env:
+        return env[a]
+    if a not in _DEFINITIONS:
+        raise KeyError(a)
+    op, args = _DEFINITIONS[a]
+    vals = [x.evaluate(env) for x in args]
+    if op == "mul":
+        return vals[0] * vals[1]
+    if op == "floor":
+        return vals[0] // vals[1]
+    if op == "ceil":
+        return -((-vals[0]) // vals[1])
+    if op == "mod":
+        return vals[0] % vals[1]
+    return max(vals) if op == "max" else min(vals)
 
 
 def emax(items: Iterable[ExprLike]) -> Expr:
@@ -334,4 +416,5 @@ def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
         rest_text = [str(e) for e in rest]
     if len(rest_text) == 1:
         return rest[0]
-    return _opaque(f"{name}({', '.join(sorted(rest_text))})")
+    args = tuple(sorted([*rest, *([Expr.const(c)] if consts else [])], key=str))
+    return _opaque(f"{name}({', '.join(sorted(rest_text))})", name, args)

@@ -275,7 +275,8 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
                 node,
                 "declared-shape",
                 f"the model declares {name} as {_text(decl.dims)}, but propagation gives {_text(v.shape)}: "
-                f"at axis {k} the declared dim is {d}, the derived one {e}",
+                f"at axis {k} the declared dim is {d}, the derived one {e} (a stale or wrong annotation; "
+                "the derived shape is used)",
                 axis=k,
                 dims=(d, e),
                 severity="warning",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import elementwise, linalg, shape
+from . import control, elementwise, linalg, nn, shape
 from ._base import DATA_LIMIT, SHAPES, ShapeFn, register
 
-__all__ = ["DATA_LIMIT", "SHAPES", "ShapeFn", "elementwise", "linalg", "register", "shape"]
+__all__ = ["DATA_LIMIT", "SHAPES", "ShapeFn", "control", "elementwise", "linalg", "nn", "register", "shape"]
