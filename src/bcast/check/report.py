@@ -364,10 +364,12 @@ class Report:
         return lines
 
     def problem_lines(self) -> list[str]:
-        """One line per problem (``--quiet``): ``model: node (op): kind: message``, safe for a terminal."""
+        """One line per problem (``--quiet``): ``model: node (op): kind: message [root cause: name]``, safe for a
+        terminal."""
         model = show(self.model, 400)
         return [
             f"{model}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}): {show(p.kind, 40)}: {show(p.message)}"
+            + (f" [root cause: {show(p.root, 4 * NAME_CHARS)}]" if p.root and p.root != p.node else "")
             for p in self.problems
         ]
 
