@@ -211,6 +211,28 @@ def test_torchscript_attention_shapes_match_onnxruntime_at_every_size(tmp_path: 
     assert compared > 300 and unknown == 0, (compared, unknown)
 
 
+def test_dynamo_attention_shapes_match_onnxruntime_at_every_size(tmp_path: Path) -> None:
+    """The same module through the dynamo exporter (torch.export symbols, folded shape chains)."""
+    torch = pytest.importorskip("torch", reason="the models are exported by torch.onnx")
+    pytest.importorskip("onnxscript", reason="torch.onnx's dynamo exporter needs onnxscript")
+    onnx = pytest.importorskip("onnx", reason="the models are ONNX")
+    b, s = torch.export.Dim("B", min=1, max=64), torch.export.Dim("S", min=2, max=64)
+    path = tmp_path / "dynamo.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            _attention_module(),
+            (torch.randn(2, 5, 32), torch.ones(2, 5)),
+            str(path),
+            dynamo=True,
+            input_names=["x", "mask"],
+            dynamic_shapes=({0: b, 1: s}, {0: b, 1: s}),
+        )
+    model = onnx.load(str(path))
+    compared, unknown = _compare_with_ort(model, _attention_feeds, [{"B": 2, "S": 5}, {"B": 1, "S": 9}])
+    assert compared > 100 and unknown == 0, (compared, unknown)
+
+
 def test_the_output_is_known_in_the_models_own_symbols(tmp_path: Path) -> None:
     from bcast.graph import propagate
     from bcast.onnx.graph_read import graph_of, onnx_fallback
