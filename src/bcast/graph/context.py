@@ -70,6 +70,8 @@ class Finding:
     suspects: tuple[Suspect, ...] = ()
     constraint: Constraint | None = None
     severity: str = "error"
+    #: the index of an earlier finding upstream of this node, whose consequence this one may be
+    cause: int | None = None
 
 
 @dataclass

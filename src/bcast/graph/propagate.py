@@ -80,6 +80,8 @@ def propagate(
         vals[name] = Value(v.dtype, v.shape, v.data, (o,) * len(v.shape or ()), (o,) * n)
     stops: list[Stop] = []
     lost_at: dict[str, Stop] = {}  # tensor -> the stop that made it unknown
+    taint: dict[str, int] = {}  # tensor -> the first finding upstream of it
+    bent: set[str] = set()  # nodes downstream of a finding (or with one)
     consumers: dict[str, list[Node]] = {}
     total = len(graph.nodes)
     for i, node in enumerate(graph.nodes):
@@ -91,6 +93,8 @@ def propagate(
         ins: list[Value | None] = [vals.get(n, Value(None, None)) if n else None for n in node.inputs]
         ctx.node = node
         ctx.values, ctx.fallback = vals, fallback
+        before = len(ctx.findings)
+        after = next((taint[n] for n in node.inputs if n in taint), None)
         if arity is not None and not _arity_ok(node, arity, ctx):
             outs: list[Value] = []
             stop: Stop | None = None
@@ -99,9 +103,14 @@ def propagate(
         if stop is not None:
             stops.append(stop)
         inherited = _stop_of(node, ins, lost_at)
+        after = _consequences(ctx.findings, before, after, bent)
+        if after is not None:
+            bent.add(node.name)
         for k, name in enumerate(node.outputs):
             if not name:
                 continue
+            if after is not None:
+                taint[name] = after
             v = outs[k] if k < len(outs) else Value(None, None)
             v = _with_origins(node, ins, v)
             v = _against_declared(node, name, v, graph.declared.get(name), ctx)
@@ -116,6 +125,27 @@ def propagate(
         progress(total, total)
     ctx.node = None
     return Result(graph, vals, ctx.findings, ctx.records, stops, consumers)
+
+
+def _consequences(findings: list[Finding], before: int, after: int | None, bent: set[str]) -> int | None:
+    """Mark the findings made at this node as consequences of an earlier one upstream (``after``), and
+    return what the node's outputs carry downstream: that earlier finding, else this node's first one.
+
+    A clash downstream of an earlier problem is often that problem seen again: a dim made by a node
+    downstream of it (``bent``) meets the rest of the graph. Such a finding joins the earlier one's root
+    cause; one whose clashing dims were all made elsewhere is a problem of its own. A stale annotation
+    is no source of consequences.
+    """
+    for f in findings[before:]:
+        if after is not None and f.cause is None:
+            if not f.suspects or any(s.origin.kind == "node" and s.origin.name in bent for s in f.suspects):
+                f.cause = after
+    if after is not None:
+        return after
+    for i in range(before, len(findings)):
+        if findings[i].kind != "declared-shape":
+            return i
+    return None
 
 
 def _arity_ok(node: Node, arity: Arity, ctx: Ctx) -> bool:

@@ -6,7 +6,7 @@ A wrong Reshape constant shows up at every node its output reaches; the report s
 Each finding carries its *suspects*: the dims (or shape values) that clash and where each was
 made (:class:`~bcast.graph.model.Origin`). A root cause is chosen greedily: a node or a constant before a
 graph input (an input's size is the user's to choose, a constant's is not), then the origin that
-explains the most findings, then the rarer size (a model repeats its right
+explains the most findings, then the one fewest nodes away from the clash, then the rarer size (a model repeats its right
 sizes, 12 heads or 64 per head, everywhere; the wrong one is usually alone), then the one closest
 to the clash. Linear in the findings times their suspects, plus one walk over the graph per root.
 """
@@ -26,6 +26,9 @@ __all__ = ["Cause", "root_causes"]
 #: the most nodes a chain shows, and the most nodes a count of "affected" walks
 MAX_CHAIN = 16
 MAX_WALK = 1_000_000
+#: how far back from a finding its suspects' distances are measured
+MAX_HOPS = 64
+MAX_BACK = 4096
 
 
 @dataclass
@@ -51,29 +54,58 @@ def _sizes(result: Result) -> Counter[int]:
     return seen
 
 
+def _hops_back(node: Node, producer: dict[str, Node]) -> dict[str, int]:
+    """How many edges back from ``node`` each node (and each constant or input tensor) lies, up to
+    :data:`MAX_HOPS` and :data:`MAX_BACK` nodes: a mistake is usually close to where it shows."""
+    hops: dict[str, int] = {node.name: 0}
+    queue: deque[Node] = deque([node])
+    while queue and len(hops) < MAX_BACK:
+        n = queue.popleft()
+        d = hops[n.name]
+        if d >= MAX_HOPS:
+            continue
+        for t in n.inputs:
+            if not t:
+                continue
+            p = producer.get(t)
+            if p is None:
+                hops.setdefault(t, d + 1)  # an initializer or a graph input
+            elif p.name not in hops:
+                hops[p.name] = d + 1
+                queue.append(p)
+    return hops
+
+
 def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[Cause]:
     """Group ``result.findings`` (those at ``findings``, default all) by the origin that explains them."""
-    todo = list(range(len(result.findings))) if findings is None else list(findings)
+    every = list(range(len(result.findings))) if findings is None else list(findings)
     fs = result.findings
+    chosen = set(every)
+    # a finding downstream of an earlier one joins that one's root cause: it is its consequence
+    todo = [i for i in every if fs[i].cause is None or fs[i].cause not in chosen]
     sizes = _sizes(result)
     order = {n.name: n.index for n in result.graph.nodes}
     cover: dict[Origin, set[int]] = {}
     values: dict[Origin, int | None] = {}
+    near: dict[Origin, int] = {}  # the fewest hops from the origin to a finding it takes part in
+    producer = {t: n for n in result.graph.nodes for t in n.outputs if t}
     for i in todo:
+        hops = _hops_back(fs[i].node, producer) if fs[i].suspects else {}
         for s in fs[i].suspects:
             cover.setdefault(s.origin, set()).add(i)
             if s.value is not None:
                 values.setdefault(s.origin, s.value)
+            near[s.origin] = min(near.get(s.origin, MAX_HOPS), hops.get(s.origin.name, MAX_HOPS))
     left = set(todo)
     causes: list[Cause] = []
 
-    def score(o: Origin) -> tuple[int, int, int, int]:
+    def score(o: Origin) -> tuple[int, int, int, int, int]:
         # a graph input's size is the user's to choose: it is blamed only when nothing else takes part
         kind = 0 if o.kind == "input" else 1
         n = len(cover[o] & left)
         v = values.get(o)
         rarity = -sizes.get(v, 0) if v is not None else -(10**9)
-        return (kind, n, rarity, order.get(o.name, -1))
+        return (kind, n, -near.get(o, MAX_HOPS), rarity, order.get(o.name, -1))
 
     while left and cover:
         best = max((o for o in cover if cover[o] & left), key=score, default=None)
@@ -85,6 +117,21 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
     for i in sorted(left):  # no suspect: the node itself is where the problem begins
         n = fs[i].node
         causes.append(Cause(Origin(n.name, n.op), [i]))
+    group = {i: c for c in causes for i in c.findings}
+    for i in every:
+        if i in group:
+            continue
+        j = i
+        while j not in group and fs[j].cause is not None and fs[j].cause in chosen:
+            j = fs[j].cause  # type: ignore[assignment]
+        c = group.get(j)
+        if c is None:
+            c = Cause(Origin(fs[i].node.name, fs[i].node.op), [])
+            causes.append(c)
+        c.findings.append(i)
+        group[i] = c
+    for c in causes:
+        c.findings.sort()
     _chains(result, causes)
     return causes
 

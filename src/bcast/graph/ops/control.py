@@ -1,7 +1,7 @@
 """Control flow (If, Loop, Scan) and sequences: ops whose outputs come from a body, or hold many tensors.
 
 A body is propagated like the graph around it, with the same :class:`~bcast.graph.context.Ctx`:
-its nodes' findings join the model's (each node carries its path, ``If_3/then_branch/...``), and
+its nodes' findings join the model's (each node is labelled with the nodes around it, ``loop_3/add_7``), and
 its nodes see the outer scope's tensors, which :func:`~bcast.graph.propagate.propagate` leaves in
 ``ctx.values`` before each node. A body is walked once: a Loop's carried tensor keeps its shape
 only where one iteration leaves it unchanged, and gets fresh symbols elsewhere, so nothing is
@@ -60,6 +60,9 @@ def _declared_value(ctx: Ctx, name: str, decl: Declared | None) -> Value:
     """A formal input that nothing binds: what its body declares (unnamed dims fresh)."""
     if decl is None or decl.dims is None:
         return Value(decl.dtype if decl is not None else None, None)
+    for d in decl.dims:
+        for a in d.atoms if d is not None else ():
+            ctx.reserve(a)  # a fresh symbol must not take a name the body uses
     dims = tuple(d if d is not None else ctx.fresh(f"{name}_{k}") for k, d in enumerate(decl.dims))
     return Value(decl.dtype, dims, None, (Origin(name, "input", "input"),) * len(dims))
 
@@ -86,7 +89,7 @@ def _run_body(node: Node, ctx: Ctx, key: str, bound: Sequence[Value | None]) -> 
 def _merge(node: Node, ctx: Ctx, k: int, a: Value, b: Value) -> Value:
     """One output of two branches: each dim where they agree, a fresh symbol where they may not."""
     dtype = a.dtype or b.dtype
-    if isinstance(_seq(a), Seq) or isinstance(_seq(b), Seq):
+    if _seq(a) is not None or _seq(b) is not None:
         return a if a == b else Value(dtype, None)
     if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
         return Value(dtype, None)
@@ -125,7 +128,7 @@ def _carried(node: Node, ctx: Ctx, k: int, first: Value | None, after: Value, le
     fresh symbols where it does not (``lead``: dims the outer tensor has before the body's, Scan-8's batch)."""
     if first is None:
         return Value(after.dtype, None)
-    if isinstance(_seq(first), Seq) or isinstance(_seq(after), Seq):
+    if _seq(first) is not None or _seq(after) is not None:
         return first if first == after else Value(first.dtype, None)
     if first.shape is None or after.shape is None or len(first.shape) != len(after.shape):
         return Value(first.dtype or after.dtype, None)
@@ -139,8 +142,9 @@ def _carried(node: Node, ctx: Ctx, k: int, first: Value | None, after: Value, le
             dims.append(ctx.fresh(f"{node.name}_{k}_{i}"))
             origins.append(None)
     data = first.data if not lead and first.data is not None and first.data == after.data else None
-    return Value(first.dtype or after.dtype, tuple(dims), data, tuple(origins),
-                 first.data_origins if data is not None else None)
+    return Value(
+        first.dtype or after.dtype, tuple(dims), data, tuple(origins), first.data_origins if data is not None else None
+    )
 
 
 def _stacked(dtype: str | None, lead: Sequence[Expr], v: Value, axis: int = 0) -> Value:
@@ -154,29 +158,44 @@ def _stacked(dtype: str | None, lead: Sequence[Expr], v: Value, axis: int = 0) -
     return Value(dtype or v.dtype, tuple(dims), None, tuple(origins))
 
 
+def _shape_only(v: Value | None) -> Value | None:
+    if v is None or v.data is None or _seq(v) is not None:
+        return v
+    return Value(v.dtype, v.shape, None, v.origins)
+
+
 @register("Loop")
 def _loop(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     n_carried = max(0, len(node.inputs) - 2)
     m, cond = input_value(ins, 0), input_value(ins, 1)
     initial = [input_value(ins, 2 + j) for j in range(n_carried)]
-    iteration = Value("int64", ())
-    outs = _run_body(node, ctx, "body", [iteration, Value("bool", ()), *initial])
+    # inside the body the condition is true (else it would not run), and a carried tensor's value changes
+    # from one iteration to the next: its first value would be a guess at the others
+    running = Value("bool", (), (Expr.const(1),))
+    carried = [_shape_only(v) for v in initial]
+    # the iteration number is one symbol throughout an iteration: Slice(x, i, i + 1) has length 1
+    iteration = Value("int64", (), (ctx.fresh(f"{node.name}_iter"),))
+    outs = _run_body(node, ctx, "body", [iteration, running, *carried])
     if outs is None:
         return [Value(None, None)] * len(node.outputs)
     if len(outs) < 1 + n_carried:
-        raise ShapeError(f"{_name(node)}: the body has {len(outs)} outputs for a condition and {n_carried} carried "
-                         "tensors", kind="invalid")
+        raise ShapeError(
+            f"{_name(node)}: the body has {len(outs)} outputs for a condition and {n_carried} carried tensors",
+            kind="invalid",
+        )
     # the trip count: M when nothing can end the loop early; else the data decides it
     trips_m = m.data[0] if m is not None and m.data is not None and len(m.data) == 1 else None
     endless = cond is None or (_truth(cond) is True and _truth(outs[0]) is True)
-    if isinstance(trips_m, Expr) and endless:
-        trips: Expr = trips_m
+    if cond is not None and _truth(cond) is False:
+        trips: Expr = Expr.const(0)
+    elif isinstance(trips_m, Expr) and endless:
+        trips = trips_m
     elif endless and m is not None:
         trips = ctx.fresh(f"{node.name}_trips")
     else:
         trips = ctx.fresh(f"{node.name}_trips", free=True)
     result = [_carried(node, ctx, j, initial[j], outs[1 + j]) for j in range(n_carried)]
-    result += [_stacked(None, (trips,), v) for v in outs[1 + n_carried:]]
+    result += [_stacked(None, (trips,), v) for v in outs[1 + n_carried :]]
     return result
 
 
@@ -197,10 +216,12 @@ def _scan(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if opset8:  # [batch, sequence, ...]: the body sees one batch element at one step
         batch = next((v.shape[0] for v in [*states, *scans] if v.shape), None)
         lead = [batch if batch is not None else ctx.fresh(f"{node.name}_batch")]
-        body_states = [Value(v.dtype, v.shape[1:], None, v.origins[1:] if v.origins else None)
-                       if v.shape else Value(v.dtype, None) for v in states]
+        body_states = [
+            Value(v.dtype, v.shape[1:], None, v.origins[1:] if v.origins else None) if v.shape else Value(v.dtype, None)
+            for v in states
+        ]
     else:
-        body_states = list(states)
+        body_states = [Value(v.dtype, v.shape, None, v.origins) if _seq(v) is None else v for v in states]
     slices: list[Value] = []
     seq: tuple[Expr, Origin | None, Value, int] | None = None
     for j, v in enumerate(scans):
@@ -214,17 +235,23 @@ def _scan(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             seq = (d, o, v, axis)
         elif d.eq(seq[0]) is Tri.NO:
             sus = [Suspect(x, e.value) for x, e in ((seq[1], seq[0]), (o, d)) if x is not None]
-            raise ShapeError(f"{_name(node)}: the scan inputs differ in length: {seq[0]} (axis {seq[3]} of "
-                             f"{_t(seq[2].shape)}) and {d} (axis {axis} of {_t(v.shape)})", axis=axis,
-                             dims=(seq[0], d), suspects=sus)
+            raise ShapeError(
+                f"{_name(node)}: the scan inputs differ in length: {seq[0]} (axis {seq[3]} of "
+                f"{_t(seq[2].shape)}) and {d} (axis {axis} of {_t(v.shape)})",
+                axis=axis,
+                dims=(seq[0], d),
+                suspects=sus,
+            )
         keep = [i for i in range(len(v.shape)) if i != axis and i >= skip]
         slices.append(Value(v.dtype, tuple(v.shape[i] for i in keep), None, tuple(v.origin(i) for i in keep)))
     steps = seq[0] if seq is not None else ctx.fresh(f"{node.name}_steps")
     outs = _run_body(node, ctx, "body", [*body_states, *slices])
     if outs is None:
         return [Value(None, None)] * len(node.outputs)
-    result = [_carried(node, ctx, j, body_states[j], outs[j] if j < len(outs) else Value(None, None), lead)
-              for j in range(n_state)]
+    result = [
+        _carried(node, ctx, j, body_states[j], outs[j] if j < len(outs) else Value(None, None), lead)
+        for j in range(n_state)
+    ]
     scan_outs = outs[n_state:]
     out_axes = list(node.attrs.get("scan_output_axes") or [0] * len(scan_outs))
     for k, v in enumerate(scan_outs):
@@ -269,7 +296,7 @@ def _elem_dtype(v: Value | None) -> str | None:
         return None
     d = v.dtype
     if d.startswith("sequence(") and d.endswith(")"):
-        inner = d[len("sequence("):-1]
+        inner = d[len("sequence(") : -1]
         return None if inner == "?" else inner
     return d
 
@@ -334,8 +361,11 @@ def _seq_at(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         n = len(s.elems)
         if pos is not None:
             if not -n <= pos < n:
-                raise ShapeError(f"{_name(node)}: position {pos} of a sequence of {n} tensors",
-                                 dims=(pos, n), kind="index-out-of-range")
+                raise ShapeError(
+                    f"{_name(node)}: position {pos} of a sequence of {n} tensors",
+                    dims=(pos, n),
+                    kind="index-out-of-range",
+                )
             return [s.elems[pos]]
         c = _common(s.elems, lambda i: ctx.fresh(f"{node.name}_{i}"))
         return [c if c is not None else Value(dtype, None)]
@@ -356,14 +386,16 @@ def _seq_insert(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         items = list(s.elems)
         at = len(items) if pos is None else pos % (len(items) + 1) if -len(items) <= pos <= len(items) else None
         if at is None:
-            raise ShapeError(f"{_name(node)}: position {pos} of a sequence of {len(items)} tensors",
-                             dims=(pos, len(items)), kind="index-out-of-range")
+            raise ShapeError(
+                f"{_name(node)}: position {pos} of a sequence of {len(items)} tensors",
+                dims=(pos, len(items)),
+                kind="index-out-of-range",
+            )
         items.insert(at, t)
         return [sequence_of(dtype, Seq(tuple(items)))]
     elems = [*s.elems, t] if s.elems is not None else ([s.common, t] if s.common is not None else None)
     common = _common(elems) if elems is not None else None
-    return [sequence_of(dtype, Seq(None, common if common is not None and common.shape is not None else None,
-                                   length))]
+    return [sequence_of(dtype, Seq(None, common if common is not None and common.shape is not None else None, length))]
 
 
 @register("SequenceErase")
@@ -378,8 +410,9 @@ def _seq_erase(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         n = len(items)
         at = n - 1 if pos is None else pos
         if not -n <= at < n:
-            raise ShapeError(f"{_name(node)}: position {at} of a sequence of {n} tensors", dims=(at, n),
-                             kind="index-out-of-range")
+            raise ShapeError(
+                f"{_name(node)}: position {at} of a sequence of {n} tensors", dims=(at, n), kind="index-out-of-range"
+            )
         del items[at]
         return [sequence_of(dtype, Seq(tuple(items)))]
     common = s.common if s.common is not None else (_common(s.elems) if s.elems is not None else None)
@@ -431,8 +464,12 @@ def _split_to_sequence(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Va
         total = total + e
     if total.eq(size) is Tri.NO:
         o = x.origin(axis)
-        raise ShapeError(f"{_name(node)}: the parts {_t(ints)} add up to {total}, but axis {axis} of {_t(x.shape)} is "
-                         f"{size}", axis=axis, dims=(total, size), suspects=[Suspect(o, size.value)] if o else ())
+        raise ShapeError(
+            f"{_name(node)}: the parts {_t(ints)} add up to {total}, but axis {axis} of {_t(x.shape)} is {size}",
+            axis=axis,
+            dims=(total, size),
+            suspects=[Suspect(o, size.value)] if o else (),
+        )
     return [sequence_of(x.dtype, Seq(tuple(part(e) for e in ints)))]
 
 
@@ -462,9 +499,11 @@ def _concat_from_sequence(node: Node, ins: list[Value | None], ctx: Ctx) -> list
         return [Value(dtype, None)]
     r = len(elems[0].shape or ())
     if any(len(e.shape or ()) != r for e in elems):
-        raise ShapeError(f"{_name(node)}: the tensors differ in rank: "
-                         + ", ".join(_t(e.shape) for e in elems[:8]), kind="shape-mismatch",
-                         suspects=[Suspect(o) for e in elems for o in (e.origins or ()) if o is not None][:8])
+        raise ShapeError(
+            f"{_name(node)}: the tensors differ in rank: " + ", ".join(_t(e.shape) for e in elems[:8]),
+            kind="shape-mismatch",
+            suspects=[Suspect(o) for e in elems for o in (e.origins or ()) if o is not None][:8],
+        )
     axis = axis_of(node, raw_axis, r + 1 if new_axis else r)
     first = elems[0]
     assert first.shape is not None
@@ -474,11 +513,17 @@ def _concat_from_sequence(node: Node, ins: list[Value | None], ctx: Ctx) -> list
         assert e.shape is not None
         for i in range(r):
             if (new_axis or i != axis) and e.shape[i].eq(dims[i]) is Tri.NO:
-                sus = [Suspect(o, d.value) for o, d in ((first.origin(i), dims[i]), (e.origin(i), e.shape[i]))
-                       if o is not None]
-                raise ShapeError(f"{_name(node)}: the tensors differ at axis {i}: "
-                                 + ", ".join(_t(x.shape) for x in elems[:8]), axis=i, dims=(dims[i], e.shape[i]),
-                                 suspects=sus)
+                sus = [
+                    Suspect(o, d.value)
+                    for o, d in ((first.origin(i), dims[i]), (e.origin(i), e.shape[i]))
+                    if o is not None
+                ]
+                raise ShapeError(
+                    f"{_name(node)}: the tensors differ at axis {i}: " + ", ".join(_t(x.shape) for x in elems[:8]),
+                    axis=i,
+                    dims=(dims[i], e.shape[i]),
+                    suspects=sus,
+                )
     if new_axis:
         dims.insert(axis, Expr.const(len(elems)))
         origins.insert(axis, None)

@@ -6,10 +6,10 @@ a Conv with stride 2 over a symbolic ``H`` gives ``floor((H - 1)/2) + 1``, not a
 the Reshape after it is still checked. Each op also checks what its definition requires of its
 inputs (a Conv's input channels against its weight's, a BatchNormalization's scale against the
 channels) and names, when one is wrong, where the offending dim was made: that is what a root
-cause is found from. Only an op's *definition* is applied here: where onnxruntime's arithmetic
-differs from the text (ConvTranspose with ``SAME`` and a kernel smaller than the stride, a pool in
-``ceil_mode`` whose last window would start in the padding) the runtime's is followed, since the
-runtime is what a model meets.
+cause is found from. Each op follows its ONNX definition; where onnxruntime's arithmetic differs
+from the text (ConvTranspose with ``SAME`` and a kernel shorter than the stride, a pool in
+``ceil_mode`` whose last window would start in the padding, a dilated ``SAME`` pool) the runtime's
+is followed, since the runtime is what a model meets; the tests hold both to onnxruntime.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _agree(
     ctx.problem(
         node,
         "constraint",
-        f"{_name(node)}: {what}: needs {a} == {b}",
+        f"{_name(node)}: {what}: needs {a} == {b}" + (" (or either to be 1)" if ones else ""),
         axis=axis,
         dims=(a, b),
         suspects=sus,
@@ -178,10 +178,13 @@ def window_size(
     *,
     auto_pad: str = "NOTSET",
     ceil_mode: bool = False,
+    pool: bool = False,
 ) -> Expr | None:
     """How many windows fit along one axis (ONNX's formula, with onnxruntime's ``ceil_mode`` rule that a
-    window starting in the end padding is dropped); ``None`` when a symbolic ``ceil_mode`` case has no
-    closed form.
+    window starting in the end padding is dropped); ``None`` when a symbolic case has no closed form.
+
+    ``SAME`` gives ``ceil(size/stride)``; a *pool* in onnxruntime pads for the undilated kernel, so a
+    dilated one gives fewer windows (``pool=True`` follows it).
 
     >>> H = Expr.symbol("H")
     >>> str(window_size(H, Expr.const(3), 2, 1, 1, 1))
@@ -190,7 +193,18 @@ def window_size(
     'ceil(H/2)'
     """
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        return size.ceildiv(stride)
+        target = size.ceildiv(stride)
+        if not pool or dilation == 1:
+            return target
+        kv = kernel.value
+        if kv is None:
+            return None
+        lost = (dilation - 1) * (kv - 1)  # what the dilation spans beyond the padding made for the kernel
+        tv = target.value
+        if tv is not None:  # onnxruntime divides in C++: toward zero
+            span = (tv - 1) * stride - lost
+            return Expr.const((span // stride if span >= 0 else -(-span // stride)) + 1)
+        return target + (-lost) // stride
     if auto_pad == "VALID":
         pad_begin = pad_end = 0
     eff = (kernel - 1) * dilation + 1
@@ -217,6 +231,7 @@ def _spatial(
     kernel_origins: Sequence[Origin | None],
     *,
     ceil_mode: bool = False,
+    pool: bool = False,
 ) -> tuple[list[Expr], list[Origin | None]]:
     """The output's spatial dims (and origins) for a window of ``kernel`` sliding over ``x``'s spatial axes."""
     assert x.shape is not None
@@ -240,9 +255,19 @@ def _spatial(
                     dims=(room, eff),
                     suspects=_sus((x.origin(2 + i), size), (kernel_origins[i], k)),
                 )
-        got = window_size(size, k, strides[i], dilations[i], pb[i], pe[i], auto_pad=auto_pad, ceil_mode=ceil_mode)
+        got = window_size(
+            size, k, strides[i], dilations[i], pb[i], pe[i], auto_pad=auto_pad, ceil_mode=ceil_mode, pool=pool
+        )
         if got is None:
             got = _fresh(node, ctx, 2 + i)
+        elif got.value is not None and got.value < 0:
+            raise ShapeError(
+                f"{_name(node)}: at spatial axis {i} (axis {2 + i} of {_t(x.shape)}) the dilated window (kernel {k}, "
+                f"dilation {dilations[i]}) leaves {got} outputs",
+                axis=2 + i,
+                dims=(size, k),
+                suspects=_sus((x.origin(2 + i), size), (kernel_origins[i], k)),
+            )
         dims.append(got)
         origins.append(x.origin(2 + i) if got == size else None)
     return dims, origins
@@ -302,7 +327,7 @@ def _xw_ranks(node: Node, x: Value, w: Value) -> int | None:
 
 @register("Conv")
 def _conv(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, w, b = known(ins[0]), known(_at(ins, 1)), _at(ins, 2)
+    x, w, b = known(_at(ins, 0)), known(_at(ins, 1)), _at(ins, 2)
     r = _xw_ranks(node, x, w)
     if r is None:
         return [Value(x.dtype, None)]
@@ -342,7 +367,7 @@ def _conv(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("ConvTranspose")
 def _conv_transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, w, b = known(ins[0]), known(_at(ins, 1)), _at(ins, 2)
+    x, w, b = known(_at(ins, 0)), known(_at(ins, 1)), _at(ins, 2)
     r = _xw_ranks(node, x, w)
     if r is None:
         return [Value(x.dtype, None)]
@@ -399,10 +424,10 @@ def _conv_transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value
             continue
         p = 0 if auto_pad == "VALID" else pb[i] + pe[i]
         out = full - p
-        if out.value is not None and out.value < 0:
+        if out.value is not None and out.value <= 0:
             raise ShapeError(
                 f"{_name(node)}: spatial axis {i} of {_t(x.shape)} gives an output of {out} "
-                f"(the pads {pb[i]}+{pe[i]} exceed it)",
+                f"(the pads {pb[i]}+{pe[i]} leave no output)",
                 axis=2 + i,
                 dims=(out,),
                 suspects=_sus((x.origin(2 + i), size)),
@@ -413,7 +438,7 @@ def _conv_transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value
 
 
 def _pool(node: Node, ins: list[Value | None], ctx: Ctx, n_out: int) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is None:
         return [Value(x.dtype, None), Value("int64", None)][:n_out]
     _rank_at_least(node, x, 3, "the input X")
@@ -427,7 +452,7 @@ def _pool(node: Node, ins: list[Value | None], ctx: Ctx, n_out: int) -> list[Val
             kind="invalid",
         )
     ceil_mode = bool(attr_int(node, "ceil_mode", 0))
-    sp, so = _spatial(node, ctx, x, [Expr.const(k) for k in ks], [None] * n, ceil_mode=ceil_mode)
+    sp, so = _spatial(node, ctx, x, [Expr.const(k) for k in ks], [None] * n, ceil_mode=ceil_mode, pool=True)
     dims = (x.shape[0], x.shape[1], *sp)
     origins = (x.origin(0), x.origin(1), *so)
     return [_out(x.dtype, dims, origins), _out("int64", dims, origins)][:n_out]
@@ -445,7 +470,7 @@ def _avgpool(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool")
 def _global_pool(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is None:
         return [Value(x.dtype, None)]
     _rank_at_least(node, x, 2, "the input X")
@@ -505,7 +530,7 @@ def _per_channel(
 
 @register("BatchNormalization")
 def _batch_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     n_out = len(node.outputs)
     if x.shape is None:
         return [Value(x.dtype, None), *_unknown(n_out - 1, x.dtype)]
@@ -529,7 +554,7 @@ def _batch_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("InstanceNormalization")
 def _instance_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is not None:
         _rank_at_least(node, x, 3, "the input X")
         _per_channel(
@@ -546,7 +571,7 @@ def _instance_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]
 
 @register("GroupNormalization")
 def _group_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is None:
         return [same_as(x)]
     _rank_at_least(node, x, 2, "the input X")
@@ -572,12 +597,12 @@ def _group_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("LRN", "MeanVarianceNormalization")
 def _lrn(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    return [same_as(ins[0])]
+    return [same_as(_at(ins, 0))]
 
 
 @register("LpNormalization")
 def _lp_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is not None and x.shape:
         axis_of(node, attr_int(node, "axis", -1), len(x.shape))
     return [same_as(x)]
@@ -610,7 +635,7 @@ def _resize_inputs(node: Node, ins: list[Value | None], opset: int) -> tuple[Val
 
 @register("Resize", "Upsample")
 def _resize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is None:
         return [Value(x.dtype, None)]
     r = len(x.shape)
@@ -654,10 +679,10 @@ def _resize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if given is scales:
         vals = list(scales.data) if scales.data is not None and len(scales.data) == len(axes) else None
         for j, a in enumerate(axes):
-            out[a], origins[a] = (
-                _scaled(node, ctx, x.shape[a], None if vals is None else vals[j], a),
-                (origins[a] if vals is not None and vals[j] == 1 else None),
-            )
+            factor = None if vals is None else vals[j]
+            out[a] = _scaled(node, ctx, x.shape[a], factor, a)
+            if factor != 1:
+                origins[a] = None
         return [_out(x.dtype, out, origins)]
     assert sizes is not None
     ints = sizes.ints
@@ -708,7 +733,7 @@ def _scaled(node: Node, ctx: Ctx, size: Expr, scale: Any, axis: int) -> Expr:
 
 @register("Pad")
 def _pad(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is None:
         return [Value(x.dtype, None)]
     r = len(x.shape)
@@ -760,9 +785,9 @@ def _pad(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("DepthToSpace", "SpaceToDepth")
 def _depth_space(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if not _rank_is(node, x, 4, "the input"):
-        return [Value(x.dtype, None if x.shape is None else x.shape)]
+        return [Value(x.dtype, None)]
     assert x.shape is not None
     b = attr_int(node, "blocksize", 0)
     if b <= 0:
@@ -906,7 +931,7 @@ def _einsum(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("TopK")
 def _topk(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     if x.shape is None:
         return [Value(x.dtype, None), Value("int64", None)]
     r = len(x.shape)
@@ -939,7 +964,7 @@ def _topk(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("OneHot")
 def _onehot(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    idx, depth, values = known(ins[0]), _at(ins, 1), known(_at(ins, 2))
+    idx, depth, values = known(_at(ins, 0)), _at(ins, 1), known(_at(ins, 2))
     dtype = values.dtype
     if values.shape is not None and (len(values.shape) != 1 or values.shape[0].eq(2) is Tri.NO):
         raise ShapeError(
@@ -971,7 +996,7 @@ def _onehot(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("GatherND")
 def _gather_nd(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    data, idx = known(ins[0]), known(_at(ins, 1))
+    data, idx = known(_at(ins, 0)), known(_at(ins, 1))
     if data.shape is None or idx.shape is None:
         return [Value(data.dtype, None)]
     b = attr_int(node, "batch_dims", 0)
@@ -1010,7 +1035,7 @@ def _gather_nd(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("GatherElements")
 def _gather_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    data, idx = known(ins[0]), known(_at(ins, 1))
+    data, idx = known(_at(ins, 0)), known(_at(ins, 1))
     if data.shape is not None:
         if not data.shape:
             raise ShapeError(f"{_name(node)}: the data is a scalar", kind="invalid")
@@ -1026,7 +1051,7 @@ def _gather_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Valu
 
 @register("ScatterND")
 def _scatter_nd(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    data, idx, upd = known(ins[0]), known(_at(ins, 1)), known(_at(ins, 2))
+    data, idx, upd = known(_at(ins, 0)), known(_at(ins, 1)), known(_at(ins, 2))
     if data.shape is not None and idx.shape is not None and upd.shape is not None:
         if not idx.shape:
             raise ShapeError(f"{_name(node)}: indices is a scalar", kind="invalid")
@@ -1066,7 +1091,7 @@ def _scatter_nd(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("ScatterElements", "Scatter")
 def _scatter_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    data, idx, upd = known(ins[0]), known(_at(ins, 1)), known(_at(ins, 2))
+    data, idx, upd = known(_at(ins, 0)), known(_at(ins, 1)), known(_at(ins, 2))
     if data.shape is not None:
         if not data.shape:
             raise ShapeError(f"{_name(node)}: the data is a scalar", kind="invalid")
@@ -1095,7 +1120,7 @@ def _scatter_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Val
 
 @register("Compress")
 def _compress(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, cond = known(ins[0]), known(_at(ins, 1))
+    x, cond = known(_at(ins, 0)), known(_at(ins, 1))
     if cond.shape is not None and len(cond.shape) != 1:
         raise ShapeError(
             f"{_name(node)}: the condition is {_t(cond.shape)}; it must be 1-D",
@@ -1119,7 +1144,7 @@ def _compress(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("Unique")
 def _unique(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     u = ctx.fresh(f"{node.name}_unique", free=True)
     if x.shape is None:
         return [Value(x.dtype, None), _out("int64", (u,)), Value("int64", None), _out("int64", (u,))]
@@ -1140,7 +1165,7 @@ def _unique(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("NonMaxSuppression")
 def _nms(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    boxes, scores = known(ins[0]), known(_at(ins, 1))
+    boxes, scores = known(_at(ins, 0)), known(_at(ins, 1))
     if _rank_is(node, boxes, 3, "boxes") and _rank_is(node, scores, 3, "scores"):
         assert boxes.shape is not None and scores.shape is not None
         _agree(
@@ -1178,7 +1203,7 @@ def _nms(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("ReverseSequence")
 def _reverse_sequence(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, lens = known(ins[0]), known(_at(ins, 1))
+    x, lens = known(_at(ins, 0)), known(_at(ins, 1))
     if x.shape is not None:
         _rank_at_least(node, x, 2, "the input")
         r = len(x.shape)
@@ -1203,7 +1228,7 @@ def _reverse_sequence(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Val
 
 @register("CumSum")
 def _cumsum(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, a = known(ins[0]), _at(ins, 1)
+    x, a = known(_at(ins, 0)), _at(ins, 1)
     if a is not None and a.shape is not None and len(a.shape) > 1:
         raise ShapeError(f"{_name(node)}: axis is {_t(a.shape)}; it must be a scalar", kind="invalid")
     k = _int_of(_scalar(a))
@@ -1214,7 +1239,7 @@ def _cumsum(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("Trilu")
 def _trilu(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     _rank_at_least(node, x, 2, "the input")
     return [same_as(x)]
 
@@ -1224,7 +1249,7 @@ def _trilu(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("GridSample")
 def _grid_sample(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, grid = known(ins[0]), known(_at(ins, 1))
+    x, grid = known(_at(ins, 0)), known(_at(ins, 1))
     _rank_at_least(node, x, 3, "the input X")
     _rank_at_least(node, grid, 3, "the grid")
     if x.shape is None or grid.shape is None:
@@ -1262,7 +1287,7 @@ def _grid_sample(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("RoiAlign")
 def _roi_align(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, rois, bi = known(ins[0]), known(_at(ins, 1)), known(_at(ins, 2))
+    x, rois, bi = known(_at(ins, 0)), known(_at(ins, 1)), known(_at(ins, 2))
     oh, ow = Expr.const(attr_int(node, "output_height", 1)), Expr.const(attr_int(node, "output_width", 1))
     c = x.shape[1] if _rank_is(node, x, 4, "the input X") and x.shape is not None else _fresh(node, ctx, 1)
     oc = x.origin(1) if x.shape is not None else None
@@ -1301,7 +1326,7 @@ def _roi_align(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("Col2Im")
 def _col2im(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, image, block = known(ins[0]), _at(ins, 1), _at(ins, 2)
+    x, image, block = known(_at(ins, 0)), _at(ins, 1), _at(ins, 2)
     img = image.ints if image is not None else None
     blk = block.ints if block is not None else None
     if not _rank_is(node, x, 3, "the input") or img is None or blk is None:
@@ -1426,7 +1451,7 @@ def _quant_params(node: Node, ctx: Ctx, x: Value, scale: Value | None, zp: Value
 
 @register("QuantizeLinear")
 def _quantize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, scale, zp = known(ins[0]), _at(ins, 1), _at(ins, 2)
+    x, scale, zp = known(_at(ins, 0)), _at(ins, 1), _at(ins, 2)
     _quant_params(node, ctx, x, scale, zp)
     if zp is not None and zp.dtype is not None:
         dtype: str | None = zp.dtype
@@ -1439,14 +1464,14 @@ def _quantize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("DequantizeLinear")
 def _dequantize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, scale, zp = known(ins[0]), _at(ins, 1), _at(ins, 2)
+    x, scale, zp = known(_at(ins, 0)), _at(ins, 1), _at(ins, 2)
     _quant_params(node, ctx, x, scale, zp)
     return [same_as(x, scale.dtype if scale is not None and scale.dtype else "float32")]
 
 
 @register("DynamicQuantizeLinear")
 def _dynamic_quantize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    return [same_as(ins[0], "uint8"), Value("float32", ()), Value("uint8", ())]
+    return [same_as(_at(ins, 0), "uint8"), Value("float32", ()), Value("uint8", ())]
 
 
 # -- attention -------------------------------------------------------------------------------------
@@ -1491,7 +1516,7 @@ def _same_batch(node: Node, ctx: Ctx, vals: Sequence[tuple[str, Value | None]]) 
 @register("Attention")
 def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """ONNX Attention (opset 23): Q, K, V as 4-D ``[B, heads, S, head]`` or 3-D ``[B, S, heads*head]``."""
-    q, k, v = known(ins[0]), known(_at(ins, 1)), known(_at(ins, 2))
+    q, k, v = known(_at(ins, 0)), known(_at(ins, 1)), known(_at(ins, 2))
     mask, pk, pv = _at(ins, 3), _at(ins, 4), _at(ins, 5)
     n_out = len(node.outputs)
     if q.shape is None or k.shape is None or v.shape is None:
@@ -1561,11 +1586,17 @@ def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         past = pk.shape[2]
     total = past + skv
     if mask is not None:
-        target = (b, hq, sq, total)
+        last = total
+        if ctx.opset(node.domain) >= 24 and mask.shape:
+            # since opset 24 a mask may be shorter than the keys: it is padded with -inf to the total length
+            m_last = mask.shape[-1]
+            longer = (m_last - total).value
+            if longer is None or longer <= 0:
+                last = m_last
         ctx.broadcast_into(
             node,
             mask,
-            target,
+            (b, hq, sq, last),
             "ONNX Attention (attn_mask to [B, heads, S, total])",
             mode="numpy",
             names=[node.inputs[3], node.inputs[0]],
@@ -1584,7 +1615,7 @@ def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 def _ms_attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """com.microsoft Attention: ``input [B, S, D] @ weights [D, q+k+v] + bias``, ``num_heads`` heads; the
     present state is ``[2, B, heads, past + S, head]``."""
-    x, w, bias, past = known(ins[0]), known(_at(ins, 1)), _at(ins, 2), _at(ins, 4)
+    x, w, bias, past = known(_at(ins, 0)), known(_at(ins, 1)), _at(ins, 2), _at(ins, 4)
     n_out = len(node.outputs)
     heads = attr_int(node, "num_heads", 0)
     if not _rank_is(node, x, 3, "the input") or not _rank_is(node, w, 2, "the weights"):
@@ -1654,7 +1685,7 @@ def _ms_attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 def _mha(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """com.microsoft MultiHeadAttention: query ``[B, S, D]`` (or packed ``[B, S, N, 3, H]``), key and value
     ``[B, L, D]``, ``[B, N, L, H]`` (no past) or packed ``[B, L, N, 2, H]``."""
-    q, k, v = known(ins[0]), _at(ins, 1), _at(ins, 2)
+    q, k, v = known(_at(ins, 0)), _at(ins, 1), _at(ins, 2)
     pk = _at(ins, 6)
     n_out = len(node.outputs)
     heads = attr_int(node, "num_heads", 0)
@@ -1729,7 +1760,7 @@ def _mha(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 @register("RotaryEmbedding")
 def _rotary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """ONNX RotaryEmbedding (opset 23): X, cos_cache, sin_cache, position_ids; X's shape comes out."""
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     _caches(node, ctx, _at(ins, 1), _at(ins, 2), 1)
     return [same_as(x)]
 
@@ -1737,7 +1768,7 @@ def _rotary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 @register("com.microsoft:RotaryEmbedding")
 def _ms_rotary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """com.microsoft RotaryEmbedding: input, position_ids, cos_cache, sin_cache; the input's shape comes out."""
-    x = known(ins[0])
+    x = known(_at(ins, 0))
     _caches(node, ctx, _at(ins, 2), _at(ins, 3), 2)
     return [same_as(x)]
 
@@ -1768,7 +1799,7 @@ def _caches(node: Node, ctx: Ctx, cos: Value | None, sin: Value | None, first: i
 def _gqa(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """com.microsoft GroupQueryAttention: query ``[B, S, N*H]`` (or packed with K and V), ``kv_num_heads``
     key/value heads; the present state is ``[B, kv heads, max(past, total_sequence_length), H]``."""
-    q, k, v = known(ins[0]), _at(ins, 1), _at(ins, 2)
+    q, k, v = known(_at(ins, 0)), _at(ins, 1), _at(ins, 2)
     pk, total_v = _at(ins, 3), _at(ins, 6)
     n_out = len(node.outputs)
     nq, nkv = attr_int(node, "num_heads", 0), attr_int(node, "kv_num_heads", 0)

@@ -326,7 +326,10 @@ def _unsqueeze(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         else:
             j = next(it)
             dims.append(x.shape[j])
-            origins.append(x.origin(j))
+            # broadcasting aligns from the right: a dim that this node moves to another right-aligned
+            # position (a mask unsqueezed on the wrong axis) is placed here, and blamed here
+            moved = r - k != len(x.shape) - j and x.shape[j].value != 1
+            origins.append(_node_origin(node) if moved else x.origin(j))
     return [Value(x.dtype, tuple(dims), x.data, tuple(origins), x.data_origins)]
 
 
