@@ -137,9 +137,9 @@ def _consequences(findings: list[Finding], before: int, after: int | None, bent:
     is no source of consequences.
     """
     for f in findings[before:]:
-        if after is not None and f.cause is None:
-            if not f.suspects or any(s.origin.kind == "node" and s.origin.name in bent for s in f.suspects):
-                f.cause = after
+        bent_dims = not f.suspects or any(s.origin.kind == "node" and s.origin.name in bent for s in f.suspects)
+        if after is not None and f.cause is None and bent_dims:
+            f.cause = after
     if after is not None:
         return after
     for i in range(before, len(findings)):

@@ -4,11 +4,13 @@ A wrong Reshape constant shows up at every node its output reaches; the report s
 *one* thing: this constant, this chain of nodes to each clash, this many nodes affected.
 
 Each finding carries its *suspects*: the dims (or shape values) that clash and where each was
-made (:class:`~bcast.graph.model.Origin`). A root cause is chosen greedily: a node or a constant before a
-graph input (an input's size is the user's to choose, a constant's is not), then the origin that
-explains the most findings, then the one fewest nodes away from the clash, then the rarer size (a model repeats its right
-sizes, 12 heads or 64 per head, everywhere; the wrong one is usually alone), then the one closest
-to the clash. Linear in the findings times their suspects, plus one walk over the graph per root.
+made (:class:`~bcast.graph.model.Origin`). A root cause is chosen greedily: a node or a constant
+before a graph input (an input's size is the user's to choose, a constant's is not), then the
+origin that explains the most findings, then the one fewest nodes away from the clash (a mistake
+is usually close to where it shows), then the rarer size (a model repeats its right sizes, 12
+heads or 64 per head, everywhere; the wrong one is usually alone). A finding downstream of an
+earlier one, through dims that one bent, joins its root cause. Linear in the findings times their
+suspects, plus one walk over the graph per root.
 """
 
 from __future__ import annotations
