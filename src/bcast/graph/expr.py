@@ -218,6 +218,16 @@ class Expr:
         q = self._exact_quotient(o)
         if q is not None:
             return q
+        if b is not None and b > 0:
+            # floor((k*A + B)/k) = A + floor(B/k): the part the divisor divides leaves the floor, so
+            # floor((T - 10)/5) is floor(T/5) - 2, and two exporters' spellings of one size meet
+            whole = {m: c // b for m, c in self.terms if c % b == 0}
+            if whole and len(whole) < len(self.terms):
+                rest = Expr._from({m: c for m, c in self.terms if c % b})
+                return Expr._from(whole) + rest // b
+            inner = _DEFINITIONS.get(self.atom or "")
+            if inner is not None and inner[0] == "floor" and inner[1][1].value is not None and inner[1][1].value > 0:
+                return inner[1][0] // (inner[1][1].value * b)  # floor(floor(x/a)/b) = floor(x/(a*b))
         return _opaque(f"floor({_group(self)}/{_group(o)})", "floor", (self, o))
 
     def ceildiv(self, other: ExprLike) -> Expr:
@@ -239,11 +249,21 @@ class Expr:
             return Expr.const(a % b)
         if b == 1 or self._exact_quotient(o) is not None:
             return _SMALL[256]
+        if b is not None and b > 0:
+            kept = {m: c % b for m, c in self.terms if c % b}  # (k*A + B) mod k = B mod k
+            if len(kept) < len(self.terms) or any(kept[m] != c for m, c in self.terms if m in kept):
+                return Expr._from(kept) % b
         return _opaque(f"({_group(self)} mod {_group(o)})", "mod", (self, o))
 
     def _exact_quotient(self, o: Expr) -> Expr | None:
-        """``self / o`` when ``o`` is one monomial (with coefficient) dividing every term exactly."""
+        """``self / o`` when it is exact: ``o`` one monomial dividing every term, or ``self`` a monomial
+        multiple of a polynomial ``o`` (``(32*B*L - 32*B) / (16*B*L - 16*B)`` is 2), checked by multiplying."""
         if len(o.terms) != 1:
+            if not self.terms or not o.terms:
+                return None
+            lead = Expr((self.terms[0],))._exact_quotient(Expr((o.terms[0],)))
+            if lead is not None and lead * o == self:
+                return lead
             return None
         dm, dc = o.terms[0]
         if dc == 0:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..context import Ctx, ShapeError, Suspect
 from ..expr import Expr, emax, emin
 from ..model import Node, Origin, Value
@@ -106,6 +108,16 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     data_origins = None
     n_axis = x.shape[axis].value
     pairs = _indices(idx)
+    grid = _static_dims(x)
+    if x.data is not None and r > 1 and pairs is not None and grid is not None and n_axis is not None:
+        ks = [e.value for e, _ in pairs]
+        if all(k is not None and -n_axis <= k < n_axis for k in ks):
+            where = np.array([int(k) % n_axis for k in ks if k is not None], dtype=np.int64).reshape(
+                [int(d.value or 0) for d in idx.shape]
+            )
+            got = _rearranged(x, grid, lambda arr: np.take(arr, where, axis=axis))
+            if got is not None:
+                data, data_origins = got
     if x.data is not None and r == 1 and pairs is not None and n_axis is not None:
         picked: list[Any] = []
         picked_o: list[Origin | None] = []
@@ -227,13 +239,36 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             slices[a] = (b.value, f.value, st)
     data = None
     data_origins = None
-    if x.data is not None and r == 1 and 0 in slices and x.shape[0].value is not None:
-        b0, f0, st0 = slices[0]
-        idx = list(range(b0, f0, st0))
-        data = tuple(x.data[i] for i in idx if 0 <= i < len(x.data))
-        data_origins = tuple(x.data_origin(i) for i in idx if 0 <= i < len(x.data))
-        out[0] = Expr.const(len(data))
+    grid = _static_dims(x)
+    if x.data is not None and grid is not None and all(a in slices for a in axes_l):
+        picks = [list(range(*slices[a])) if a in slices else list(range(grid[a])) for a in range(r)]
+        picks = [[i for i in p if 0 <= i < grid[a]] for a, p in enumerate(picks)]
+        got = _rearranged(x, grid, lambda arr: arr[np.ix_(*picks)] if r else arr)
+        if got is not None:
+            data, data_origins = got
+            out = [Expr.const(len(p)) for p in picks]
     return [Value(x.dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+def _static_dims(x: Value) -> list[int] | None:
+    if x.shape is None:
+        return None
+    dims = [d.value for d in x.shape]
+    return None if any(d is None for d in dims) else [int(d) for d in dims if d is not None]
+
+
+def _rearranged(x: Value, grid: list[int], how: Any) -> tuple[tuple[Any, ...], tuple[Origin | None, ...]] | None:
+    """``x``'s small value (and its elements' origins) laid out as ``grid``, rearranged by ``how`` (a
+    function of a NumPy object array: a slice, a transpose, a take), flattened again."""
+    if x.data is None or math.prod(grid) != len(x.data):
+        return None
+    vals = np.empty(len(x.data), dtype=object)
+    vals[:] = list(x.data)
+    origins = np.empty(len(x.data), dtype=object)
+    origins[:] = [x.data_origin(k) for k in range(len(x.data))]
+    new = how(vals.reshape(grid))
+    new_o = how(origins.reshape(grid))
+    return tuple(new.reshape(-1).tolist()), tuple(new_o.reshape(-1).tolist())
 
 
 @register("Concat")
@@ -502,7 +537,10 @@ def _transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"Transpose {node.name}: perm {perm} is not a permutation of the {r} axes of {_dims_text(x.shape)}",
             kind="invalid",
         )
-    return [Value(x.dtype, tuple(x.shape[p] for p in perm), None, tuple(x.origin(p) for p in perm))]
+    grid = _static_dims(x)
+    got = _rearranged(x, grid, lambda arr: arr.transpose(perm)) if grid is not None else None
+    data, data_origins = got if got is not None else (None, None)
+    return [Value(x.dtype, tuple(x.shape[p] for p in perm), data, tuple(x.origin(p) for p in perm), data_origins)]
 
 
 @register("Tile")
