@@ -1,0 +1,1 @@
+"""Benchmarks of bcast that CI does not run: the broadcasting-bug corpus and the checker comparison."""
