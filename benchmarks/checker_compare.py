@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -91,11 +92,14 @@ def _worker_main(tool: str, path: str) -> int:
 def run_tool(tool: str, path: str, timeout: float) -> dict[str, Any]:
     """``tool`` on ``path`` in a fresh Python: its result, wall time and peak RSS (that child's own)."""
     start = time.perf_counter()
+    # onnxruntime's symbolic inference writes temporary files into the working directory: give it its own
+    scratch = tempfile.mkdtemp(prefix="checker_compare_")
     proc = subprocess.Popen(
-        [sys.executable, os.path.abspath(__file__), "--worker", tool, path],
+        [sys.executable, os.path.abspath(__file__), "--worker", tool, os.path.abspath(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        cwd=scratch,
     )
     deadline = start + timeout
     chunks: list[str] = []
