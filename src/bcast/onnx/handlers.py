@@ -105,7 +105,6 @@ class Call:
 Handler = Callable[[Call, Sequence[Any]], list[Any]]
 
 
-
 def _mode(call: Call) -> tuple[str, int]:
     """ONNX's broadcasting rule for a binary node: multidirectional from opset 7, else legacy."""
     if call.op in LEGACY_BROADCAST and call.opset < 7:
