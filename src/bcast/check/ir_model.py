@@ -1,49 +1,143 @@
-"""``bcast check`` for OpenVINO IR: the IR checker's findings (:mod:`bcast.openvino.ir`) as a report."""
+"""``bcast check`` for OpenVINO IR: the same symbolic shape and value propagation as for ONNX models.
+
+The IR is read by :func:`~bcast.openvino.ir_read.read_ir` (bounded, weights unread but for small
+shape constants), turned into bcast's neutral graph (:func:`~bcast.openvino.graph_read.graph_of_ir`)
+and propagated (:mod:`bcast.graph`): every dynamic dim a symbol of its own, named after its input and
+axis, every shape value followed through ShapeOf, Gather, Concat and arithmetic, every layer whose
+definition broadcasts checked by bcast's rules as OpenVINO applies them. So two dims that must be
+equal are compared, a batch that must be both 1 and 4 is a contradiction, and a computed Reshape
+target is known; the port dims the IR declares are evidence, compared with what propagation derives.
+
+An IR names no dim: a dynamic one is ``-1``. So two inputs that a model means to share a length
+(``input_ids`` and ``attention_mask``) get two symbols, and every model with two inputs would say
+"``input_ids_1 == attention_mask_1`` or one of them is 1". Such a *relation between two inputs' dims*
+is how the model must be called, not a bug: it is listed with the symbolic dims (where it takes part
+in finding contradictions, and names its layers), not as a problem. Any other constraint is a problem
+as for ONNX: a dim that must take given sizes (``seq in {1, 32}``), a computed dim that must equal an
+input's (``batch*seq == seq``).
+
+OpenVINO's *quirks* (inputs its shape inference accepts but whose result has no defined meaning:
+repeated ``axes_mapping`` entries, negative target values, a pdpd layer without its axis, ...) are
+what the per-layer checker :mod:`bcast.openvino.ir_check` reproduces from OpenVINO 2026.4; they are
+added as warnings.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from .report import CheckInputError, NodeReport, Problem, Report
+from ..constraints import Constraint
+from .graph_report import report_from_result
+from .report import CheckInputError, Problem, Report
 
 __all__ = ["check_ir"]
 
-#: the IR checker's problem kinds, as the report's kinds; warnings that are no problem map to None
-_KINDS = {
-    "broadcast": "cannot-broadcast",
-    "invalid": "invalid",
-    "output_mismatch": "declared-shape",
-    "input_mismatch": "declared-shape",
-    "quirk": "quirk",
-    "output_imprecise": None,
-}
+#: ``progress(phase, done, total)``: phase is "read", "propagate" or "check"
+Progress = Callable[[str, int, int], None]
 
 
-def check_ir(path: str | os.PathLike[str], *, progress: Any = None) -> Report:  # progress(phase, done, total)
-    """Check every Broadcast layer and every layer with ``auto_broadcast`` of an IR (``.xml`` + ``.bin``)."""
-    from ..openvino.ir import IRError, read_ir
-    from ..openvino.ir import check_ir as check_layers
+def _quirks(model: object) -> list[Problem]:
+    """OpenVINO's quirks on the IR's broadcasting layers, as the per-layer checker finds them (warnings)."""
+    from ..openvino.ir_check import check_ir as check_layers
+
+    out: list[Problem] = []
+    for lc in check_layers(model):  # type: ignore[arg-type]
+        name = "/".join((*lc.path, lc.name))
+        for prob in lc.problems:
+            if prob.kind == "quirk":
+                out.append(
+                    Problem(
+                        name, lc.op, "quirk", prob.message, axis=prob.axis, dims=tuple(prob.dims), severity="warning"
+                    )
+                )
+    return out
+
+
+def _input_symbols(result: Any) -> set[str]:
+    """The symbols propagation made for the graph's inputs' unnamed dims (``input_ids_0``, ...)."""
+    out: set[str] = set()
+    for name, decl in result.graph.inputs.items():
+        v = result.values.get(name)
+        if decl.dims is None or v is None or v.shape is None:
+            continue
+        for d, e in zip(decl.dims, v.shape, strict=False):
+            if d is None and e.atom is not None:
+                out.add(e.atom)
+    return out
+
+
+def _relation(f: Any, inputs: set[str]) -> Constraint | None:
+    """The constraint of a finding that only relates two inputs' unnamed dims (``None``: not one)."""
+    if f.kind != "constraint":
+        return None
+    c: Constraint | None = f.constraint
+    if c is not None:
+        if c.kind != "in" and len(c.symbols) >= 2 and all(s in inputs for s in c.symbols):
+            return c
+        return None
+    if len(f.dims) == 2 and f.dims[0] != f.dims[1] and all(d in inputs for d in f.dims):
+        return Constraint("equal", tuple(f.dims), axis=f.axis)
+    return None
+
+
+def _report(result: Any, path: str, quirks: list[Problem]) -> Report:
+    """The report, with the relations between inputs' dims as symbol constraints, not problems.
+
+    Every constraint is joined once, after the problems are in (so a relation and a size constraint on
+    one symbol meet, and a contradiction between them is found)."""
+    inputs = _input_symbols(result)
+    kept = []
+    pending: list[tuple[str, str, Constraint]] = []
+    for f in result.findings:
+        rel = _relation(f, inputs)
+        if rel is not None:
+            pending.append((f.node.label, f.node.op, rel))
+            continue
+        if f.constraint is not None:
+            pending.append((f.node.label, f.node.op, f.constraint))
+            f = replace(f, constraint=None)
+        kept.append(f)
+    report = report_from_result(replace(result, findings=kept), path, "openvino-ir", extra=quirks)
+    for node, op, c in pending:
+        report.add_constraints(node, op, [c])
+    return report.finish()
+
+
+def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, debug: bool = False) -> Report:
+    """Check an IR (``.xml`` with its ``.bin`` beside it): every layer propagated, every broadcast checked.
+
+    Raises :class:`~bcast.check.report.CheckInputError` when the IR cannot be read.
+    """
+    from ..graph import propagate
+    from ..openvino.graph_read import graph_of_ir, ir_fallback
+    from ..openvino.ir_read import IRError, read_ir
 
     p = os.fspath(path)
+    if progress is not None:
+        progress("read", 0, 1)
     try:
         model = read_ir(p)
-        layers = check_layers(model)
+        graph = graph_of_ir(model)
     except IRError as e:
         raise CheckInputError(str(e)) from None
-    report = Report(model=p, format="openvino-ir")
-    for i, lc in enumerate(layers):
-        if progress is not None:
-            progress("check", i, len(layers))
-        name = "/".join((*lc.path, lc.name))
-        inputs = tuple(f"{inp.source or f'port {inp.port}'} {inp.shape}" for inp in lc.inputs)
-        out = None if lc.inferred_output is None else str(lc.inferred_output)
-        report.nodes.append(NodeReport(name, lc.op, inputs, out, f"OpenVINO {lc.rule}"))
-        for prob in lc.problems:
-            kind = _KINDS.get(prob.kind, prob.kind)
-            if kind is None:
-                continue
-            report.problems.append(Problem(name, lc.op, kind, prob.message, axis=prob.axis, dims=tuple(prob.dims)))
     if progress is not None:
-        progress("check", len(layers), len(layers))
-    return report.finish()
+        progress("read", 1, 1)
+
+    def step(done: int, total: int) -> None:
+        if progress is not None:
+            progress("propagate", done, total)
+
+    result = propagate(graph, fallback=ir_fallback, progress=step, debug=debug)
+    if progress is not None:
+        progress("check", 0, 1)
+    try:
+        quirks = _quirks(model)
+    except IRError as e:  # a .bin that changed after it was read
+        raise CheckInputError(str(e)) from None
+    report = _report(result, p, quirks)
+    if progress is not None:
+        progress("check", 1, 1)
+    return report

@@ -3,17 +3,19 @@
 :func:`load_model` reads a regular file of at most :data:`~bcast.check.files.MAX_ONNX_BYTES`
 after a scan of its top-level protobuf fields (a few bytes each, the rest skipped) has found a
 well-formed ``ModelProto`` with a graph in it, so a 2 GB file of zeros or text is refused after
-reading a few bytes. External data (weights in other files) is never read.
+reading a few bytes. The model is then read by :mod:`bcast.onnx.wire` over a map of the file:
+tensor payloads too big to be a shape are dropped unread, and external data (weights in other
+files) is never opened.
 
 :func:`validate` refuses, as :class:`~bcast.check.report.CheckInputError` ("invalid model: ..."),
 what is not a graph: no nodes or no outputs, a tensor produced twice, a node input that nothing
 produces, a cycle (a node reading its own output included), nodes out of topological order, an
 opset of 0, of a version the installed onnx does not know, or imported twice, constants whose dims
-are negative or overflow int64 or that hold no data for them, ranks above
-:data:`~bcast.check.files.MAX_RANK`, constants of more than ``MAX_RANK`` values used as a shape,
-names that are not UTF-8. A negative dim declared for a graph input, output or value_info is a
-finding (exit 1), not a refusal. Every check is linear in the size of the graph and reads no
-tensor data.
+are negative or overflow int64 or that hold no data for them (data the reader dropped as too big
+to keep is not missing), ranks above :data:`~bcast.check.files.MAX_RANK`, constants of more than
+``MAX_RANK`` values used as a shape, names that are not UTF-8. A negative dim declared for a graph
+input, output or value_info is a finding (exit 1), not a refusal. Every check is linear in the size
+of the graph and reads no tensor data.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import files
-from .files import MAX_ONNX_BYTES, MAX_RANK, open_regular, path_text, read_at_most
+from ..onnx import wire
+from .files import MAX_ONNX_BYTES, MAX_RANK, open_regular, path_text
 from .report import CheckInputError, show
 
 __all__ = ["load_model", "validate"]
@@ -93,14 +96,29 @@ def _scan(fd: int, size: int, path: str) -> None:
         raise CheckInputError(f"{p}: not an ONNX model (it holds no graph)")
 
 
-def load_model(path: str) -> Any:
-    """The ``onnx.ModelProto`` in the file ``path``, its external data not loaded.
+def load_model(source: Any) -> Any:
+    """The ``onnx.ModelProto`` in ``source``, read without its weights (:func:`bcast.onnx.wire.read_model`).
 
-    Raises :class:`CheckInputError` for anything but a regular file holding a model of at most
-    :data:`MAX_ONNX_BYTES` bytes.
+    ``source`` is a path, the bytes of a model or an ``onnx.ModelProto`` (returned as it is if it holds a graph). A
+    file is mapped, not read: only the graph's pages and those of small tensors are touched; tensor
+    payloads of more than :data:`~bcast.onnx.wire.KEEP_BYTES` are dropped, and external data is
+    never opened.
+
+    Raises :class:`CheckInputError` for anything but a regular file (or bytes) holding a model of
+    at most :data:`MAX_ONNX_BYTES` bytes with a graph.
     """
-    import onnx
-
+    if type(source).__name__ == "ModelProto" and hasattr(source, "HasField"):
+        if not source.HasField("graph"):
+            raise CheckInputError("<ModelProto>: not an ONNX model (it holds no graph)")
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        size = memoryview(source).nbytes
+        if size == 0:
+            raise CheckInputError("<bytes>: empty, not an ONNX model")
+        if size > MAX_ONNX_BYTES:
+            raise CheckInputError(f"<bytes>: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) a model may be")
+        return wire.read_model(source)
+    path = os.fsdecode(os.fspath(source))
     fd, size = open_regular(path)
     try:
         p = path_text(path)
@@ -111,22 +129,12 @@ def load_model(path: str) -> Any:
                 f"{p}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may be: protobuf cannot "
                 "parse it (a large model keeps its weights in external data files)"
             )
+        # the top-level scan reads a few bytes per field with pread, before the file is mapped: a 2 GB file
+        # of zeros is refused at byte 0 without claiming 2 GB of address space
         _scan(fd, size, path)
-        data = read_at_most(fd, size, path)
+        return wire.read_open(fd, size, path)
     finally:
         os.close(fd)
-    model = onnx.ModelProto()
-    try:
-        model.ParseFromString(data)
-    except MemoryError:
-        raise
-    except Exception as e:  # DecodeError, RecursionError inside protobuf, ...
-        raise CheckInputError(f"{p}: not a readable ONNX model ({type(e).__name__}: {show(e, 300)})") from None
-    del data
-    # protobuf parses many byte strings (an empty file, a TensorProto .pb) as a ModelProto without a graph
-    if not model.HasField("graph"):
-        raise CheckInputError(f"{p}: not an ONNX model (it holds no graph)")
-    return model
 
 
 # ------------------------------------------------------------------------------------------------
@@ -214,17 +222,20 @@ def _check_tensor(t: Any, what: str) -> None:
     if spec is None:  # a type newer than this table: its data is not checked (nor ever read)
         return
     field, bits = spec
-    if t.HasField("raw_data"):
+    raw = len(t.raw_data) if t.HasField("raw_data") else None
+    if raw is None and not len(getattr(t, field)):
+        # no data: the reader may have dropped it (too big to keep), which it says in a mark; the length
+        # of a dropped raw_data is still checked
+        dropped = wire.stripped_payload(t)
+        if not dropped and count:
+            raise _invalid(f"{what} holds no data for its {count:,} elements (dims {list(t.dims)})")
+        raw = dropped.get(9)
+    if raw is not None:
         if bits is None:
             raise _invalid(f"{what} holds strings in raw_data")
         want = (count * bits + 7) // 8
-        if len(t.raw_data) != want:
-            raise _invalid(
-                f"{what} holds {len(t.raw_data):,} bytes of data where its dims {list(t.dims)} need {want:,}"
-            )
-        return
-    if count and not len(getattr(t, field)):
-        raise _invalid(f"{what} holds no data for its {count:,} elements (dims {list(t.dims)})")
+        if raw != want:
+            raise _invalid(f"{what} holds {raw:,} bytes of data where its dims {list(t.dims)} need {want:,}")
 
 
 def _check_value_infos(infos: Iterable[Any], what: str, findings: list[tuple[str, str, str]]) -> None:

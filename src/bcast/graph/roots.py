@@ -124,8 +124,11 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
         if i in group:
             continue
         j = i
-        while j not in group and fs[j].cause is not None and fs[j].cause in chosen:
-            j = fs[j].cause  # type: ignore[assignment]
+        while j not in group:  # causes point to earlier findings: this ends
+            k = fs[j].cause
+            if k is None or k >= j or k not in chosen:
+                break
+            j = k
         c = group.get(j)
         if c is None:
             c = Cause(Origin(fs[i].node.name, fs[i].node.op), [])

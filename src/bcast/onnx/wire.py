@@ -1,0 +1,475 @@
+"""Reading an ONNX model without its weights: a walk over the protobuf wire format.
+
+``onnx.load`` parses every byte of a model, weights included: a 500 MB GPT-2 costs seconds and a
+gigabyte before a single shape is looked at. :func:`read_model` walks the encoded ``ModelProto``
+instead (over an ``mmap`` of the file, or over bytes given directly), copies every field as it is
+except the big payloads of tensors, and parses what is left with onnx's own classes. Only the
+pages of what is kept are ever touched, so the cost follows the size of the graph, not of the
+weights.
+
+The walk knows only the fields that can lead to a big payload: a model's graph, functions and
+training info; a graph's nodes, initializers and sparse initializers; a node's attributes; an
+attribute's tensors and graphs; a sparse tensor's values and indices. A submessage of at most
+:data:`KEEP_BYTES` bytes cannot hold a payload bigger than that, so it is copied without being
+looked into: the walk visits the graph's nodes and the big tensors, a few thousand fields for a
+real model. In a ``TensorProto`` that is walked, a payload field (``float_data``, ``int32_data``,
+``string_data``, ``int64_data``, ``raw_data``, ``double_data``, ``uint64_data``) whose
+occurrences take more than ``KEEP_BYTES`` bytes in the file is dropped.
+
+A stripped tensor keeps its name, dims, data type, external-data entries and everything else, and
+holds no data. The rule for consumers: *a tensor's value is available iff its data fields hold
+product(dims) elements* (:func:`tensor_value`). Any numeric tensor of at most 4,096 elements (what
+bcast's shape propagation reads) that is not complex keeps its data, however it is encoded by
+onnx. So that a stripped tensor can be told from one that never held data (a corrupt model), the
+reader marks it with an unknown field, :data:`STRIPPED_FIELD`, read back by
+:func:`stripped_payload`; onnx ignores it.
+
+Tensors stored as external data are never opened: nothing here loads external data.
+
+Malformed input (a truncated file, a length past the end of its message, a number of more than ten
+bytes, a protobuf group, wire types a field cannot have, nesting deeper than protobuf parses) is
+refused with a :class:`~bcast.check.report.CheckInputError` (a ``ValueError``) of one line. onnx
+is imported only when a model is parsed: importing this module needs only the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import mmap
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..check.files import MAX_ONNX_BYTES, open_regular, path_text, read_at_most
+from ..check.report import CheckInputError, show
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["KEEP_BYTES", "STRIPPED_FIELD", "read_model", "read_open", "strip", "stripped_payload", "tensor_value"]
+
+#: A payload field of a tensor whose occurrences take more bytes than this in the file is dropped;
+#: a submessage of at most this many bytes is copied without being walked. 64 KiB keeps the data of
+#: any numeric tensor of 4,096 elements (bcast's limit on a value it follows) however onnx encodes
+#: it (``int64_data`` varints take up to ten bytes each), and of every shape constant.
+KEEP_BYTES = 1 << 16
+#: The unknown field that marks a stripped ``TensorProto``: protobuf's largest field number, which
+#: no ONNX message uses. Its value is ``field + 16 * bytes``: the payload field dropped and the bytes
+#: of its value(s) in the file (for ``raw_data``, the length of the bytes).
+STRIPPED_FIELD = (1 << 29) - 1
+#: protobuf's own nesting limit (upb's default): deeper models are refused by the parser anyway
+MAX_DEPTH = 100
+
+
+# the messages the walk knows
+_MODEL, _GRAPH, _NODE, _ATTR, _TENSOR, _SPARSE, _FUNCTION, _TRAINING = range(8)
+_KIND_NAMES = (
+    "ModelProto",
+    "GraphProto",
+    "NodeProto",
+    "AttributeProto",
+    "TensorProto",
+    "SparseTensorProto",
+    "FunctionProto",
+    "TrainingInfoProto",
+)
+# per message: field number -> (its wire type, the message it holds or None). Only fields that may
+# lead to a big payload are listed (plus ModelProto's scalars, whose wire types are checked so
+# that a file that is no model is refused by its first bytes); every other field is copied.
+_SCHEMA: tuple[dict[int, tuple[int, int | None]], ...] = (
+    {
+        1: (0, None), 2: (2, None), 3: (2, None), 4: (2, None), 5: (0, None), 6: (2, None), 7: (2, _GRAPH),
+        8: (2, None), 14: (2, None), 20: (2, _TRAINING), 25: (2, _FUNCTION), 26: (2, None),
+    },
+    {1: (2, _NODE), 5: (2, _TENSOR), 15: (2, _SPARSE)},
+    {5: (2, _ATTR)},
+    {5: (2, _TENSOR), 6: (2, _GRAPH), 10: (2, _TENSOR), 11: (2, _GRAPH), 22: (2, _SPARSE), 23: (2, _SPARSE)},
+    {},
+    {1: (2, _TENSOR), 2: (2, _TENSOR)},
+    {7: (2, _NODE), 11: (2, _ATTR)},
+    {1: (2, _GRAPH), 2: (2, _GRAPH)},
+)  # fmt: skip
+#: TensorProto's payload fields: float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data
+_PAYLOAD = frozenset({4, 5, 6, 7, 9, 10, 11})
+_RAW_DATA = 9
+_MAX_FIELD = (1 << 29) - 1
+_STRIPPED_KEY = bytes([0xF8, 0xFF, 0xFF, 0xFF, 0x0F])  # the tag of STRIPPED_FIELD, wire type 0
+
+
+class _MalformedError(Exception):
+    """Raised inside the walk; turned into a CheckInputError once the walk's frames are gone."""
+
+
+def _varint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _varint(buf: memoryview, pos: int, end: int, top: bool) -> tuple[int, int]:
+    """The varint at ``pos`` and the position after it; it must end before ``end``."""
+    value, shift, i = 0, 0, pos
+    while True:
+        if i >= end:
+            raise _MalformedError(
+                f"not a readable ONNX model: truncated (a number at byte {pos:,} runs past the end of the file at "
+                f"{end:,})"
+                if top
+                else f"not a readable ONNX model (a number at byte {pos:,} runs past the end of the message holding "
+                f"it at byte {end:,})"
+            )
+        if i - pos == 10:  # protobuf's varints are at most ten bytes
+            raise _MalformedError(f"not a readable ONNX model (a malformed number at byte {pos:,})")
+        b = buf[i]
+        value |= (b & 0x7F) << shift
+        i += 1
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+# one field as the walk sees it: where it starts, where its value starts, where it ends, number, wire type
+_Field = tuple[int, int, int, int, int]
+
+
+def _fields(buf: memoryview, start: int, end: int, kind: int) -> Iterator[_Field]:
+    """The fields of the message of ``kind`` in ``buf[start:end]``, checked to lie inside it."""
+    top = kind == _MODEL
+    schema = _SCHEMA[kind]
+    pos = start
+    while pos < end:
+        at = pos
+        b = buf[pos]
+        if b < 0x80:  # a one-byte tag: fields 1..15, nearly every field of ONNX's messages
+            key, pos = b, pos + 1
+        else:
+            key, pos = _varint(buf, pos, end, top)
+        field, wire = key >> 3, key & 7
+        if wire in (3, 4):
+            raise _MalformedError(
+                f"not a readable ONNX model (byte {at:,} holds a protobuf group, wire type {wire}, which no ONNX "
+                "message has)"
+            )
+        if field == 0 or field > _MAX_FIELD or wire > 5:
+            raise _MalformedError(f"not a readable ONNX model (byte {at:,} is not a protobuf field)")
+        spec = schema.get(field)
+        if spec is not None and spec[0] != wire:
+            raise _MalformedError(
+                f"not an ONNX model (field {field} at byte {at:,} has wire type {wire}, not what a "
+                f"{_KIND_NAMES[kind]} holds there)"
+            )
+        body = pos
+        if wire == 2:
+            b = buf[pos] if pos < end else 0x80
+            if b < 0x80:
+                n, body = b, pos + 1
+            else:
+                n, body = _varint(buf, pos, end, top)
+            pos = body + n
+        elif wire == 0:
+            pos = _varint(buf, pos, end, top)[1]
+        elif wire == 5:
+            pos += 4
+        else:
+            pos += 8
+        if pos > end:
+            raise _MalformedError(
+                f"not a readable ONNX model: truncated (field {field} at byte {at:,} runs to byte {pos:,}, past the "
+                f"end of the file at {end:,})"
+                if top
+                else f"not a readable ONNX model (field {field} of a {_KIND_NAMES[kind]} at byte {at:,} runs to "
+                f"byte {pos:,}, past the end of the message holding it at byte {end:,})"
+            )
+        yield at, body, pos, field, wire
+
+
+def _dropped(buf: memoryview, start: int, end: int) -> tuple[dict[int, int], set[int]]:
+    """What to drop of the TensorProto in ``buf[start:end]``: the payload fields dropped whole, each with
+    its value's bytes (what the marker records), and the positions of ``raw_data`` occurrences dropped.
+
+    A repeated field is dropped whole when its occurrences take more than KEEP_BYTES, so a value is
+    either all there or absent. ``raw_data`` is singular: protobuf keeps its last occurrence, so the
+    earlier ones are dropped always (they are overridden) and the last when it is bigger than KEEP_BYTES.
+    """
+    size: dict[int, int] = {}
+    value: dict[int, int] = {}
+    raws: list[int] = []
+    raw_size = raw_value = 0
+    for at, body, pos, field, _ in _fields(buf, start, end, _TENSOR):
+        if field == _RAW_DATA:
+            raws.append(at)
+            raw_size, raw_value = pos - at, pos - body
+        elif field in _PAYLOAD:
+            size[field] = size.get(field, 0) + pos - at
+            value[field] = value.get(field, 0) + pos - body
+    drop = {f: value[f] for f, s in size.items() if s > KEEP_BYTES}
+    if raws and raw_size > KEEP_BYTES:
+        drop[_RAW_DATA] = raw_value
+        return drop, set(raws)
+    return drop, set(raws[:-1])
+
+
+def _walk(buf: memoryview, start: int, end: int, kind: int, depth: int) -> tuple[list[Any], int] | None:
+    """The message of ``kind`` in ``buf[start:end]`` with its big payloads dropped, as (chunks, size);
+    ``None`` when nothing in it is dropped (the caller then copies it as it is).
+
+    Fields copied as they are accumulate into one run, so the chunks are few: a run, a rewritten
+    submessage's header, its chunks, the next run.
+    """
+    if depth > MAX_DEPTH:
+        raise _MalformedError(
+            f"not a readable ONNX model (messages nested more than {MAX_DEPTH} deep at byte {start:,}, more "
+            "than protobuf parses)"
+        )
+    tensor = kind == _TENSOR
+    schema = _SCHEMA[kind]
+    drop: dict[int, int] = {}
+    raw_drop: set[int] = set()
+    if tensor:
+        drop, raw_drop = _dropped(buf, start, end)
+        if not drop and not raw_drop:
+            return None
+    chunks: list[Any] = []
+    changed = False
+    size = 0
+    run = start  # the start of the fields copied as they are, not yet in chunks
+    for at, body, pos, field, wire in _fields(buf, start, end, kind):
+        if tensor:
+            if field in drop or at in raw_drop:
+                if at > run:
+                    chunks.append(buf[run:at])
+                    size += at - run
+                run, changed = pos, True
+            continue
+        if wire != 2 or pos - body <= KEEP_BYTES:
+            continue  # a small submessage cannot hold a big payload: copied unwalked
+        sub_kind = schema.get(field, (2, None))[1]
+        if sub_kind is None:
+            continue
+        sub = _walk(buf, body, pos, sub_kind, depth + 1)
+        if sub is None:
+            continue
+        if at > run:
+            chunks.append(buf[run:at])
+            size += at - run
+        sub_chunks, sub_size = sub
+        head = bytes(buf[at:body])  # the tag and the old length
+        head = head[: _tag_length(head)] + _varint_bytes(sub_size)
+        chunks.append(head)
+        chunks.extend(sub_chunks)
+        size += len(head) + sub_size
+        run, changed = pos, True
+    if not changed:
+        return None
+    if end > run:
+        chunks.append(buf[run:end])
+        size += end - run
+    for field, value_bytes in sorted(drop.items()):
+        mark = _STRIPPED_KEY + _varint_bytes(field + 16 * value_bytes)
+        chunks.append(mark)
+        size += len(mark)
+    return chunks, size
+
+
+def _tag_length(head: bytes) -> int:
+    """The bytes of the (well-formed) varint tag that ``head`` starts with."""
+    n = 0
+    while head[n] >= 0x80:
+        n += 1
+    return n + 1
+
+
+def strip(data: bytes | bytearray | memoryview | mmap.mmap, name: str = "<bytes>") -> bytes:
+    """The encoded ``ModelProto`` in ``data`` with its big tensor payloads dropped and marked.
+
+    Parameters
+    ----------
+    data
+        The bytes of a model (a file's ``mmap`` included); only the pages of kept fields are read.
+    name
+        What messages call the model (a path, escaped here).
+
+    Returns
+    -------
+    bytes
+        A valid encoding of the same ``ModelProto`` less the payloads of more than :data:`KEEP_BYTES`.
+
+    Raises
+    ------
+    CheckInputError
+        When ``data`` is not a well-formed protobuf message (see the module's docstring).
+    """
+    problem = ""
+    with memoryview(data) as view:
+        flat = view if view.format in ("B", "b", "c") and view.ndim == 1 else view.cast("B")
+        try:
+            out = _walk(flat, 0, flat.nbytes, _MODEL, 0)
+            if out is None:
+                return bytes(flat)
+            kept = b"".join(out[0])
+            # the chunks are views of `data`: they must be gone before an mmap under them can close
+            del out
+            return kept
+        except _MalformedError as e:
+            # raised below, outside this handler: the walk's frames (and the views they hold) go first
+            problem = str(e)
+        finally:
+            if flat is not view:
+                flat.release()
+    raise CheckInputError(f"{path_text(name)}: {problem}")
+
+
+def _parse(data: bytes, name: str) -> Any:
+    """The ``onnx.ModelProto`` encoded in ``data``, which must hold a graph."""
+    import onnx
+
+    p = path_text(name)
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except MemoryError:
+        raise
+    except Exception as e:  # DecodeError (bad UTF-8, an unknown enum, ...), RecursionError inside protobuf
+        raise CheckInputError(f"{p}: not a readable ONNX model ({type(e).__name__}: {show(e, 300)})") from None
+    # protobuf reads many byte strings (a TensorProto's .pb, a few zeros) as a ModelProto without a graph
+    if not model.HasField("graph"):
+        raise CheckInputError(f"{p}: not an ONNX model (it holds no graph)")
+    return model
+
+
+def read_open(fd: int, size: int, name: str) -> Any:
+    """The model in the open file ``fd`` of ``size`` bytes, its big payloads dropped (see :func:`read_model`).
+
+    The file is mapped, not read: only the pages of the fields kept are touched. Where it cannot be
+    mapped (a file system without ``mmap``), it is read whole instead.
+    """
+    try:
+        mm = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # ValueError: the file shrank since it was measured
+        return _parse(strip(read_at_most(fd, size, name), name), name)
+    try:
+        kept = strip(mm, name)
+    finally:
+        # a view that outlived the walk (a traceback holding one) keeps the map open: it goes with the view
+        with contextlib.suppress(BufferError):
+            mm.close()
+    return _parse(kept, name)
+
+
+def read_model(source: Any) -> Any:
+    """An ONNX model without its weights: every field but tensor payloads of more than :data:`KEEP_BYTES`.
+
+    Parameters
+    ----------
+    source
+        A path to an ``.onnx`` file (``str`` or ``os.PathLike``), the bytes of a model (``bytes``,
+        ``bytearray``, ``memoryview``) or an ``onnx.ModelProto``, which is returned as it is.
+
+    Returns
+    -------
+    onnx.ModelProto
+        The model; external data is never loaded (its entries are kept as they are).
+
+    Raises
+    ------
+    CheckInputError
+        For a path that is no regular file, an empty file or one over 2 GiB, and for anything that is
+        not a model with a graph.
+    TypeError
+        For a source of another type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from onnx import helper, numpy_helper
+    >>> w = numpy_helper.from_array(np.ones((256, 256), np.float32), "w")
+    >>> s = numpy_helper.from_array(np.array([2, 3], np.int64), "s")
+    >>> y = helper.make_tensor_value_info("y", 1, None)
+    >>> g = helper.make_graph([helper.make_node("Reshape", ["w", "s"], ["y"])], "g", [], [y], [w, s])
+    >>> m = read_model(helper.make_model(g).SerializeToString())
+    >>> [(t.name, list(t.dims), len(t.raw_data)) for t in m.graph.initializer]
+    [('w', [256, 256], 0), ('s', [2], 16)]
+    >>> tensor_value(m.graph.initializer[0]) is None, tensor_value(m.graph.initializer[1])
+    (True, array([2, 3]))
+    """
+    if type(source).__name__ == "ModelProto" and hasattr(source, "SerializeToString"):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _parse(strip(source), "<bytes>")
+    try:
+        path = os.fspath(source)
+    except TypeError:
+        raise TypeError(
+            "read_model: the source is a path (str or os.PathLike), the bytes of an ONNX model or an "
+            f"onnx.ModelProto, not {type(source).__name__}"
+        ) from None
+    name = os.fsdecode(path)
+    fd, size = open_regular(name)
+    try:
+        if size == 0:
+            raise CheckInputError(f"{path_text(name)}: an empty file, not an ONNX model")
+        if size > MAX_ONNX_BYTES:
+            raise CheckInputError(
+                f"{path_text(name)}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may be"
+            )
+        return read_open(fd, size, name)
+    finally:
+        os.close(fd)
+
+
+def stripped_payload(t: Any) -> dict[int, int]:
+    """The payload fields :func:`read_model` dropped from the TensorProto ``t``: field number -> bytes.
+
+    Empty for a tensor that was not stripped (its data, if any, is all there). The bytes are those
+    of the field's value(s) in the file: for ``raw_data`` (field 9), the length of the bytes.
+    """
+    # imported by name: protobuf ships no type stubs, and onnx (hence protobuf) is optional
+    unknown_fields = importlib.import_module("google.protobuf.unknown_fields")
+    out: dict[int, int] = {}
+    for f in unknown_fields.UnknownFieldSet(t):
+        if f.field_number == STRIPPED_FIELD and f.wire_type == 0 and isinstance(f.data, int):
+            out[f.data & 15] = f.data >> 4
+    return out
+
+
+def _has_payload(t: Any) -> bool:
+    return bool(t.HasField("raw_data")) or any(
+        len(getattr(t, f))
+        for f in ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+    )
+
+
+def tensor_value(t: Any, limit: int = 4096) -> np.ndarray[Any, Any] | None:
+    """The value of the TensorProto ``t`` when it is small and its data is there, else ``None``.
+
+    Parameters
+    ----------
+    t
+        An ``onnx.TensorProto``.
+    limit
+        The most elements a value may have.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        ``numpy_helper.to_array(t)`` for a tensor of at most ``limit`` elements whose data fields
+        hold product(dims) of them; ``None`` for a stripped tensor, one stored as external data
+        (never opened), a larger one, or one whose data does not fit its dims.
+    """
+    from onnx import TensorProto, numpy_helper
+
+    if t.data_location == TensorProto.EXTERNAL or any(d < 0 for d in t.dims):
+        return None
+    count = math.prod(int(d) for d in t.dims)
+    if count > limit or (count and not _has_payload(t)):
+        return None
+    try:
+        arr: np.ndarray[Any, Any] = numpy_helper.to_array(t)
+    except Exception:  # data that does not fit the dims, an unknown type: no value
+        return None
+    return arr if arr.size == count else None

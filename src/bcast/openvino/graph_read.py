@@ -1,0 +1,279 @@
+"""An OpenVINO IR (:class:`~bcast.openvino.ir_read.IRModel`) as bcast's neutral graph, weights unread.
+
+The IR is read by :func:`~bcast.openvino.ir_read.read_ir` (bounded, hostile-input safe); this module
+only re-expresses it, so that the IR is propagated by the *same* symbolic engine as ONNX models
+(:mod:`bcast.graph`):
+
+* layers become nodes in data-flow order (the edges give it: an IR lists layers in any order), each
+  of domain ``"openvino"`` and op the layer's type, so that :mod:`bcast.graph.ops.openvino` gives
+  its shape function; ``<data>`` attributes are kept as the IR's text (each function parses what it
+  reads), with the layer's ``version`` beside them;
+* each output port is one tensor, ``"<layer name>:<port id>"``; a ``Parameter``'s and a ``Const``'s
+  tensor is the layer's name, so that a root cause reads "the input input_ids" or "the constant
+  Constant_61132";
+* ``Parameter`` layers are the graph's inputs. Every dim that is not static (``-1``, ``?``, an
+  interval such as ``1..10``) is left unnamed, and propagation gives it its own symbol named after
+  the input and axis (``input_ids_0``): two dynamic dims are never assumed equal, and never assumed
+  unrelated either, which is what lets "these two inputs must share a batch" be found;
+* ``Const`` layers are constants: their shape always, their value only when they hold at most
+  :data:`~bcast.graph.ops.DATA_LIMIT` integers (a shape, an axis list, an index table) or
+  :data:`FLOAT_LIMIT` floats (a scale, a bound); those bytes alone are read from the ``.bin``, and a
+  weight is never decoded;
+* ``Result`` layers name the graph's outputs;
+* every other layer's declared output dims are :attr:`Graph.declared <bcast.graph.Graph.declared>`:
+  evidence that propagation compares (a stale or edited port is a finding) and falls back on where
+  it has no shape function;
+* a ``TensorIterator``, ``Loop`` or ``If`` keeps its sub-graphs as bodies, propagated with their own
+  ``Parameter`` shapes (the IR's port maps are not read), so that their layers are checked too.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+from ..graph import Ctx, Declared, Expr, Graph, Node, Value
+from ..graph.ops import DATA_LIMIT
+from ..graph.ops.openvino import binary  # importing it registers the IR's shape functions
+from .ir_read import ELEMENT_TYPES, IRError, IRLayer, IRModel, IRPort
+
+__all__ = ["DOMAIN", "dtype_of_element", "dtype_of_precision", "graph_of_ir", "ir_fallback"]
+
+#: the domain of every IR node: its shape function is ``SHAPES["openvino:<type>"]``
+DOMAIN = "openvino"
+
+#: a floating-point Const is decoded only up to this many elements: a scale, a Range bound, a clamp value
+#: (what propagation computes with) are a few; the biases of a large model are many, and only weights
+FLOAT_LIMIT = 64
+
+_ELEMENT_DTYPES = {
+    "boolean": "bool",
+    "u8": "uint8",
+    "i8": "int8",
+    "u16": "uint16",
+    "i16": "int16",
+    "u32": "uint32",
+    "i32": "int32",
+    "u64": "uint64",
+    "i64": "int64",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "bf16": "bfloat16",
+}
+
+_PRECISION_DTYPES = {
+    "BOOL": "bool",
+    "BOOLEAN": "bool",
+    "U8": "uint8",
+    "I8": "int8",
+    "U16": "uint16",
+    "I16": "int16",
+    "U32": "uint32",
+    "I32": "int32",
+    "U64": "uint64",
+    "I64": "int64",
+    "FP16": "float16",
+    "F16": "float16",
+    "FP32": "float32",
+    "F32": "float32",
+    "FP64": "float64",
+    "F64": "float64",
+    "BF16": "bfloat16",
+}
+
+
+def dtype_of_element(element_type: str | None) -> str | None:
+    """An IR ``element_type`` (``f32``, ``i64``, ``boolean``) as the graph's dtype name (``float32``, ...)."""
+    if element_type is None:
+        return None
+    t = element_type.strip().lower()
+    return _ELEMENT_DTYPES.get(t, t or None)
+
+
+def dtype_of_precision(precision: str | None) -> str | None:
+    """A port's ``precision`` (``FP32``, ``I64``, ``BOOL``) as the graph's dtype name."""
+    if precision is None:
+        return None
+    p = precision.strip().upper()
+    return _PRECISION_DTYPES.get(p, p.lower() or None)
+
+
+def _topological(model: IRModel) -> list[IRLayer]:
+    """Layers with every producer first; file order breaks ties (Kahn's algorithm, a heap: linear up to a log)."""
+    layers = model.layers
+    index = {layer.id: i for i, layer in enumerate(layers)}
+    succ: list[list[int]] = [[] for _ in layers]
+    waiting = [0] * len(layers)
+    for e in model.edges:
+        a, b = index.get(e.from_layer), index.get(e.to_layer)
+        if a is not None and b is not None:
+            succ[a].append(b)
+            waiting[b] += 1
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in succ[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) < len(layers):  # a cycle (read_ir refuses one): the rest in file order
+        placed = set(order)
+        order.extend(i for i in range(len(layers)) if i not in placed)
+    return [layers[i] for i in order]
+
+
+def _dims(port_dims: Any) -> tuple[Expr | None, ...]:
+    """Static dims as constants, every other one (``?``, an interval) unnamed: propagation names it."""
+    return tuple(Expr.const(int(d)) if d.is_static else None for d in port_dims)
+
+
+def _port_declared(port: IRPort) -> Declared:
+    """What an output port declares; a port without ``<dim>`` (scalar or dynamic rank) declares no dims."""
+    dtype = dtype_of_precision(port.precision)
+    if not port.rank_known:
+        return Declared(dtype, None)
+    return Declared(dtype, _dims(port.shape))
+
+
+def _const_value(model: IRModel, layer: IRLayer) -> Value:
+    """A ``Const``: its shape always; its value only when small and of a type bcast decodes."""
+    c = layer.const
+    assert c is not None
+    dtype = dtype_of_element(c.element_type)
+    dims = tuple(Expr.const(d) for d in c.shape)
+    count = math.prod(c.shape)
+    decoded = ELEMENT_TYPES.get(c.element_type, (None, None))[0]
+    limit = FLOAT_LIMIT if decoded is not None and decoded[1:2] == "f" else DATA_LIMIT  # <f4, bf16
+    if count > limit or decoded is None:
+        return Value(dtype, dims)
+    try:
+        arr = model.const_value(layer)  # reads exactly this constant's bytes
+    except IRError:  # a .bin changed under us: the shape is all a check needs
+        return Value(dtype, dims)
+    flat = arr.reshape(-1).tolist()
+    if arr.dtype.kind == "f":
+        data: tuple[Any, ...] = tuple(float(x) for x in flat)
+    else:
+        data = tuple(Expr.const(int(x)) for x in flat)
+    return Value(dtype, dims, data)
+
+
+def _parameter_declared(model: IRModel, layer: IRLayer) -> Declared:
+    dtype = dtype_of_element(layer.data.get("element_type"))
+    try:
+        shape = model.output_shape(layer) if layer.outputs else None
+    except IRError:  # an unreadable shape attribute: the port's dims are all there is
+        shape = layer.outputs[0].declared if layer.outputs else None
+    if shape is None or shape.rank is None:
+        return Declared(dtype, None)
+    return Declared(dtype, _dims(shape))
+
+
+class _Names:
+    """Unique node and tensor names: a name the IR repeats gets the layer id beside it."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def take(self, name: str, layer: IRLayer) -> str:
+        out = name
+        if out in self.used:
+            out = f"{name} (id {layer.id})"
+            k = 2
+            while out in self.used:
+                out = f"{name} (id {layer.id}, {k})"
+                k += 1
+        self.used.add(out)
+        return out
+
+
+def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
+    names = _Names()
+    node_names = _Names()
+    tensor: dict[tuple[int, int], str] = {}  # (layer id, output port id) -> tensor name
+    inputs: dict[str, Declared] = {}
+    constants: dict[str, Value] = {}
+    declared: dict[str, Declared] = {}
+    outputs: list[str] = []
+    nodes: list[Node] = []
+    order = _topological(model)
+    for layer in order:
+        if layer.type == "Parameter" or layer.const is not None:
+            name = names.take(layer.name, layer)
+            for p in layer.outputs:
+                tensor[(layer.id, p.id)] = name
+            if layer.const is not None:
+                constants[name] = _const_value(model, layer)
+            else:
+                inputs[name] = _parameter_declared(model, layer)
+            continue
+        for p in layer.outputs:
+            tensor[(layer.id, p.id)] = names.take(f"{layer.name}:{p.id}", layer)
+    for layer in order:
+        if layer.type == "Parameter" or layer.const is not None:
+            continue
+        ins: list[str] = []
+        for p in layer.inputs:
+            src = model.producer(layer, p.id)
+            ins.append(tensor.get((src[0].id, src[1].id), "") if src is not None else "")
+        if layer.type == "Result":
+            outputs.extend(n for n in ins if n)
+            continue
+        outs = [tensor[(layer.id, p.id)] for p in layer.outputs]
+        for p, t in zip(layer.outputs, outs, strict=True):
+            d = _port_declared(p)
+            if d.dims is not None:
+                declared[t] = d
+        attrs: dict[str, Any] = dict(layer.data)
+        attrs["version"] = layer.version or ""
+        name = node_names.take(layer.name, layer)
+        bodies = {
+            tag: _graph(body, (*path, f"{name}/{tag}"), f"{label}/{name}/{tag}") for tag, body in layer.bodies.items()
+        }
+        nodes.append(Node(len(nodes), name, layer.type, ins, outs, attrs, DOMAIN, bodies, path, layer))
+    return Graph(
+        nodes,
+        inputs,
+        outputs,
+        constants,
+        declared,
+        {DOMAIN: model.ir_version or 11, "": 21},
+        "openvino-ir",
+        label,
+    )
+
+
+def graph_of_ir(model: IRModel) -> Graph:
+    """The neutral graph of an IR read by :func:`~bcast.openvino.ir_read.read_ir` (sub-graphs as bodies).
+
+    >>> from bcast.openvino.ir_read import parse_ir
+    >>> xml = '''<net name="n" version="11"><layers>
+    ...  <layer id="0" name="x" type="Parameter" version="opset1"><data shape="?,3" element_type="f32"/>
+    ...   <output><port id="0" precision="FP32"><dim>-1</dim><dim>3</dim></port></output></layer>
+    ...  <layer id="1" name="r" type="Relu" version="opset1">
+    ...   <input><port id="0"><dim>-1</dim><dim>3</dim></port></input>
+    ...   <output><port id="1" precision="FP32"><dim>-1</dim><dim>3</dim></port></output></layer>
+    ...  <layer id="2" name="out" type="Result" version="opset1"><input><port id="0"/></input></layer>
+    ... </layers><edges><edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
+    ...  <edge from-layer="1" from-port="1" to-layer="2" to-port="0"/></edges></net>'''
+    >>> g = graph_of_ir(parse_ir(xml))
+    >>> [(n.name, n.domain, n.op, n.inputs, n.outputs) for n in g.nodes], g.outputs
+    ([('r', 'openvino', 'Relu', ['x'], ['r:1'])], ['r:1'])
+    >>> g.inputs["x"]
+    Declared(dtype='float32', dims=(None, Expr('3')))
+    """
+    return _graph(model, (), model.name or "model")
+
+
+def ir_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] | None:
+    """For a layer bcast has no shape function for: one with ``auto_broadcast`` and two inputs is an
+    elementwise op by the IR's own word, and is checked as one; any other is left to its declared dims
+    (``None``: propagation records where its knowledge stopped)."""
+    if "auto_broadcast" in node.attrs and len(ins) == 2:
+        return binary(node, ins, ctx)
+    return None
