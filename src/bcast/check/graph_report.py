@@ -67,6 +67,10 @@ def report_from_result(result: Result, model: str, fmt: str, *, extra: Sequence[
             cause_of[i] = (ci, c.chains.get(i, []))
         report.affects[c.origin.name] = c.affects
     for i, f in enumerate(result.findings):
+        if f.severity == "relation":  # inputs' unnamed dims that must agree: a symbol constraint, no problem
+            if f.constraint is not None:
+                report.add_constraints(f.node.label, f.node.op, [f.constraint])
+            continue
         ci, chain = cause_of.get(i, (-1, []))
         origin = causes[ci].origin if ci >= 0 else None
         here = f.node.name

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
-from ..constraints import Constraint
 from .graph_report import report_from_result
 from .report import CheckInputError, Problem, Report
 
@@ -56,54 +54,10 @@ def _quirks(model: object) -> list[Problem]:
     return out
 
 
-def _input_symbols(result: Any) -> set[str]:
-    """The symbols propagation made for the graph's inputs' unnamed dims (``input_ids_0``, ...)."""
-    out: set[str] = set()
-    for name, decl in result.graph.inputs.items():
-        v = result.values.get(name)
-        if decl.dims is None or v is None or v.shape is None:
-            continue
-        for d, e in zip(decl.dims, v.shape, strict=False):
-            if d is None and e.atom is not None:
-                out.add(e.atom)
-    return out
-
-
-def _relation(f: Any, inputs: set[str]) -> Constraint | None:
-    """The constraint of a finding that only relates two inputs' unnamed dims (``None``: not one)."""
-    if f.kind != "constraint":
-        return None
-    c: Constraint | None = f.constraint
-    if c is not None:
-        if c.kind != "in" and len(c.symbols) >= 2 and all(s in inputs for s in c.symbols):
-            return c
-        return None
-    if len(f.dims) == 2 and f.dims[0] != f.dims[1] and all(d in inputs for d in f.dims):
-        return Constraint("equal", tuple(f.dims), axis=f.axis)
-    return None
-
-
 def _report(result: Any, path: str, quirks: list[Problem]) -> Report:
-    """The report, with the relations between inputs' dims as symbol constraints, not problems.
-
-    Every constraint is joined once, after the problems are in (so a relation and a size constraint on
-    one symbol meet, and a contradiction between them is found)."""
-    inputs = _input_symbols(result)
-    kept = []
-    pending: list[tuple[str, str, Constraint]] = []
-    for f in result.findings:
-        rel = _relation(f, inputs)
-        if rel is not None:
-            pending.append((f.node.label, f.node.op, rel))
-            continue
-        if f.constraint is not None:
-            pending.append((f.node.label, f.node.op, f.constraint))
-            f = replace(f, constraint=None)
-        kept.append(f)
-    report = report_from_result(replace(result, findings=kept), path, "openvino-ir", extra=quirks)
-    for node, op, c in pending:
-        report.add_constraints(node, op, [c])
-    return report.finish()
+    """The report: the relations between inputs' unnamed dims are symbol constraints, not problems (the
+    propagation marks them, :func:`~bcast.check.graph_report.report_from_result` lists them)."""
+    return report_from_result(result, path, "openvino-ir", extra=quirks)
 
 
 def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, debug: bool = False) -> Report:

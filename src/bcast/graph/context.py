@@ -20,7 +20,7 @@ from ..constraints import Constraint
 from ..dims import MAX_DIM, Dim, Shape, StaticDim, Tri
 from ..errors import BroadcastError
 from ..rules import make_plan, plan_multidirectional
-from .expr import Expr, emax
+from .expr import Expr, definition, emax
 from .model import Graph, Node, Origin, Value
 
 __all__ = ["BroadcastRecord", "Ctx", "Finding", "ShapeError", "Suspect"]
@@ -105,12 +105,13 @@ class Ctx:
     fallback: Callable[[Node, list[Value | None], Ctx], list[Value] | None] | None = None
     _names: set[str] = field(default_factory=set)
     _lost: set[str] = field(default_factory=set)
+    _unnamed: set[str] = field(default_factory=set)
     _alias: dict[str, Expr] = field(default_factory=dict)
     _alias_of: dict[Expr, str] = field(default_factory=dict)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
 
     # -- symbols -------------------------------------------------------------------------------
-    def fresh(self, hint: str, *, free: bool = False) -> Expr:
+    def fresh(self, hint: str, *, free: bool = False, unnamed_input: bool = False) -> Expr:
         """A new symbol, named after ``hint`` (a tensor and axis, a node): never a bare ``?``.
 
         By default the symbol stands for a dim that propagation *lost* (an unknown op, an
@@ -129,7 +130,40 @@ class Ctx:
         self._names.add(name)
         if not free:
             self._lost.add(name)
+        if unnamed_input:
+            self._unnamed.add(name)
         return Expr.symbol(name)
+
+    def _unnamed_link(self, e: Expr | None) -> bool:
+        """Whether ``e`` is an input dim the file left unnamed (or the max/min of such dims)."""
+        if e is None or e.atom is None:
+            return False
+        if e.atom in self._unnamed:
+            return True
+        d = definition(e.atom)
+        return d is not None and d[0] in ("max", "min") and all(self._unnamed_link(a) for a in d[1])
+
+    def links_unnamed_inputs(self, dims: Sequence[object]) -> bool:
+        """Whether a requirement only says that input dims the file left unnamed agree with each other
+        (an IR's ``attention_mask_1`` and ``input_ids_1``): that is what the model needs of its inputs,
+        not a bug of it, so it is not reported. Sizes and products of them are (``input_ids_0 in {1, 4}``)."""
+        found = False
+        for d in dims:
+            if isinstance(d, int):
+                return False
+            if isinstance(d, Expr):
+                parts: list[Expr | None] = [d]
+            else:
+                parts = [
+                    self._alias.get(p) or (Expr.symbol(p) if p in self._unnamed else None) for p in str(d).split("|")
+                ]
+            for e in parts:
+                if e is not None and e.value is not None:
+                    return False
+                if not self._unnamed_link(e):
+                    return False
+                found = True
+        return found
 
     def is_lost(self, dims: Sequence[object]) -> bool:
         """Whether a symbol of ``dims`` (expressions or bcast dim names) is one propagation lost: a
@@ -315,6 +349,8 @@ class Ctx:
             self._seen_constraints.add(key)
             if self.is_lost(c.symbols):
                 continue
+            # what the model needs of its inputs' unnamed dims is listed with the symbols, not as a problem
+            relation = c.kind != "in" and self.links_unnamed_inputs(c.symbols)
             suspects = self._suspects_at(ins, c.axis, out_rank) if right_aligned else ()
             c = self._readable(c)
             self.findings.append(
@@ -326,7 +362,7 @@ class Ctx:
                     dims=c.symbols,
                     suspects=suspects,
                     constraint=c,
-                    severity="warning",
+                    severity="relation" if relation else "warning",
                 )
             )
 
@@ -342,7 +378,9 @@ class Ctx:
         suspects: Sequence[Suspect] = (),
         severity: str = "error",
     ) -> None:
-        if kind == "constraint" and self.is_lost([d for d in dims if not isinstance(d, int)]):
+        if kind == "constraint" and (
+            self.is_lost([d for d in dims if not isinstance(d, int)]) or self.links_unnamed_inputs(dims)
+        ):
             return
         self.findings.append(
             Finding(

@@ -383,6 +383,16 @@ def _opaque(text: str, op: str, args: tuple[Expr, ...]) -> Expr:
     return Expr.symbol(text)
 
 
+def _at_least_one(e: Expr) -> bool:
+    """Whether ``e`` is >= 1 when every symbol is (a sum of products of plain symbols, no opaque term)."""
+    return bool(e.terms) and all(c > 0 and not any(a in _DEFINITIONS for a in m) for m, c in e.terms)
+
+
+def definition(atom: str) -> tuple[str, tuple[Expr, ...]] | None:
+    """What an opaque atom stands for (``("max", (B, S))``), or ``None`` for a symbol."""
+    return _DEFINITIONS.get(atom)
+
+
 def _atom_value(a: str, env: dict[str, int]) -> int:
     if a in env:
         return env[a]
@@ -422,6 +432,13 @@ def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
     rest = [e for e in es if e.value is None]
     if not rest:
         return Expr.const(pick(c for c in consts if c is not None))
+    if consts and all(_at_least_one(e) for e in rest) and pick(x for x in consts if x is not None) <= 1:
+        # a dim of a real model is at least 1: max(1, S) is S and min(1, S) is 1 (OpenVINO writes
+        # Maximum(ShapeOf, 1) around its shape computations)
+        c = pick(x for x in consts if x is not None)
+        if name == "min":
+            return Expr.const(c)
+        consts = []
     if consts:
         c = pick(x for x in consts if x is not None)
         # every atom is >= 0: a constant no larger than every expression's lower bound drops out of max

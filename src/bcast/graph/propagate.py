@@ -143,7 +143,7 @@ def _consequences(findings: list[Finding], before: int, after: int | None, bent:
     if after is not None:
         return after
     for i in range(before, len(findings)):
-        if findings[i].kind != "declared-shape":
+        if findings[i].kind != "declared-shape" and findings[i].severity != "relation":
             return i
     return None
 
@@ -174,7 +174,9 @@ def _input_value(name: str, decl: Declared, ctx: Ctx) -> Value:
     dims = []
     for k, d in enumerate(decl.dims):
         if d is None:
-            d = ctx.fresh(f"{name}_{k}", free=True)  # an unnamed dynamic dim: named after the input and axis
+            d = ctx.fresh(
+                f"{name}_{k}", free=True, unnamed_input=True
+            )  # an unnamed dynamic dim: named after the input and axis
         else:
             for a in d.atoms:
                 ctx.reserve(a)
