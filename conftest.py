@@ -11,8 +11,9 @@ _NEEDS = {
     "docs/onnx-lowering.md": "onnx",
     "docs/onnx.md": "onnx",
     "docs/array-api.md": "torch",
-    "src/bcast/backends/generic.py": "array_api_strict",
-    "src/bcast/backends/kernels.py": "array_api_strict",
+    "src/bcast/engines/array_api.py": "array_api_strict",
+    "src/bcast/engines/array_api_kernels.py": "array_api_strict",
+    "src/bcast/engines/dask.py": "dask",
 }
 
 collect_ignore = [path for path, module in _NEEDS.items() if importlib.util.find_spec(module) is None]

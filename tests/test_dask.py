@@ -2,7 +2,7 @@
 
 The oracle is NumPy itself (``np.broadcast_to``, ``np.sum``, its ufuncs) on the computed
 inputs; the memory promise is checked on every task a graph runs (no task's result
-holds more than :func:`bcast.backends.dask_impl.block_limit` bytes), and the pipeline
+holds more than :func:`bcast.engines.dask.block_limit` bytes), and the pipeline
 runs once on a ``dask.distributed.LocalCluster`` with two worker processes.
 """
 
@@ -23,7 +23,7 @@ dask = pytest.importorskip("dask", reason="the dask backend needs dask")
 
 import bcast  # noqa: E402
 import bcast.ops  # noqa: E402
-from bcast.backends import dask_impl  # noqa: E402
+from bcast.engines import dask as dask_impl  # noqa: E402
 from bcast.errors import BroadcastError  # noqa: E402
 
 SMALL = "4KiB"  # a chunk-size small enough that the test arrays are cut into many blocks

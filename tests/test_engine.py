@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import bcast
 import bcast.ops as ops
-from bcast.engine import kernels, threads
-from bcast.engine.cache import arg_key
+from bcast.cache import arg_key
+from bcast.engines.numpy import kernels, threads
 from bcast.rules import PLANS
 
 

@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bcast
-import bcast.engine.memory as memory
+import bcast.engines.memory as memory
 from bcast import BroadcastError, Dim, Shape
 
 MODES = ("numpy", "bidirectional", "explicit", "pdpd", "axes", "like", "none")
@@ -1130,7 +1130,7 @@ def test_a_copy_beyond_available_ram_is_refused_before_allocating(name: str, mon
 
 def test_tracemalloc_sees_numpy_allocations() -> None:
     """The allocation checks above can fail: a real 8 MB copy shows up in tracemalloc's peak."""
-    from bcast.engine import pool
+    from bcast.engines.numpy import pool
 
     pool.clear()  # a recycled buffer of the same size would make the copy allocate nothing
     tracemalloc.start()

@@ -40,7 +40,7 @@ import pytest
 
 import bcast
 from bcast import BroadcastError
-from bcast.engine import memory
+from bcast.engines import memory
 from hostile import Outcome, assert_refused, attack
 
 GiB = 1 << 30
@@ -262,7 +262,7 @@ def test_a_torch_view_beyond_int64_elements_is_a_broadcast_error() -> None:
 #: the checks switched off in the child: what NumPy (or PyTorch) then raises must still reach the user
 #: as a BroadcastError naming the op (the last resort)
 NO_CHECKS = (
-    "import bcast.engine.memory as m\n"
+    "import bcast.engines.memory as m\n"
     "m.address_space_left = lambda: None\n"
     "m.available_memory = lambda: None\n"
     "m._NO_CHECK_BYTES = 2**62\n"

@@ -16,7 +16,7 @@ PRELUDE = """
 import os, sys, time, signal, threading
 import numpy as np
 import bcast, bcast.ops as ops
-from bcast.engine import kernels, threads, pool
+from bcast.engines.numpy import kernels, threads, pool
 kernels.SERIAL_BYTES, kernels.UNIT_BYTES, kernels.BLOCK_BYTES = 0, 4096, 4096
 threads.set_num_threads(2)
 A = np.arange(64 * 1024, dtype=np.float64).reshape(256, 256)

@@ -25,7 +25,7 @@ import bcast
 import bcast.ops as ops
 import bcast.ops._base as op_base
 from bcast import BroadcastError
-from bcast.engine import kernels, threads
+from bcast.engines.numpy import kernels, threads
 from bcast.ops.grad import vjp
 from bcast.plan import FrozenPlanError
 

@@ -10,7 +10,7 @@ import pytest
 
 import bcast
 import bcast.ops as ops
-from bcast.engine import pool
+from bcast.engines.numpy import pool
 
 BIG = (512, 1024)  # 2 MiB of float32: above pool.MIN_BYTES
 F32 = np.dtype(np.float32)

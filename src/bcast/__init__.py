@@ -36,7 +36,7 @@ from .rules import MODES
 __version__ = "0.1.0"
 
 #: submodules reachable as attributes of ``bcast`` once asked for (``bcast.ops.add``), loaded on first use
-_SUBMODULES = frozenset({"ops", "openvino", "paddle", "onnx", "check", "backends", "engine", "explain", "svg"})
+_SUBMODULES = frozenset({"ops", "openvino", "paddle", "onnx", "check", "engines", "explain", "svg", "alignment"})
 
 
 def __getattr__(name: str) -> object:

@@ -6,25 +6,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .backends import backend_of, foreign_namespace, shape_of
-from .dims import MAX_RANK, Shape, ShapeLike, given_text, int_text, shape_text
-from .engine.cache import NO_KEY, PlanCache
-from .engine.memory import NUMPY_MAX_DIMS, out_of_memory
-from .engine.numpy import as_array, materialize, view
+from .cache import NO_KEY
+from .dims import Shape, ShapeLike, given_text
+from .engines import engine_for
+from .engines.foreign import backend_of, shape_of
+from .engines.memory import out_of_memory
+from .engines.numpy import as_array, materialize, view
 from .errors import BroadcastError, brief
-from .plan import ElementwisePlan, Plan
-from .rules import (
-    cache_key,
-    make_plan,
-    normalize_mode,
-    plan_legacy,
-    plan_multidirectional,
-    plan_pdpd,
-    reject_foreign_args,
-)
-from .rules._common import Ctx, read_axes, read_shape
-from .rules.none import plan_none
-from .rules.pdpd import read_axis
+from .ops.views import broadcast_view, check_output_rank, expand, operand
+from .plan import ElementwisePlan, Plan, as_elementwise_plan, as_plan
+from .rules import ELEMENTWISE, MAX_OPERANDS, align_elementwise, elementwise_key, make_plan, read_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -39,6 +30,12 @@ __all__ = [
     "plan",
     "unbroadcast",
 ]
+
+
+#: Elementwise alignments, cached on the exact arguments of a call (see :mod:`bcast.rules`).
+ELEMENTWISE_PLANS = ELEMENTWISE
+#: The most operands one elementwise call takes.
+MAX_OPERANDS = MAX_OPERANDS
 
 
 def plan(
@@ -82,13 +79,15 @@ def plan(
     >>> bcast.plan("[N,1]", "[4,5]").constraints
     Constraints(['N in {1, 4}'])
     """
-    return make_plan(
-        data_shape,
-        target_shape,
-        mode,
-        axes_mapping=axes_mapping,
-        axis=axis,
-        broadcast_axes=broadcast_axes,
+    return as_plan(
+        make_plan(
+            data_shape,
+            target_shape,
+            mode,
+            axes_mapping=axes_mapping,
+            axis=axis,
+            broadcast_axes=broadcast_axes,
+        )
     )
 
 
@@ -111,7 +110,7 @@ def infer(
     >>> bcast.infer("[?,3]", "[2..4,N]")
     Shape('[2..4,3]')
     """
-    return plan(
+    return make_plan(
         data_shape,
         target_shape,
         mode,
@@ -119,31 +118,6 @@ def infer(
         axis=axis,
         broadcast_axes=broadcast_axes,
     ).output_shape
-
-
-_ELEMENTWISE = ("numpy", "pdpd", "none", "bidirectional", "legacy")
-
-#: The most operands one elementwise call takes (NumPy's own ``broadcast_shapes`` takes any number;
-#: past this many, a call is a mistake or an attack, refused before any is read).
-MAX_OPERANDS = MAX_RANK
-
-#: NumPy's limit on the dims of an array (64 since NumPy 2; 32 before).
-
-#: Elementwise plans keyed on the exact arguments of :func:`elementwise_plan` (see :mod:`bcast.engine.cache`).
-ELEMENTWISE_PLANS: PlanCache[ElementwisePlan] = PlanCache(4096)
-
-
-def _elementwise_key(shapes: tuple[ShapeLike, ...], mode: object, axis: object) -> Any:
-    """The cache key of an elementwise call, or ``NO_KEY`` when an argument cannot be keyed exactly."""
-    if type(mode) is not str or type(axis) is not int or len(mode) > 64 or len(shapes) > MAX_OPERANDS:
-        return NO_KEY
-    key: list[Any] = [mode, axis]
-    for s in shapes:
-        k = cache_key(s)
-        if k is NO_KEY:
-            return NO_KEY
-        key.append(k)
-    return tuple(key)
 
 
 def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> ElementwisePlan:
@@ -157,45 +131,7 @@ def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
     >>> bcast.elementwise_plan("[2,3,4,5]", "[3,1]", mode="pdpd", axis=1).output_shape
     Shape('[2,3,4,5]')
     """
-    key = _elementwise_key(shapes, mode, axis)
-    if key is NO_KEY:
-        return _elementwise_plan(shapes, mode, axis)
-    ep = ELEMENTWISE_PLANS.get(key)
-    if ep is None:
-        ep = _elementwise_plan(shapes, mode, axis)
-        ELEMENTWISE_PLANS.put(key, ep)
-    return ep
-
-
-def _elementwise_plan(shapes: tuple[ShapeLike, ...], mode: str, axis: int) -> ElementwisePlan:
-    m = normalize_mode(mode, _ELEMENTWISE)
-    if m not in ("pdpd", "legacy"):
-        reject_foreign_args(m, axis=axis)
-    if len(shapes) > MAX_OPERANDS:
-        raise BroadcastError(
-            f"{m}: {len(shapes):,} shapes given to one elementwise call, more than the {MAX_OPERANDS:,} "
-            "it takes (bcast.api.MAX_OPERANDS)",
-            mode=m,
-            accepted=f"at most {MAX_OPERANDS} operands",
-        )
-    given = tuple(given_text(s) for s in shapes)
-    parsed = tuple(read_shape(s, m, given) for s in shapes)
-    if m in ("numpy", "bidirectional") and (m == "numpy" or len(parsed) == 2):
-        return plan_multidirectional(parsed, given)
-    if len(parsed) != 2:
-        raise TypeError(f"{m}: mode {brief(m)} takes exactly 2 shapes (A, B), got {len(parsed)}")
-    a, b = parsed
-    if m == "none":
-        pb = plan_none(b, a, Ctx(m, given[1], given[0]))
-        pa = plan_none(a, pb.output_shape, Ctx(m, given[0], given[1]))
-        out = pb.output_shape
-    else:
-        ax = read_axis(axis, m)
-        into = plan_pdpd if m == "pdpd" else plan_legacy
-        pb = into(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {int_text(ax)}", data_label="B", target_label="A"))
-        out = pb.output_shape
-        pa = plan_none(a, out, Ctx(m, given[0], shape_text(out)))
-    return ElementwisePlan(m, parsed, out, (pa, pb), pb.constraints)
+    return as_elementwise_plan(align_elementwise(shapes, mode, axis))
 
 
 def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> Shape:
@@ -210,12 +146,12 @@ def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
     >>> bcast.broadcast_shapes("[N,3]", "[4,1]")
     Shape('[4,3]')
     """
-    key = _elementwise_key(shapes, mode, axis)
+    key = elementwise_key(shapes, mode, axis)
     if key is not NO_KEY:  # the hot path: one dictionary look-up
-        ep = ELEMENTWISE_PLANS.get(key)
-        if ep is not None:
-            return ep.output_shape
-    return elementwise_plan(*shapes, mode=mode, axis=axis).output_shape
+        ea = ELEMENTWISE.get(key)
+        if ea is not None:
+            return ea.output_shape
+    return align_elementwise(shapes, mode, axis).output_shape
 
 
 def broadcast_to(
@@ -253,25 +189,11 @@ def broadcast_to(
         p = make_plan(
             arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes
         )
-        _check_array_rank(p)
+        check_output_rank(p)
         return materialize(p, arr) if copy else view(p, arr)
     except MemoryError as e:  # the last resort: every copy is checked before it is made
         err = out_of_memory("broadcast_to", (x,), e)
     raise err  # outside the except block: no MemoryError chained to it
-
-
-def _check_array_rank(p: Plan) -> None:
-    """A ``BroadcastError`` when the plan's output has more dims than a NumPy array can (64)."""
-    rank = p.output_shape.rank
-    if rank is not None and rank > NUMPY_MAX_DIMS:
-        raise BroadcastError(
-            f"{p.mode}: cannot make an array of shape {shape_text(p.output_shape)}: its {rank:,} dims are more "
-            f"than the {NUMPY_MAX_DIMS} a NumPy array may have (the plan itself is fine: bcast.plan and "
-            "bcast.infer take it)",
-            mode=p.mode,
-            shapes=p.given,
-            accepted=f"an output of at most {NUMPY_MAX_DIMS} dims",
-        )
 
 
 def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_axes: Any = None) -> np.ndarray:
@@ -286,28 +208,10 @@ def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_ax
            [2, 2],
            [3, 3]])
     """
-    arr = _array(x)
     initial = (
         None if initial_broadcast_axes is None else read_axes(initial_broadcast_axes, "initial_broadcast_axes", "like")
     )
-    p = plan(shape_of(arr, "like"), like_shape, "like", broadcast_axes=initial)
-    if type(arr) is np.ndarray:
-        _check_array_rank(p)
-    return p(arr)
-
-
-def expand(x: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
-    """ONNX ``Expand``: bidirectional broadcast of ``x`` with ``shape`` (a read-only view).
-
-    >>> import bcast, numpy as np
-    >>> bcast.expand(np.zeros((3, 1)), (2, 1, 6)).shape
-    (2, 3, 6)
-    """
-    arr = _array(x)
-    p = plan(shape_of(arr, "bidirectional"), shape, "bidirectional")
-    if type(arr) is np.ndarray:
-        _check_array_rank(p)
-    return p(arr)
+    return broadcast_view(x, like_shape, "like", broadcast_axes=initial)
 
 
 def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
@@ -317,8 +221,8 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
     >>> bcast.unbroadcast(np.ones((2, 3, 4)), (3, 1)).tolist()
     [[8.0], [8.0], [8.0]]
     """
-    g = _array(dy, "dy")
-    p = plan(shape, shape_of(g, "numpy"), "numpy")
+    g = operand(dy, "dy")
+    p = make_plan(shape, shape_of(g, "numpy"), "numpy")
     if not p.data_shape.is_static:
         raise BroadcastError(
             f"numpy: unbroadcast: the operand shape {given_text(shape)} must be static to sum a gradient into it",
@@ -327,14 +231,7 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
             accepted="a shape of known sizes",
         )
     try:
-        return p.backward(g)
+        return engine_for(g).backward(p, g)  # type: ignore[no-any-return]
     except MemoryError as e:  # the last resort: the sum's output is small, its accumulator may not be
         err = out_of_memory("unbroadcast", (g,), e)
     raise err  # outside the except block: no MemoryError chained to it
-
-
-def _array(x: object, what: str = "x") -> np.ndarray:
-    """``x`` as an ndarray, or as it is when it is another library's array (the plan then runs on its engine)."""
-    if type(x) is np.ndarray or foreign_namespace(x) is not None:
-        return x  # type: ignore[return-value]
-    return as_array(x, what)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .api import broadcast_shapes, broadcast_to, plan
-from .engine.threads import num_threads
+from .engines.numpy.threads import num_threads
 
 __all__ = ["Case", "machine", "main", "run", "svg_plot", "table"]
 

@@ -1,7 +1,7 @@
 """``python -m bcast.bench_dask``: a broadcast pipeline larger than this machine's memory, on a Dask cluster.
 
 The pipeline is the forward and backward pass of one broadcast product, entirely lazy
-and chunked by :mod:`bcast.backends.dask_impl`::
+and chunked by :mod:`bcast.engines.dask`::
 
     x [N, 1] --view--> [N, M] --mul with y [1, M]--> p [N, M] --backward of y's broadcast--> g [1, M]
 
@@ -71,7 +71,7 @@ def pipeline(n: int, m: int, rows: int) -> tuple[Any, Any]:
     import dask.array as da
 
     from .api import elementwise_plan, plan
-    from .backends import dask_impl
+    from .engines import dask as dask_impl
 
     x = (da.arange(n, chunks=rows, dtype=np.float32) % 3)[:, None]
     y = (1 + da.arange(m, chunks=m, dtype=np.float32) % 2)[None, :]

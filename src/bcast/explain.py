@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from .alignment import Alignment, ElementwiseAlignment
 from .dims import Dim, Shape, StaticDim, dim_text, given_text, shape_text
 from .errors import BroadcastError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .plan import ElementwisePlan, Plan
 
 __all__ = ["explain_elementwise", "explain_error", "explain_plan"]
 
@@ -58,14 +55,14 @@ def _axes_list(axes: Sequence[int]) -> str:
     return ", ".join([*map(str, axes[:16]), f"...({len(axes) - 20:,} more)...", *map(str, axes[-4:])])
 
 
-def _row_cells(plan: Plan, cols: list[int | None]) -> list[str]:
+def _row_cells(plan: Alignment, cols: list[int | None]) -> list[str]:
     """The data's dims placed under the output axes they map to ('-' where none does)."""
     where = {a: i for i, a in enumerate(plan.axes_mapping or ()) if a is not None}
     data = plan.data_shape
     return [_GAP if k is None else (dim_text(data[where[k]]) if k in where else "-") for k in cols]
 
 
-def _target_cells(plan: Plan, cols: list[int | None]) -> list[str] | None:
+def _target_cells(plan: Alignment, cols: list[int | None]) -> list[str] | None:
     t, out = plan.target_shape, plan.output_shape
     if t.rank is None or out.rank is None:
         return None
@@ -115,7 +112,7 @@ def _copies(d: Dim) -> str:
     return f"{dim_text(d)} copies"
 
 
-def _replication_lines(plan: Plan, who: str) -> list[str]:
+def _replication_lines(plan: Alignment, who: str) -> list[str]:
     lines = []
     out = plan.output_shape
     mapping = plan.axes_mapping or ()
@@ -144,7 +141,7 @@ def _constraints_line(constraints: Sequence[object]) -> str:
     return "constraints: " + "; ".join(shown) + more
 
 
-def explain_plan(plan: Plan, *, colour: bool = False) -> str:
+def explain_plan(plan: Alignment, *, colour: bool = False) -> str:
     who, tgt = _LABELS.get(plan.mode, ("data", "target"))
     if plan.mode == "like":
         tgt = "like"
@@ -190,7 +187,7 @@ def _brief_list(v: tuple[object, ...]) -> str:
     return given_text(list(v), 800)
 
 
-def _replicated(p: Plan, rank: int) -> tuple[int, set[int]]:
+def _replicated(p: Alignment, rank: int) -> tuple[int, set[int]]:
     """An operand's replicated output axes as (``off``, ``rep``): every axis below ``off``, and ``rep``.
 
     An elementwise operand maps onto the last output axes, so this costs the operand's own
@@ -210,7 +207,7 @@ def _replicated(p: Plan, rank: int) -> tuple[int, set[int]]:
     return rank - r, rep
 
 
-def explain_elementwise(ep: ElementwisePlan, *, colour: bool = False) -> str:
+def explain_elementwise(ep: ElementwiseAlignment, *, colour: bool = False) -> str:
     shown = _window(len(ep.shapes), _MAX_ROWS, _HEAD_ROWS, _TAIL_ROWS)
     shapes = ", ".join(_GAP if j is None else shape_text(ep.shapes[j]) for j in shown)
     lines = [f"{ep.mode} (elementwise): {shapes} -> output {shape_text(ep.output_shape, 800)}"]

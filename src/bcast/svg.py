@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from .alignment import Alignment, ElementwiseAlignment
 from .dims import shape_text
 from .errors import BroadcastError
-from .plan import ElementwisePlan, Plan
 
 __all__ = ["broadcast_svg"]
 
@@ -82,7 +82,7 @@ def _panel(
     return parts, width, height
 
 
-def broadcast_svg(p: Plan | ElementwisePlan) -> str:
+def broadcast_svg(p: Alignment | ElementwiseAlignment) -> str:
     """An SVG document picturing ``p``: one panel per operand and one for the output.
 
     >>> import bcast
@@ -91,7 +91,7 @@ def broadcast_svg(p: Plan | ElementwisePlan) -> str:
     True
     """
     skipped = 0
-    if isinstance(p, ElementwisePlan):
+    if isinstance(p, ElementwiseAlignment):
         n = len(p.operands)
         shown = list(range(n)) if n <= _MAX_PANELS else [*range(_MAX_PANELS - 2), n - 2, n - 1]
         skipped = n - len(shown)
@@ -134,7 +134,7 @@ def broadcast_svg(p: Plan | ElementwisePlan) -> str:
         + (
             ", ".join(shape_text(s, 60) for s in p.shapes[:_MAX_PANELS])
             + (f", ...({len(p.shapes) - _MAX_PANELS:,} more)" if len(p.shapes) > _MAX_PANELS else "")
-            if isinstance(p, ElementwisePlan)
+            if isinstance(p, ElementwiseAlignment)
             else f"{shape_text(p.data_shape)} -> {shape_text(p.target_shape)}"
         )
         + f" = {shape_text(out)}"

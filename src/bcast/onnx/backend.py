@@ -28,7 +28,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
-from ..engine.memory import _span, check_allocation, out_of_memory
+from ..engines.memory import check_allocation, out_of_memory, span_bytes
 from ..errors import BroadcastError, brief
 from ..files import find_cycle
 from .handlers import HANDLERS, MAX_RANK, Call, OnnxRunError, as_input
@@ -103,7 +103,7 @@ def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
             f"{name}: dims {shown} ask for {n} elements, but the tensor holds data for at most {stored}",
             shapes=(shown,),
         )
-    if _span(tuple(dims), dtype.itemsize) > np.iinfo(np.intp).max:
+    if span_bytes(tuple(dims), dtype.itemsize) > np.iinfo(np.intp).max:
         raise OnnxRunError(f"{name}: dims {shown} span more bytes than NumPy can index", shapes=(shown,))
     check_allocation(tuple(dims), dtype, mode=name, hint="the tensor is too big to load here")
     try:

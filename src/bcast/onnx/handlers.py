@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..api import expand
 from ..dims import Shape
-from ..engine.memory import NUMPY_MAX_DIMS, _span, check_allocation
+from ..engines.memory import NUMPY_MAX_DIMS, check_allocation, span_bytes
 from ..errors import BroadcastError, brief
 from ..ops import LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8
+from ..ops.views import expand
 
 __all__ = [
     "HANDLERS",
@@ -338,7 +338,7 @@ def _reshape(call: Call, xs: Sequence[Any]) -> list[Any]:
         raise call.fail(
             f"cannot reshape an input of shape {Shape(x.shape)} ({x.size} elements) to {brief(dims)} ({total} elements)"
         )
-    if _span(tuple(dims), x.dtype.itemsize) > sys.maxsize:
+    if span_bytes(tuple(dims), x.dtype.itemsize) > sys.maxsize:
         raise call.fail(
             f"shape {brief(dims)} spans more than {sys.maxsize} bytes of {x.dtype} (its nonzero dims multiply "
             "past what NumPy can index), although it holds no element"

@@ -73,9 +73,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..alignment import Alignment, ElementwiseAlignment
 from ..dims import Shape
 from ..errors import BroadcastError, brief
-from ..plan import Plan
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -115,7 +115,7 @@ class _Source:
     value: int
 
 
-def _expand_sources(plan: Plan, rank: int, mapping: tuple[int | None, ...]) -> list[_Source]:
+def _expand_sources(plan: Alignment, rank: int, mapping: tuple[int | None, ...]) -> list[_Source]:
     """One source per output axis; see the module docstring for the order they are tried in."""
     data, out, target = plan.data_shape, plan.output_shape, plan.target_shape
     on_axis = {a: i for i, a in enumerate(mapping) if a is not None}
@@ -149,7 +149,7 @@ def _expand_sources(plan: Plan, rank: int, mapping: tuple[int | None, ...]) -> l
 # -- checks of the plan and the options ------------------------------------------------
 
 
-def _mapping_of(plan: Plan) -> tuple[int, tuple[int | None, ...]]:
+def _mapping_of(plan: Alignment) -> tuple[int, tuple[int | None, ...]]:
     """The output rank and the axes mapping, or a BroadcastError for what cannot be lowered."""
     given = plan.given
     if plan.axes_mapping is None or plan.output_shape.rank is None or plan.data_shape.rank is None:
@@ -319,7 +319,7 @@ def _shape_input(b: _Builder, sources: list[_Source], data_name: str, target_nam
 
 
 def plan_to_onnx(
-    plan: Plan,
+    plan: Alignment,
     *,
     opset: int = DEFAULT_OPSET,
     data_name: str = "data",
@@ -393,19 +393,18 @@ def plan_to_onnx(
     >>> [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
     [2, 3, 4, 5]
     """
-    from ..plan import ElementwisePlan
 
     try:
         import onnx.helper  # the one place that says what is missing
     except ImportError as e:
         raise ImportError(f"plan_to_onnx needs the onnx package (pip install bcast[onnx]): {e}") from e
     given: object = plan  # what a caller passed, whatever the annotation says
-    if isinstance(given, ElementwisePlan):
+    if isinstance(given, ElementwiseAlignment):
         raise TypeError(
             "plan_to_onnx: an ElementwisePlan has one plan per operand; lower each of its .operands "
             "(with distinct data_name, output_name and name_prefix)"
         )
-    if not isinstance(plan, Plan):
+    if not isinstance(plan, Alignment):
         raise TypeError(f"plan_to_onnx: plan must be a bcast.Plan (from bcast.plan(...)), got {type(plan).__name__}")
     version = _check_opset(opset)
     data_name = _check_name(data_name, "data_name")

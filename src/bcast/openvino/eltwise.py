@@ -8,11 +8,10 @@ pdpd is OpenVINO's own rule (see :mod:`bcast.openvino.differences`).
 
 from __future__ import annotations
 
-from ..api import broadcast_shapes
 from ..dims import Shape, ShapeLike
 from ..errors import BroadcastError, as_given, brief
 from ..merge import ClashError, merge_multi
-from ..rules._common import Ctx
+from ..rules import Ctx, align_elementwise
 from ..rules.pdpd import read_axis
 from .inputs import read_data_shape
 from .quirks import quirk
@@ -76,7 +75,7 @@ def eltwise_shape(a_shape: ShapeLike, b_shape: ShapeLike, auto_broadcast: str = 
     ga, gb = as_given(a_shape), as_given(b_shape)
     if mode != "pdpd":
         try:
-            return broadcast_shapes(a, b, mode=mode)
+            return align_elementwise((a, b), mode).output_shape
         except BroadcastError as e:
             raise BroadcastError(
                 f"openvino eltwise {e}", mode=mode, shapes=(ga, gb), axis=e.axis, dims=e.dims, accepted=e.accepted

@@ -16,8 +16,8 @@ from typing import Any
 from ..dims import Dim, Shape, ShapeLike
 from ..errors import BroadcastError, as_given, brief
 from ..merge import ClashError, merge_uni
-from ..rules._common import Ctx
 from ..rules.bidirectional import plan_bidirectional
+from ..rules.common import Ctx
 from ..rules.pdpd import read_axis
 from .inputs import Input, read_data_shape, read_input
 from .quirks import quirk

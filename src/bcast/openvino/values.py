@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..api import plan
 from ..dims import Shape
-from ..engine.numpy import as_array
+from ..engines import materialize
+from ..engines.numpy import as_array
 from ..errors import BroadcastError, as_given
+from ..rules import make_plan
 from .inputs import read_input
 from .quirks import quirk
 from .shape_inference import infer_broadcast
@@ -92,16 +93,16 @@ def broadcast(
         out = tuple(
             1 if k >= len(out) - r and x.shape[k - len(out) + r] == 1 and d == 0 else d for k, d in enumerate(out)
         )
-        return plan(x.shape, out, "numpy").materialize(x)
+        return materialize(make_plan(x.shape, out, "numpy"), x)  # type: ignore[no-any-return]
     if inf.mode == "numpy":
-        return plan(x.shape, out, "numpy").materialize(x)
+        return materialize(make_plan(x.shape, out, "numpy"), x)  # type: ignore[no-any-return]
     if inf.mode == "explicit":
         assert inf.axes is not None
         axes = list(inf.axes) if x.ndim else []  # scalar data may name one axis; it lands nowhere
-        return plan(x.shape, out, "explicit", axes_mapping=axes).materialize(x)
+        return materialize(make_plan(x.shape, out, "explicit", axes_mapping=axes), x)  # type: ignore[no-any-return]
     assert inf.start is not None
     axes = list(range(inf.start, inf.start + x.ndim))
-    return plan(x.shape, out, "explicit", axes_mapping=axes).materialize(x)
+    return materialize(make_plan(x.shape, out, "explicit", axes_mapping=axes), x)  # type: ignore[no-any-return]
 
 
 def _cpu_plugin_notes(

@@ -15,14 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from ..api import elementwise_plan, plan
-from ..backends import backend_of, foreign_namespace, kernel_name, library, numpy_dtype, one_library, shape_of
+from .. import engines
+from ..alignment import ElementwiseAlignment
 from ..dims import Shape
-from ..engine.kernels import elementwise, fill_broadcast, internal_overlap, overlaps, same_elements
-from ..engine.numpy import as_array, check_allocation, native
-from ..engine.pool import empty as pooled_empty
+from ..engines.foreign import backend_of, foreign_namespace, kernel_name, library, numpy_dtype, one_library, shape_of
+from ..engines.numpy import as_array, check_allocation, native
+from ..engines.numpy.kernels import elementwise, fill_broadcast, internal_overlap, overlaps, same_elements
+from ..engines.numpy.pool import empty as pooled_empty
 from ..errors import BroadcastError, brief
-from ..plan import ElementwisePlan
+from ..rules import align_elementwise, make_plan
 from ._types import onnx_type
 
 __all__ = [
@@ -75,8 +76,8 @@ def read(spec: Spec, values: Sequence[object], names: Sequence[str] | None = Non
     """The inputs as arrays (never copied); a ``TypeError`` naming the input otherwise.
 
     Arrays of another Array API library (torch, cupy, jax, dask...) are kept as they are,
-    for :mod:`bcast.backends` to compute on; all inputs must then be of that library (and
-    device), see :func:`bcast.backends.one_library`.
+    for :mod:`bcast.engines` to compute on; all inputs must then be of that library (and
+    device), see :func:`bcast.engines.one_library`.
     """
     names = names or spec.inputs
     arrays: list[Any] = []
@@ -130,10 +131,10 @@ def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> t
     out_shape = ep.output_shape.to_tuple()
     if ep.mode == "numpy":
         return list(arrays), out_shape
-    return [p(x) for p, x in zip(ep.operands, arrays, strict=True)], out_shape
+    return [engines.view(p, x) for p, x in zip(ep.operands, arrays, strict=True)], out_shape
 
 
-def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> ElementwisePlan:
+def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> ElementwiseAlignment:
     """The elementwise plan of the inputs' shapes in ``mode``, its errors worded for ``spec``."""
     if not isinstance(mode, str):
         raise TypeError(f"{spec.name}: mode must be a string, one of {', '.join(map(repr, MODES))}; got {brief(mode)}")
@@ -148,7 +149,7 @@ def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> El
     try:
         # tuple(): another library's shape type (torch.Size...) reads, and is quoted, as NumPy's
         shapes = [x.shape if type(x) is np.ndarray else shape_of(x, m) for x in arrays]
-        return elementwise_plan(*shapes, mode=m, axis=axis)
+        return align_elementwise(tuple(shapes), m, axis)
     except BroadcastError as e:
         raise e.in_context(spec.name) from None
     except TypeError as e:
@@ -158,7 +159,7 @@ def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> El
 def unidirectional(spec: Spec, x: np.ndarray, name: str, target: tuple[int, ...], target_name: str) -> np.ndarray:
     """``x`` broadcast one way to ``target`` (ONNX unidirectional), as a read-only view."""
     try:
-        return plan(shape_of(x, spec.name), target, "numpy")(x)
+        return engines.view(make_plan(shape_of(x, spec.name), target, "numpy"), x)  # type: ignore[no-any-return]
     except BroadcastError as e:
         raise BroadcastError(
             f"{spec.name}: input {name} {Shape(x.shape)} must broadcast unidirectionally to "
@@ -341,7 +342,7 @@ def foreign(arrays: Sequence[object]) -> bool:
 
 
 def run_foreign(spec: Spec, arrays: Sequence[Any], mode: str, axis: int, out: object, attrs: dict[str, Any]) -> Any:
-    """An operator on arrays of another Array API library, by that library's engine (:mod:`bcast.backends`)."""
+    """An operator on arrays of another Array API library, by that library's engine (:mod:`bcast.engines`)."""
     foreign = next(x for x in arrays if not isinstance(x, np.ndarray))
     no_out(spec, out, foreign)
     ep = operand_plans(spec, arrays, mode, axis)

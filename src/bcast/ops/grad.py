@@ -3,14 +3,14 @@
 ``vjp(op, *inputs, dy=..., **attributes)`` returns one gradient per input, each of that
 input's shape (``None`` for an input with no gradient, such as ``where``'s condition).
 The elementwise math is written against the broadcast output; the reduction back to each
-input is always its :class:`bcast.Plan`'s ``backward`` (the sum over its broadcast axes),
+input is always its :class:`bcast.Alignment`'s ``backward`` (the sum over its broadcast axes),
 never a rule of its own.
 
 Each rule is written once against an array namespace ``xp``: ``numpy`` itself for NumPy
 arrays (array-api-compat is then never imported), or the array-api-compat namespace of
 another library's arrays (PyTorch, CuPy, JAX, array-api-strict, Dask...), whose gradients
 come back as arrays of that library on the inputs' device. Dask stays lazy: the
-reductions are its per-chunk ``Plan.backward``. As with the operators, all arrays of one
+reductions are its per-chunk ``Alignment.backward``. As with the operators, all arrays of one
 call (``dy`` included) must be of one library and device (Dask also takes NumPy ones).
 
 Conventions where the derivative is not defined: ``max``/``min`` split the gradient
@@ -34,12 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from ..api import elementwise_plan, plan
-from ..backends import foreign_namespace, is_dask, numpy_dtype, one_library, shape_of
+from .. import engines
+from ..alignment import Alignment
 from ..dims import Shape
-from ..engine.numpy import as_array
+from ..engines.foreign import foreign_namespace, is_dask, numpy_dtype, one_library, shape_of
+from ..engines.numpy import as_array
 from ..errors import BroadcastError, brief
-from ..plan import Plan
+from ..rules import align_elementwise, make_plan
 
 __all__ = ["DIFFERENTIABLE", "vjp"]
 
@@ -92,9 +93,9 @@ def _dy(xp: Any, op: str, dy: object, shape: tuple[int, ...]) -> Any:
     return g
 
 
-def _plans(op: str, arrays: Sequence[Any], mode: str, axis: int) -> tuple[list[Plan], tuple[int, ...]]:
+def _plans(op: str, arrays: Sequence[Any], mode: str, axis: int) -> tuple[list[Alignment], tuple[int, ...]]:
     try:
-        ep = elementwise_plan(*(_shape(a, op) for a in arrays), mode=mode, axis=axis)
+        ep = align_elementwise(tuple(_shape(a, op) for a in arrays), mode, axis)
     except BroadcastError as e:
         raise e.in_context(op) from None
     return list(ep.operands), ep.output_shape.to_tuple()
@@ -107,10 +108,10 @@ def _cast(xp: Any, g: Any, like: Any) -> Any:
     return g if g.dtype == like.dtype else xp.astype(g, like.dtype)
 
 
-def _reduce(xp: Any, p: Plan, g: Any, like: Any) -> Any:
+def _reduce(xp: Any, p: Alignment, g: Any, like: Any) -> Any:
     """A gradient over the output, summed back to one input's shape, in the input's dtype."""
     full = xp.broadcast_to(g, p.output_shape.to_tuple())
-    return _cast(xp, p.backward(full), like)
+    return _cast(xp, engines.backward(p, full), like)
 
 
 def _binary(
@@ -120,7 +121,7 @@ def _binary(
     _floats(op, (xa, xb))
     (pa, pb), shape = _plans(op, (xa, xb), mode, axis)
     g = _dy(xp, op, dy, shape)
-    va, vb = pa(xa), pb(xb)
+    va, vb = engines.view(pa, xa), engines.view(pb, xb)
     if is_dask(xp):  # lazily, block by block, where the errstate below would be long gone
         ga, gb = (_per_block(rule, k, va, vb, g) for k in (0, 1))
         return _reduce(xp, pa, ga, xa), _reduce(xp, pb, gb, xb)
@@ -175,7 +176,7 @@ def _extreme(xp: Any, op: str, inputs: Sequence[object], dy: object, mode: str, 
     _floats(op, xs)
     plans, shape = _plans(op, xs, mode, axis)
     g = _dy(xp, op, dy, shape)
-    views = [p(x) for p, x in zip(plans, xs, strict=True)]
+    views = [engines.view(p, x) for p, x in zip(plans, xs, strict=True)]
     pick = xp.maximum if op == "max" else xp.minimum
     best = reduce(pick, views)
     hits = [v == best for v in views]
@@ -213,9 +214,9 @@ def _prelu(xp: Any, x: object, slope: object, dy: object) -> Grads:
     xa, sa = _read(xp, x, "prelu: input X"), _read(xp, slope, "prelu: input slope")
     _floats("prelu", (xa, sa))
     xs = _shape(xa, "prelu")
-    ps = plan(_shape(sa, "prelu"), xs, "numpy")
+    ps = make_plan(_shape(sa, "prelu"), xs, "numpy")
     g = _dy(xp, "prelu", dy, xs)
-    s = ps(sa)
+    s = engines.view(ps, sa)
     pos = xa > 0
     gx = _cast(xp, xp.where(pos, g, g * s), xa)
     return gx, _reduce(xp, ps, xp.where(pos, 0, g * xa), sa)
@@ -248,14 +249,14 @@ def _gemm(
     gb = alpha * (am.T @ g)
     grads: list[Any] = [_cast(xp, ga.T if trans_a else ga, xa), _cast(xp, gb.T if trans_b else gb, xb)]
     if xc is not None:
-        grads.append(_reduce(xp, plan(_shape(xc, "gemm"), out, "numpy"), beta * g, xc))
+        grads.append(_reduce(xp, make_plan(_shape(xc, "gemm"), out, "numpy"), beta * g, xc))
     return tuple(grads)
 
 
 def _expand(xp: Any, x: object, shape: object, dy: object) -> Grads:
     xa = _read(xp, x, "expand: input")
     _floats("expand", (xa,))
-    p = plan(_shape(xa, "expand"), shape, "bidirectional")
+    p = make_plan(_shape(xa, "expand"), shape, "bidirectional")
     g = _dy(xp, "expand", dy, p.output_shape.to_tuple())
     return (_reduce(xp, p, g, xa), None)
 

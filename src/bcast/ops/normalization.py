@@ -6,10 +6,11 @@ import operator
 
 import numpy as np
 
-from ..backends import kernels, numpy_dtype
 from ..dims import Shape
-from ..engine.memory import check_allocations
-from ..engine.numpy import native
+from ..engines import array_api_kernels as kernels
+from ..engines.foreign import numpy_dtype
+from ..engines.memory import check_allocations
+from ..engines.numpy import native
 from ..errors import BroadcastError, brief
 from ._base import Spec, as_library, check_types, foreign, read, unidirectional
 from ._types import FLOATS, float32_attribute

@@ -6,9 +6,10 @@ import operator
 
 import numpy as np
 
-from ..backends import kernels, numpy_dtype
 from ..dims import Shape
-from ..engine.memory import check_allocations
+from ..engines import array_api_kernels as kernels
+from ..engines.foreign import numpy_dtype
+from ..engines.memory import check_allocations
 from ..errors import BroadcastError, brief
 from ._base import (
     Spec,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.kernels import blockwise
-from ..engine.numpy import native
-from ..engine.pool import empty as pooled_empty
+from ..engines.numpy import native
+from ..engines.numpy.kernels import blockwise
+from ..engines.numpy.pool import empty as pooled_empty
 from ._base import Spec, aligned, check_types, copy_into, foreign, natives, output, overlapping, read, run_foreign
 from ._types import ALL, BOOL
 

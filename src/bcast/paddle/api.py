@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine.memory import check_allocations, out_of_memory_guard
-from ..engine.numpy import as_array
+from ..engines import numpy as engine
+from ..engines.memory import check_allocations, out_of_memory_guard
+from ..engines.numpy import as_array
 from ..errors import BroadcastError, brief
 from .grads import GRAD_DTYPES, GRADS
 from .kernels import DTYPES, DTYPES_WITH_AXIS, KERNELS
@@ -97,7 +98,7 @@ def _operands(name: str, x: object, y: object, dtypes: dict[str, tuple[str, ...]
 
 def _views(al: Alignment, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     px, py = al.plans()
-    return px(a), py(b)
+    return engine.view(px, a), engine.view(py, b)
 
 
 @out_of_memory_guard(f"{MODE} elementwise")
@@ -224,11 +225,11 @@ def elementwise_grad(
     px, py = al.plans()
     # the forward result, both local gradients and their temporaries, as arrays of the output's shape
     _check_room(f"{name} grad", al.output_shape.to_tuple(), a.dtype, 3, 3)
-    va, vb = px(a), py(b)
+    va, vb = engine.view(px, a), engine.view(py, b)
     gx, gy = GRADS[name](va, vb, np.asarray(KERNELS[name](va, vb), dtype=a.dtype), g)
     full = al.output_shape.to_tuple()
-    dx = px.backward(np.broadcast_to(np.asarray(gx, dtype=a.dtype), full))
-    dy = py.backward(np.broadcast_to(np.asarray(gy, dtype=a.dtype), full))
+    dx = engine.backward(px, np.broadcast_to(np.asarray(gx, dtype=a.dtype), full))
+    dy = engine.backward(py, np.broadcast_to(np.asarray(gy, dtype=a.dtype), full))
     return dx, dy
 
 

@@ -23,12 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..api import broadcast_shapes, plan
+from .. import alignment
 from ..dims import Dim, Shape, ShapeLike
 from ..errors import BroadcastError, as_given
-from ..plan import Plan
-from ..rules._common import read_shape
-from ..rules.pdpd import read_axis
+from ..rules import align_elementwise, make_plan, read_axis, read_shape
 
 __all__ = ["MODE", "Alignment", "align", "elementwise_shape"]
 
@@ -51,10 +49,10 @@ class Alignment:
     y_axes: tuple[int, ...]
     start: int
 
-    def plans(self) -> tuple[Plan, Plan]:
-        """The core plans (explicit mode) that broadcast X and Y to the output."""
-        px = plan(self.x_shape, self.output_shape, "explicit", axes_mapping=list(self.x_axes))
-        py = plan(self.y_shape, self.output_shape, "explicit", axes_mapping=list(self.y_axes))
+    def plans(self) -> tuple[alignment.Alignment, alignment.Alignment]:
+        """The core alignments (explicit mode) that broadcast X and Y to the output."""
+        px = make_plan(self.x_shape, self.output_shape, "explicit", axes_mapping=list(self.x_axes))
+        py = make_plan(self.y_shape, self.output_shape, "explicit", axes_mapping=list(self.y_axes))
         return px, py
 
 
@@ -121,7 +119,7 @@ def align(x_shape: ShapeLike, y_shape: ShapeLike, axis: int = -1) -> Alignment:
             )
     px, py = (_pad(x, start, rank), y) if rx < ry else (x, _pad(y, start, rank))
     try:
-        out = broadcast_shapes(px, py)
+        out = align_elementwise((px, py)).output_shape
     except BroadcastError as e:
         dims = e.dims
         raise error(

@@ -1,21 +1,25 @@
-"""Dialect front ends: each turns (shapes, attributes) into the canonical :class:`~bcast.Plan`.
+"""Dialect front ends: each turns (shapes, attributes) into the canonical :class:`~bcast.alignment.Alignment`.
 
-:func:`make_plan` checks the mode and which arguments it takes, then dispatches.
+The only place that knows the modes' names and dispatches on them: :func:`make_plan` for
+one operand broadcast into a target (data -> target), :func:`align_elementwise` for the
+operands of an elementwise operation; :func:`specialize` and :func:`bind` rebuild an
+alignment for concrete shapes or sizes of its symbols.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..dims import MAX_RANK, Shape, ShapeLike, given_text, int_text
-from ..engine.cache import NO_KEY, PlanCache, arg_key
+from ..alignment import Alignment, ElementwiseAlignment
+from ..cache import NO_KEY, PlanCache, arg_key
+from ..dims import MAX_RANK, Dim, Shape, ShapeLike, given_text, int_text, shape_text
 from ..errors import BroadcastError, brief
-from ..plan import Plan
-from ._common import Ctx, axes_text, read_axes, read_shape
 from .axes import plan_axes, plan_like
 from .bidirectional import plan_bidirectional
+from .common import Ctx, axes_text, check_axes, read_axes, read_shape
 from .explicit import plan_explicit
 from .legacy import plan_legacy
 from .none import plan_none
@@ -23,8 +27,15 @@ from .numpy import plan_multidirectional, plan_numpy
 from .pdpd import plan_pdpd, read_axis
 
 __all__ = [
+    "ELEMENTWISE_MODES",
+    "MAX_OPERANDS",
     "MODES",
     "PLANS",
+    "Ctx",
+    "align_elementwise",
+    "bind",
+    "cache_key",
+    "check_axes",
     "make_plan",
     "normalize_mode",
     "plan_axes",
@@ -36,7 +47,11 @@ __all__ = [
     "plan_none",
     "plan_numpy",
     "plan_pdpd",
+    "read_axes",
+    "read_axis",
+    "read_shape",
     "reject_foreign_args",
+    "specialize",
 ]
 
 #: Each mode and the extra argument it takes (``None``: none).
@@ -91,8 +106,8 @@ def reject_foreign_args(mode: str, **given: Any) -> None:
         )
 
 
-#: Plans made by :func:`make_plan`, keyed on its exact arguments (see :mod:`bcast.engine.cache`).
-PLANS: PlanCache[Plan] = PlanCache(4096)
+#: Alignments made by :func:`make_plan`, keyed on its exact arguments (see :mod:`bcast.cache`).
+PLANS: PlanCache[Alignment] = PlanCache(4096)
 
 #: The longest string argument a cache key may hold: longer ones (whitespace-padded shapes) are
 #: planned afresh rather than kept alive by the cache.
@@ -100,7 +115,7 @@ _KEY_CHARS = 1 << 16
 
 
 def cache_key(value: object) -> Any:
-    """:func:`~bcast.engine.cache.arg_key`, but ``NO_KEY`` at once for an argument too long to be a valid
+    """:func:`~bcast.cache.arg_key`, but ``NO_KEY`` at once for an argument too long to be a valid
     one (a list of ten million dims is refused by the planner, not copied into a key first)."""
     t = type(value)
     if t is not list and t is not tuple and t is not str:  # only exact types are keyed (no hostile __len__)
@@ -118,7 +133,7 @@ def make_plan(
     axes_mapping: Any = None,
     axis: Any = -1,
     broadcast_axes: Any = None,
-) -> Plan:
+) -> Alignment:
     """The plan of one broadcast, from the cache when these exact arguments were planned before."""
     key: tuple[Any, ...]
     if axes_mapping is None and broadcast_axes is None and type(axis) is int and axis == -1:
@@ -152,7 +167,7 @@ def _make_plan(
     axes_mapping: Any,
     axis: Any,
     broadcast_axes: Any,
-) -> Plan:
+) -> Alignment:
     m = normalize_mode(mode)
     reject_foreign_args(m, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
     ctx = Ctx(m, given_text(data_shape), given_text(target_shape))
@@ -179,3 +194,155 @@ def _make_plan(
     initial = None if broadcast_axes is None else read_axes(broadcast_axes, "initial_broadcast_axes", m)
     extra = f"initial_broadcast_axes {axes_text(initial)}" if initial else ""
     return plan_like(data, target, initial, Ctx(m, ctx.data, ctx.target, extra=extra, target_label="like"))
+
+
+#: The modes of an elementwise operation (two or more operands broadcast to one output).
+ELEMENTWISE_MODES = ("numpy", "pdpd", "none", "bidirectional", "legacy")
+
+#: The most operands one elementwise call takes (NumPy's own ``broadcast_shapes`` takes any number;
+#: past this many, a call is a mistake or an attack, refused before any is read).
+MAX_OPERANDS = MAX_RANK
+
+#: Elementwise alignments keyed on the exact arguments of :func:`align_elementwise`.
+ELEMENTWISE: PlanCache[ElementwiseAlignment] = PlanCache(4096)
+
+
+def elementwise_key(shapes: tuple[ShapeLike, ...], mode: object, axis: object) -> Any:
+    """The cache key of an elementwise call, or ``NO_KEY`` when an argument cannot be keyed exactly."""
+    if type(mode) is not str or type(axis) is not int or len(mode) > 64 or len(shapes) > MAX_OPERANDS:
+        return NO_KEY
+    key: list[Any] = [mode, axis]
+    for s in shapes:
+        k = cache_key(s)
+        if k is NO_KEY:
+            return NO_KEY
+        key.append(k)
+    return tuple(key)
+
+
+def align_elementwise(shapes: tuple[ShapeLike, ...], mode: str = "numpy", axis: Any = -1) -> ElementwiseAlignment:
+    """The operands of an elementwise operation aligned with their output, from the cache when seen before.
+
+    ``numpy`` is multidirectional and takes any number of shapes; ``pdpd``, ``legacy``
+    (ONNX opsets 1-6, ``broadcast=1``), ``none`` and ``bidirectional`` take two (A, B), and
+    pdpd and legacy broadcast the second into the first at ``axis`` (-1: right-aligned).
+    """
+    key = elementwise_key(shapes, mode, axis)
+    if key is NO_KEY:
+        return _align_elementwise(shapes, mode, axis)
+    ea = ELEMENTWISE.get(key)
+    if ea is None:
+        ea = _align_elementwise(shapes, mode, axis)
+        ELEMENTWISE.put(key, ea)
+    return ea
+
+
+def _align_elementwise(shapes: tuple[ShapeLike, ...], mode: str, axis: Any) -> ElementwiseAlignment:
+    m = normalize_mode(mode, ELEMENTWISE_MODES)
+    if m not in ("pdpd", "legacy"):
+        reject_foreign_args(m, axis=axis)
+    if len(shapes) > MAX_OPERANDS:
+        raise BroadcastError(
+            f"{m}: {len(shapes):,} shapes given to one elementwise call, more than the {MAX_OPERANDS:,} "
+            "it takes (bcast.api.MAX_OPERANDS)",
+            mode=m,
+            accepted=f"at most {MAX_OPERANDS} operands",
+        )
+    given = tuple(given_text(s) for s in shapes)
+    parsed = tuple(read_shape(s, m, given) for s in shapes)
+    if m in ("numpy", "bidirectional") and (m == "numpy" or len(parsed) == 2):
+        return plan_multidirectional(parsed, given)
+    if len(parsed) != 2:
+        raise TypeError(f"{m}: mode {brief(m)} takes exactly 2 shapes (A, B), got {len(parsed)}")
+    a, b = parsed
+    if m == "none":
+        pb = plan_none(b, a, Ctx(m, given[1], given[0]))
+        pa = plan_none(a, pb.output_shape, Ctx(m, given[0], given[1]))
+        out = pb.output_shape
+    else:
+        ax = read_axis(axis, m)
+        into = plan_pdpd if m == "pdpd" else plan_legacy
+        pb = into(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {int_text(ax)}", data_label="B", target_label="A"))
+        out = pb.output_shape
+        pa = plan_none(a, out, Ctx(m, given[0], shape_text(out)))
+    return ElementwiseAlignment(m, parsed, out, (pa, pb), pb.constraints)
+
+
+def specialize(al: Alignment, data_shape: object) -> Alignment:
+    """The same broadcast for data of a concrete shape (binds the alignment's symbols).
+
+    Raises ``BroadcastError`` when the shape is not one the alignment admits.
+    """
+    concrete = read_shape(data_shape, al.mode, al.given)
+    if al.is_static and concrete == al.data_shape:
+        return al
+    values = _bind_symbols(al, concrete)
+    return al.realign(concrete, al.target_shape.bind(values))
+
+
+def bind(al: Alignment, values: object) -> Alignment:
+    """The same broadcast with symbols replaced by sizes, e.g. ``{"N": 8}`` (each size checked)."""
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{al.mode}: bind takes a dict (mapping) of symbol names to sizes, got {brief(values)}")
+    sizes: dict[str, int] = {}
+    for name, size in values.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{al.mode}: bind: symbol names are strings, got {brief(name)}")
+        if isinstance(size, (bool, np.bool_)) or not hasattr(size, "__index__"):
+            raise TypeError(f"{al.mode}: bind: the size of {name} must be an integer, got {brief(size)}")
+        try:
+            k = int(Dim.static(size))  # the one check of a size: >= 0 and at most 2**63 - 1
+        except BroadcastError as e:
+            raise BroadcastError(
+                f"{al.mode}: bind: the size given to {name} is out of range: {e}",
+                mode=al.mode,
+                shapes=al.given,
+                dims=(name,),
+                accepted=e.accepted,
+            ) from None
+        sizes[name] = k
+    return al.realign(al.data_shape.bind(sizes), al.target_shape.bind(sizes))
+
+
+def _bind_symbols(al: Alignment, concrete: Shape) -> dict[str, int]:
+    """Check that ``concrete`` is a shape the alignment's data admits; return its symbols' sizes."""
+    expected = al.data_shape
+    if not concrete.is_static:
+        raise BroadcastError(
+            f"{al.mode}: a concrete data shape is needed to specialise the plan for data {expected}, got {concrete}",
+            mode=al.mode,
+            shapes=(str(expected), str(concrete)),
+            accepted="a shape of known sizes, e.g. the array's .shape",
+        )
+    if expected.rank is None:
+        return {}
+    if concrete.rank != expected.rank:
+        raise BroadcastError(
+            f"{al.mode}: the plan is for data {expected} (rank {expected.rank}); it cannot take "
+            f"data of shape {concrete} (rank {concrete.rank})",
+            mode=al.mode,
+            shapes=(str(expected), str(concrete)),
+        )
+    values: dict[str, int] = {}
+    for i, (e, c) in enumerate(zip(expected.dims, concrete.dims, strict=True)):
+        size = int(c)
+        if e.name is not None and "|" not in e.name:
+            if values.setdefault(e.name, size) != size:
+                raise BroadcastError(
+                    f"{al.mode}: data of shape {concrete} gives the symbol {e.name} two sizes "
+                    f"({values[e.name]} and {size}, at data axis {i}); the plan is for data {expected}",
+                    mode=al.mode,
+                    shapes=(str(expected), str(concrete)),
+                    axis=i,
+                    dims=(str(e), str(c)),
+                )
+        elif not e.may_be(size):
+            raise BroadcastError(
+                f"{al.mode}: the plan is for data {expected}; data of shape {concrete} has "
+                f"{size} at axis {i}, where the plan admits {e}",
+                mode=al.mode,
+                shapes=(str(expected), str(concrete)),
+                axis=i,
+                dims=(str(e), str(c)),
+            )
+    return values

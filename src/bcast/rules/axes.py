@@ -7,23 +7,27 @@ axes from a "like" shape by nGraph's designed rule (reference/ngraph-paddle.md s
 
 from __future__ import annotations
 
+from ..alignment import Alignment, Realign
 from ..constraints import Constraint
 from ..dims import Shape, Tri, dim_text, shape_text
 from ..merge import merge_equal
-from ..plan import Plan
-from ._common import Ctx, axes_text, check_axes
+from .common import Ctx, axes_text, check_axes
 
 __all__ = ["like_axes", "plan_axes", "plan_like"]
 
 
-def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Plan:
-    def replan(d: Shape, t: Shape) -> Plan:
+def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, replan: Realign | None = None) -> Alignment:
+    """``replan``: how to rebuild for other shapes (default: these axes again; BroadcastLike re-derives them)."""
+
+    def again(d: Shape, t: Shape) -> Alignment:
         return plan_axes(d, t, axes, ctx)
+
+    replan = replan or again
 
     attrs = {"broadcast_axes": axes}
     check_axes(axes, "broadcast_axes", target.rank, ctx, want="the output")
     if target.rank is None or data.rank is None:
-        return ctx.plan(data, target, target, None, (), replan, attrs)
+        return ctx.align(data, target, target, None, (), replan, attrs)
     new = set(axes)
     keep = tuple(k for k in range(target.rank) if k not in new)
     required = Shape._of(target[k] for k in keep)
@@ -45,7 +49,7 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Pl
             hint=hint,
         )
         cons.extend(c)
-    return ctx.plan(data, target, Shape._of(out), keep, cons, replan, attrs)
+    return ctx.align(data, target, Shape._of(out), keep, cons, replan, attrs)
 
 
 def like_axes(data: Shape, like: Shape, ctx: Ctx) -> tuple[int, ...]:
@@ -78,12 +82,12 @@ def like_axes(data: Shape, like: Shape, ctx: Ctx) -> tuple[int, ...]:
     return tuple(axes)
 
 
-def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: Ctx) -> Plan:
-    def replan(d: Shape, t: Shape) -> Plan:
+def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: Ctx) -> Alignment:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_like(d, t, initial, ctx)
 
     if initial:
-        return plan_axes(data, like, initial, ctx)
+        return plan_axes(data, like, initial, ctx, replan)
     axes = like_axes(data, like, ctx)
     stretched = [i for i in axes if data.rank is not None and i < data.rank]
     if stretched:
@@ -99,6 +103,4 @@ def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: Ct
             accepted=f"a data dim equal to the like dim ({dim_text(like[k])}), explicit initial_broadcast_axes, "
             "or mode 'numpy', which stretches 1s",
         )
-    p = plan_axes(data, like, axes, ctx)
-    p._replan = replan
-    return p
+    return plan_axes(data, like, axes, ctx, replan)

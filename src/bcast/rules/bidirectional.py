@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
+from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Dim, Shape
 from ..merge import merge_multi
-from ..plan import Plan
-from ._common import Ctx
+from .common import Ctx
 
 __all__ = ["plan_bidirectional"]
 
 
-def plan_bidirectional(data: Shape, target: Shape, ctx: Ctx) -> Plan:
+def plan_bidirectional(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
     """Right-align and merge both ways: the output may be larger than the target."""
 
-    def replan(d: Shape, t: Shape) -> Plan:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_bidirectional(d, t, ctx)
 
     if data.rank is None or target.rank is None:
-        return ctx.plan(data, target, Shape.dynamic_rank(), None, (), replan)
+        return ctx.align(data, target, Shape.dynamic_rank(), None, (), replan)
     r, rt = data.rank, target.rank
     big_r = max(r, rt)
     out = []
@@ -30,4 +30,4 @@ def plan_bidirectional(data: Shape, target: Shape, ctx: Ctx) -> Plan:
         o, c = ctx.meet(merge_multi, d, t, k)
         out.append(o)
         cons.extend(c)
-    return ctx.plan(data, target, Shape._of(out), tuple(range(big_r - r, big_r)), cons, replan)
+    return ctx.align(data, target, Shape._of(out), tuple(range(big_r - r, big_r)), cons, replan)

@@ -7,17 +7,17 @@ mapped axis the data dim is 1 or the target's dim.
 
 from __future__ import annotations
 
+from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Shape
 from ..merge import merge_uni
-from ..plan import Plan
-from ._common import Ctx, axes_text, check_axes
+from .common import Ctx, axes_text, check_axes
 
 __all__ = ["plan_explicit"]
 
 
-def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Plan:
-    def replan(d: Shape, t: Shape) -> Plan:
+def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Alignment:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_explicit(d, t, axes, ctx)
 
     attrs = {"axes_mapping": axes}
@@ -31,10 +31,10 @@ def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -
         )
     if target.rank is None or data.rank is None:
         out = Shape.dynamic_rank() if target.rank is None else target
-        return ctx.plan(data, target, out, None, (), replan, attrs)
+        return ctx.align(data, target, out, None, (), replan, attrs)
     dims = list(target.dims)
     cons: list[Constraint] = []
     for i, a in enumerate(axes):
         dims[a], c = ctx.meet(merge_uni, data[i], target[a], a)
         cons.extend(c)
-    return ctx.plan(data, target, Shape._of(dims), axes, cons, replan, attrs)
+    return ctx.align(data, target, Shape._of(dims), axes, cons, replan, attrs)

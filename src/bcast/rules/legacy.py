@@ -14,26 +14,26 @@ produces the same kind of plan.
 
 from __future__ import annotations
 
+from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Shape, int_text
 from ..merge import merge_equal
-from ..plan import Plan
-from ._common import Ctx
+from .common import Ctx
 
 __all__ = ["plan_legacy"]
 
 
-def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
+def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
     """Broadcast B (the data) to A (the target) as ONNX opsets 1-6 do; ``axis=-1``: not set."""
 
-    def replan(d: Shape, t: Shape) -> Plan:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_legacy(d, t, axis, ctx)
 
     attrs: dict[str, object] = {"axis": axis}
     if axis < -1:
         raise ctx.error(f"axis {int_text(axis)} is negative", accepted="no axis (suffix matching) or a start axis >= 0")
     if a.rank is None or b.rank is None:
-        return ctx.plan(b, a, a, None, (), replan, attrs)
+        return ctx.align(b, a, a, None, (), replan, attrs)
     ra, rb = a.rank, b.rank
     if rb > ra:
         raise ctx.error(
@@ -50,7 +50,7 @@ def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
     attrs["start"] = start
     mapping = tuple(range(start, start + rb))
     if all(d.is_static and d.value == 1 for d in b):
-        return ctx.plan(b, a, a, mapping, (), replan, attrs)  # one element: it goes anywhere
+        return ctx.align(b, a, a, mapping, (), replan, attrs)  # one element: it goes anywhere
     out = list(a.dims)
     cons: list[Constraint] = []
     for i in range(rb):
@@ -62,4 +62,4 @@ def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
             hint=" (legacy broadcasting: B's dims must equal A's, unless B has one element)",
         )
         cons.extend(c)
-    return ctx.plan(b, a, Shape._of(out), mapping, cons, replan, attrs)
+    return ctx.align(b, a, Shape._of(out), mapping, cons, replan, attrs)

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
+from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Shape, shape_text
 from ..merge import merge_equal
-from ..plan import Plan
-from ._common import Ctx
+from .common import Ctx
 
 __all__ = ["plan_none"]
 
 
-def plan_none(data: Shape, target: Shape, ctx: Ctx) -> Plan:
-    def replan(d: Shape, t: Shape) -> Plan:
+def plan_none(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_none(d, t, ctx)
 
     if data.rank is None or target.rank is None:
         out = target if data.rank is None else data
         mapping = None if out.rank is None or data.rank is None else tuple(range(data.rank))
-        return ctx.plan(data, target, out, mapping, (), replan)
+        return ctx.align(data, target, out, mapping, (), replan)
     if data.rank != target.rank:
         raise ctx.error(
             f"the ranks differ ({data.rank} and {target.rank})",
@@ -30,4 +30,4 @@ def plan_none(data: Shape, target: Shape, ctx: Ctx) -> Plan:
         o, c = ctx.meet(merge_equal, d, t, k, hint=" (mode 'none' never broadcasts)")
         dims.append(o)
         cons.extend(c)
-    return ctx.plan(data, target, Shape._of(dims), tuple(range(data.rank)), cons, replan)
+    return ctx.align(data, target, Shape._of(dims), tuple(range(data.rank)), cons, replan)

@@ -8,26 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..alignment import Alignment, ElementwiseAlignment
 from ..constraints import Constraint, Constraints
 from ..dims import Dim, Shape, StaticDim, dim_text
 from ..errors import BroadcastError
 from ..merge import ClashError, merge_multi, merge_uni
-from ..plan import ElementwisePlan, Plan
-from ._common import Ctx
+from .common import Ctx
 
 __all__ = ["plan_multidirectional", "plan_numpy"]
 
 
-def plan_numpy(data: Shape, target: Shape, ctx: Ctx) -> Plan:
+def plan_numpy(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
     """Right-align data with target; each data dim must be 1 or the target's dim."""
 
-    def replan(d: Shape, t: Shape) -> Plan:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_numpy(d, t, ctx)
 
     if target.rank is None:
-        return ctx.plan(data, target, target, None, (), replan)
+        return ctx.align(data, target, target, None, (), replan)
     if data.rank is None:
-        return ctx.plan(data, target, target, None, (), replan)
+        return ctx.align(data, target, target, None, (), replan)
     r, big_r = data.rank, target.rank
     if r > big_r:
         raise ctx.error(
@@ -41,10 +41,10 @@ def plan_numpy(data: Shape, target: Shape, ctx: Ctx) -> Plan:
     for i, d in enumerate(data.dims):
         out[off + i], c = ctx.meet(merge_uni, d, target[off + i], off + i)
         cons.extend(c)
-    return ctx.plan(data, target, Shape._of(out), tuple(range(off, big_r)), cons, replan)
+    return ctx.align(data, target, Shape._of(out), tuple(range(off, big_r)), cons, replan)
 
 
-def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> ElementwisePlan:
+def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> ElementwiseAlignment:
     """NumPy's rule for any number of operands: right-align, pad with 1, merge per axis.
 
     Each operand's dims are visited once (never every output axis for every operand), so the
@@ -54,7 +54,7 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
     mode = "numpy"
     if any(s.rank is None for s in shapes):
         out = Shape.dynamic_rank()
-        return ElementwisePlan(
+        return ElementwiseAlignment(
             mode, shapes, out, _operand_plans(shapes, given, out, None, Constraints()), Constraints()
         )
     big_r = max((s.rank or 0 for s in shapes), default=0)
@@ -123,7 +123,7 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
     out = Shape._of(cur)
     ordered = [x for k in sorted(cons) for x in cons[k]]
     checked = Ctx(mode, "", "", phrase=f"shapes {_list(given)} together").check(ordered)
-    return ElementwisePlan(mode, shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)
+    return ElementwiseAlignment(mode, shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)
 
 
 def _flush(run: dict[str, None], axis: int, cons: dict[int, list[Constraint]]) -> Dim:
@@ -135,18 +135,18 @@ def _flush(run: dict[str, None], axis: int, cons: dict[int, list[Constraint]]) -
 
 def _operand_plans(
     shapes: tuple[Shape, ...], given: tuple[str, ...], out: Shape, big_r: int | None, cons: Constraints
-) -> tuple[Plan, ...]:
+) -> tuple[Alignment, ...]:
     plans = []
     out_text = str(out)  # once, not once per operand
     for s, g in zip(shapes, given, strict=True):
         ctx = Ctx("numpy", g, out_text)
         mapping = None if big_r is None or s.rank is None else tuple(range(big_r - s.rank, big_r))
-        plans.append(ctx.plan(s, out, out, mapping, cons, _replan_numpy(ctx), checked=True))
+        plans.append(ctx.align(s, out, out, mapping, cons, _replan_numpy(ctx), checked=True))
     return tuple(plans)
 
 
-def _replan_numpy(ctx: Ctx) -> Callable[[Shape, Shape], Plan]:
-    def replan(d: Shape, t: Shape) -> Plan:
+def _replan_numpy(ctx: Ctx) -> Callable[[Shape, Shape], Alignment]:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_numpy(d, t, ctx)
 
     return replan

@@ -18,12 +18,12 @@ import operator
 
 import numpy as np
 
+from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Shape, int_text, shape_text
 from ..errors import brief
 from ..merge import merge_uni
-from ..plan import Plan
-from ._common import Ctx
+from .common import Ctx
 
 __all__ = ["plan_pdpd", "read_axis"]
 
@@ -46,10 +46,10 @@ def read_axis(axis: object, mode: str) -> int:
     return ax
 
 
-def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
+def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
     """Broadcast B (the data) into A (the target) starting at ``axis``."""
 
-    def replan(d: Shape, t: Shape) -> Plan:
+    def replan(d: Shape, t: Shape) -> Alignment:
         return plan_pdpd(d, t, axis, ctx)
 
     attrs: dict[str, object] = {"axis": axis}
@@ -59,9 +59,9 @@ def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
             accepted="axis -1 (B right-aligned with A) or a start axis >= 0",
         )
     if a.rank is None:
-        return ctx.plan(b, a, a, None, (), replan, attrs)
+        return ctx.align(b, a, a, None, (), replan, attrs)
     if b.rank is None:
-        return ctx.plan(b, a, a, None, (), replan, attrs)
+        return ctx.align(b, a, a, None, (), replan, attrs)
     ra, rb = a.rank, b.rank
     if rb > ra:
         raise ctx.error(
@@ -89,4 +89,4 @@ def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Plan:
         mapping: tuple[int | None, ...] = tuple(range(start, start + rb))
     else:  # the ignored trailing 1s have no axis of A left to sit on: they are dropped
         mapping = tuple(range(start, start + kept)) + (None,) * (rb - kept)
-    return ctx.plan(b, a, Shape._of(out), mapping, cons, replan, attrs)
+    return ctx.align(b, a, Shape._of(out), mapping, cons, replan, attrs)

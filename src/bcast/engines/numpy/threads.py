@@ -16,7 +16,7 @@ The pool is built to survive careless callers:
   the units already running before it raises: no thread goes on writing into the output
   after :func:`run_units` has returned or raised.
 
->>> from bcast.engine.threads import num_threads, run_units
+>>> from bcast.engines.numpy.threads import num_threads, run_units
 >>> num_threads() >= 1
 True
 >>> done = []
@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from ..errors import brief
+from ...errors import brief
 
 __all__ = ["MAX_THREADS", "machine_threads", "num_threads", "run_units", "set_num_threads"]
 
@@ -77,7 +77,7 @@ def set_num_threads(n: int | None) -> None:
     Safe to call while other threads run ops: a call already under way keeps the
     number of threads it started with.
 
-    >>> from bcast.engine.threads import num_threads, set_num_threads
+    >>> from bcast.engines.numpy.threads import num_threads, set_num_threads
     >>> set_num_threads(1); num_threads()
     1
     >>> set_num_threads(None)

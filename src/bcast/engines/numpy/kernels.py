@@ -4,12 +4,12 @@ Broadcasting is memory-bound, so each kernel does three things: it lines the ope
 up on as few axes as it can (adjacent axes with the same broadcast pattern coalesced),
 cuts the output into units of about :data:`UNIT_BYTES` along its outer axes (small
 enough that a unit's operands stay in the core's cache, large enough that Python's
-per-unit cost is noise), and hands the units to :mod:`bcast.engine.threads`. Arrays
+per-unit cost is noise), and hands the units to :mod:`bcast.engines.numpy.threads`. Arrays
 under :data:`SERIAL_BYTES` are done in one NumPy call on the caller's thread: below
 that, starting threads costs more than it saves (measured: see ``docs/benchmarks.md``).
 
 >>> import numpy as np
->>> from bcast.engine.kernels import coalesce
+>>> from bcast.engines.numpy.kernels import coalesce
 >>> coalesce((8, 256, 128, 128), [(0, 1, 0, 0)])
 ((8, 256, 16384), [(0, 1, 0)])
 """
@@ -280,7 +280,7 @@ def blockwise(
     ``dest`` must not overlap them (blocks are written in any order, on several threads).
 
     >>> import numpy as np
-    >>> from bcast.engine.kernels import blockwise
+    >>> from bcast.engines.numpy.kernels import blockwise
     >>> d = np.empty((2, 3))
     >>> blockwise(lambda x, y, out: np.add(x, y, out=out), [np.ones((2, 1)), np.arange(3.0)], d)
     >>> d.tolist()

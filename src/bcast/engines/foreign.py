@@ -6,8 +6,8 @@ cheaply (its type's top-level module, or an ``__array_namespace__`` method), and
 array of another library makes bcast import ``array_api_compat``, whose namespace then
 runs the plan. ``import bcast`` imports none of these libraries.
 
-The engine interface, one module per kind of array (:mod:`bcast.backends.generic` for
-any Array API namespace, ``bcast.backends.dask_impl`` for Dask when present)::
+The engine interface, one module per kind of array (:mod:`bcast.engines.array_api` for
+any Array API namespace, ``bcast.engines.dask`` for Dask when present)::
 
     view(plan, x)           # x broadcast by the plan: a view where the library has them
     materialize(plan, x, out=None)  # a new contiguous array on x's device (out=: a TypeError)
@@ -16,7 +16,7 @@ any Array API namespace, ``bcast.backends.dask_impl`` for Dask when present)::
 
 ``elementwise`` computes the ONNX operator ``spec_name`` (``"add"``, ``"mod"``,
 ``"where"``, ... the :mod:`bcast.ops` names) on ``arrays`` (one library, one device,
-types already checked) whose shapes ``ep`` (an :class:`~bcast.plan.ElementwisePlan`)
+types already checked) whose shapes ``ep`` (an :class:`~bcast.plan.ElementwiseAlignment`)
 broadcasts together, and returns the whole result, ``mean`` included. ``kernel_name``
 names the Array API function that does it (:data:`KERNEL_NAMES`), and ``attrs`` carries
 the operator's attributes that change the result (``mod``'s ``fmod``, ``bitshift``'s
@@ -48,16 +48,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from ..engine.memory import check_allocation
-from ..engine.memory import out_of_memory as oom_error
+from ..alignment import Alignment, ElementwiseAlignment
 from ..errors import BroadcastError, as_given
-
-if TYPE_CHECKING:  # pragma: no cover - plan.py imports this module
-    from ..plan import ElementwisePlan, Plan
+from .memory import check_allocation
+from .memory import out_of_memory as oom_error
 
 __all__ = [
     "KERNEL_NAMES",
@@ -80,6 +78,9 @@ __all__ = [
 ]
 
 #: Top-level modules whose array types array-api-compat knows (looked at before any import).
+#: this package, where the engines for foreign arrays live
+_PACKAGE = __name__.rpartition(".")[0]
+
 _ROOTS = frozenset({"torch", "cupy", "cupyx", "jax", "jaxlib", "dask", "array_api_strict", "sparse", "ndonnx"})
 #: What NumPy reads natively: never another library's array.
 _NATIVE = (np.ndarray, np.generic, bool, int, float, complex, str, bytes, list, tuple, type(None))
@@ -98,7 +99,7 @@ def _root(x: object) -> str:
     return str(getattr(type(x), "__module__", "") or "").partition(".")[0]
 
 
-def _compat(x: object) -> Any:
+def compat(x: object) -> Any:
     """``array_api_compat``, or the :class:`MissingExtraError` naming the extra that brings it."""
     try:
         import array_api_compat
@@ -139,7 +140,7 @@ def foreign_namespace(x: object) -> Any:
         except ImportError:  # an unknown library's array: NumPy may still read it
             return None
     else:
-        array_api_compat = _compat(x)
+        array_api_compat = compat(x)
     try:
         return array_api_compat.array_namespace(x)
     except Exception:  # an object with __array_namespace__ that array-api-compat does not take (or that raises)
@@ -160,7 +161,7 @@ def out_of_memory(e: BaseException) -> bool:
 
 
 #: the most elements an array of another library may have (PyTorch counts them in an int64)
-_MAX_ELEMENTS = 2**63 - 1
+MAX_ELEMENTS = 2**63 - 1
 
 _T = TypeVar("_T")
 
@@ -168,7 +169,7 @@ _T = TypeVar("_T")
 def on_host(x: Any) -> bool:
     """Whether ``x`` lives in this machine's memory (a CPU device), where the RAM checks apply."""
     try:
-        dev = _compat(x).device(x)
+        dev = compat(x).device(x)
     except Exception:  # a library without devices: NumPy-backed
         return True
     text = str(getattr(dev, "type", dev)).lower()
@@ -184,13 +185,13 @@ def check_copy(x: Any, shape: tuple[int, ...], what: str, *, mode: str | None = 
     n = 1
     for d in shape:
         n *= d
-    if n > _MAX_ELEMENTS:
+    if n > MAX_ELEMENTS:
         raise BroadcastError(
             f"{mode + ': ' if mode else ''}cannot {what}: a {library(x)} of shape {as_given(shape)} would have {n} "
-            f"elements, more than {_MAX_ELEMENTS} (what {library(x)} can count)",
+            f"elements, more than {MAX_ELEMENTS} (what {library(x)} can count)",
             mode=mode,
             shapes=(as_given(tuple(x.shape)), as_given(shape)),
-            accepted=f"at most {_MAX_ELEMENTS} elements",
+            accepted=f"at most {MAX_ELEMENTS} elements",
         )
     if on_host(x):
         check_allocation(shape, x.dtype, mode=mode, copies=copies, hint="use the view, or smaller inputs")
@@ -210,14 +211,14 @@ def guarded(what: str, args: Sequence[Any], fn: Callable[[], _T]) -> _T:
 class Backend(Protocol):
     """What an engine for another library's arrays provides (see the module's docstring)."""
 
-    def view(self, plan: Plan, x: Any) -> Any: ...
+    def view(self, plan: Alignment, x: Any) -> Any: ...
 
-    def materialize(self, plan: Plan, x: Any, out: object = None) -> Any: ...
+    def materialize(self, plan: Alignment, x: Any, out: object = None) -> Any: ...
 
-    def backward(self, plan: Plan, dy: Any) -> Any: ...
+    def backward(self, plan: Alignment, dy: Any) -> Any: ...
 
     def elementwise(
-        self, spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwisePlan, **attrs: Any
+        self, spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment, **attrs: Any
     ) -> Any: ...
 
 
@@ -230,14 +231,14 @@ def backend_for(xp: Any) -> Backend:
     """The engine for arrays of namespace ``xp``: Dask's own when it is there, else the generic one."""
     if is_dask(xp):
         try:
-            dask_engine: Backend = importlib.import_module(f"{__name__}.dask_impl")
+            dask_engine: Backend = importlib.import_module(f"{_PACKAGE}.dask")
             return dask_engine
         except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.dask_impl":  # a missing dependency inside it is a real error
+            if e.name != f"{_PACKAGE}.dask":  # a missing dependency inside it is a real error
                 raise
-    from . import generic
+    from . import array_api
 
-    return generic
+    return array_api
 
 
 def backend_of(x: object) -> Backend | None:
@@ -254,7 +255,7 @@ def shape_of(x: Any, mode: str | None = None) -> tuple[int, ...]:
     (2, 3)
     """
     if type(x).__module__.partition(".")[0] == "dask":
-        from .dask_impl import known_shape
+        from .dask import known_shape
 
         return known_shape(x, mode)
     return tuple(x.shape)
@@ -284,7 +285,7 @@ def one_library(what: str, values: Sequence[object], names: Sequence[str]) -> An
         xp = foreign_namespace(v)
         if xp is None:
             continue
-        dev = _compat(v).device(v)
+        dev = compat(v).device(v)
         if first is None:
             first = (n, v, xp, dev)
         elif xp is not first[2] or dev != first[3]:

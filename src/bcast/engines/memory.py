@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-def _span(shape: tuple[int, ...], itemsize: int) -> int:
+def span_bytes(shape: tuple[int, ...], itemsize: int) -> int:
     """Bytes NumPy must be able to address for an array of this shape (it ignores 0 dims here)."""
     n = max(itemsize, 1)
     for d in shape:
@@ -53,7 +53,7 @@ def _span(shape: tuple[int, ...], itemsize: int) -> int:
     return n
 
 
-def _call(mode: str | None, given: tuple[str, ...], what: str) -> str:
+def call_text(mode: str | None, given: tuple[str, ...], what: str) -> str:
     head = f"{mode}: " if mode else ""
     if len(given) == 2:
         return f"{head}cannot {what} data {given[0]} to target {given[1]}"
@@ -204,8 +204,8 @@ def check_allocation(
     nbytes = n * itemsize * max(copies, 1)
     if 0 < nbytes < _NO_CHECK_BYTES:  # nonempty (a 0 dim can hide a huge span) and far below any RAM
         return
-    head = _call(mode, given, "materialize")
-    _check(nbytes, _span(shape, itemsize), _describe(shape, dtype, copies), head, mode, given, hint)
+    head = call_text(mode, given, "materialize")
+    _check(nbytes, span_bytes(shape, itemsize), _describe(shape, dtype, copies), head, mode, given, hint)
 
 
 def check_allocations(
@@ -231,7 +231,7 @@ def check_allocations(
         for d in shape:
             n *= d
         total += n * itemsize * max(count, 0)
-        span = max(span, _span(shape, itemsize))
+        span = max(span, span_bytes(shape, itemsize))
     if 0 < total < _NO_CHECK_BYTES:
         return
     shown = [_describe(s, d, c) for s, d, c in parts[:4] if c]
@@ -278,8 +278,8 @@ def _check(
     if left is not None and nbytes > left[0]:
         room, which = left
         raise BroadcastError(
-            f"{head}: {desc} needs {nbytes} bytes ({_size(nbytes)}), more than the {room} bytes ({_size(room)}) "
-            f"left under {which}; {hint or view_hint}",
+            f"{head}: {desc} needs {nbytes} bytes ({size_text(nbytes)}), more than the {room} bytes "
+            f"({size_text(room)}) left under {which}; {hint or view_hint}",
             mode=mode,
             shapes=given,
             accepted=f"at most {room} bytes (the address space left to the process)",
@@ -287,11 +287,11 @@ def _check(
     avail = available_memory()
     if avail is not None and nbytes > avail:
         raise BroadcastError(
-            f"{head}: {desc} needs {nbytes} bytes ({_size(nbytes)}), more than the {_size(avail)} "
+            f"{head}: {desc} needs {nbytes} bytes ({size_text(nbytes)}), more than the {size_text(avail)} "
             f"({avail} bytes) of memory available; {hint or view_hint}",
             mode=mode,
             shapes=given,
-            accepted=f"a copy of at most {_size(avail)} (the memory available now)",
+            accepted=f"a copy of at most {size_text(avail)} (the memory available now)",
         )
 
 
@@ -387,7 +387,7 @@ class GuardedOperator(Generic[_P, _R]):
         return f"<function {self._home}.{self._fn.__name__}>"
 
 
-def _size(nbytes: int) -> str:
+def size_text(nbytes: int) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if nbytes < 1024 or unit == "EiB":
             return f"{nbytes:.0f} {unit}" if unit == "bytes" else f"{nbytes:.1f} {unit}"
@@ -403,7 +403,7 @@ def check_array_rank(shape: tuple[int, ...], *, mode: str | None = None, given: 
     """Refuse an array of more dims than NumPy allows, before NumPy's bare ``ValueError`` can."""
     if len(shape) > NUMPY_MAX_DIMS:
         raise BroadcastError(
-            f"{_call(mode, given, 'broadcast')}: the output has {len(shape):,} dims, more than the "
+            f"{call_text(mode, given, 'broadcast')}: the output has {len(shape):,} dims, more than the "
             f"{NUMPY_MAX_DIMS} a NumPy array may have (the plan itself is fine: bcast.plan and bcast.infer take it)",
             mode=mode,
             shapes=given,

@@ -10,12 +10,12 @@ which every broadcast along an axis longer than 1 is. A PyTorch view aliases its
 as ``Tensor.expand`` does: a write into the input shows through it.
 
 Every copy (``materialize``, ``elementwise``) on the CPU is checked first against the
-memory there is (:func:`bcast.engine.memory.check_allocation`); an allocation that fails
+memory there is (:func:`bcast.engines.memory.check_allocation`); an allocation that fails
 all the same (a library's ``MemoryError``, PyTorch's allocator error) becomes a
 :class:`~bcast.errors.BroadcastError` naming the shapes.
 
 >>> import bcast, array_api_strict as xp
->>> from bcast.backends import generic
+>>> from bcast.engines import array_api as generic
 >>> p = bcast.plan("[3,1]", "[2,3,4]")
 >>> y = generic.view(p, xp.reshape(xp.arange(3.0), (3, 1)))
 >>> y.shape, type(y).__module__.split(".")[0]
@@ -33,38 +33,38 @@ from typing import Any
 
 import numpy as np
 
-from ..plan import ElementwisePlan, Plan, require_cotangent, require_static
-from . import _MAX_ELEMENTS, _compat, check_copy, guarded, kernels
+from ..alignment import Alignment, ElementwiseAlignment
+from ..errors import BroadcastError
+from . import array_api_kernels as kernels
+from .common import require_cotangent, specialized
+from .foreign import MAX_ELEMENTS, check_copy, compat, guarded
 
 __all__ = ["aligned_shape", "backward", "elementwise", "materialize", "namespace", "view"]
 
 
 def namespace(*arrays: Any) -> Any:
     """The array-api-compat namespace of ``arrays`` (one library; a ``TypeError`` otherwise)."""
-    return _compat(arrays[0] if arrays else None).array_namespace(*arrays)
+    return compat(arrays[0] if arrays else None).array_namespace(*arrays)
 
 
-def aligned_shape(plan: Plan) -> tuple[int, ...]:
+def aligned_shape(plan: Alignment) -> tuple[int, ...]:
     """The data's shape with its axes on the output's: 1 on new axes; the data dims the rule ignores left out.
 
     >>> import bcast
     >>> aligned_shape(bcast.plan("[3]", "[2,3,4]", "explicit", axes_mapping=[1]))
     (1, 3, 1)
     """
-    data = plan.data_shape.to_tuple()
-    shape = [1] * (plan.output_shape.rank or 0)
-    for i, a in enumerate(plan.axes_mapping or ()):
-        if a is not None:
-            shape[a] = data[i]
-    return tuple(shape)
+    aligned = plan.aligned_shape
+    if aligned is None:
+        raise BroadcastError(f"{plan.mode}: the plan must be static to line up an array ({plan.data_shape})")
+    return aligned
 
 
-def _specialized(plan: Plan, x: Any, what: str) -> tuple[Plan, tuple[int, ...]]:
-    p = plan.specialize(tuple(x.shape))  # the same checks, and errors, as for a NumPy array
-    return p, require_static(p, what)
+def _specialized(plan: Alignment, x: Any, what: str) -> tuple[Alignment, tuple[int, ...]]:
+    return specialized(plan, tuple(x.shape), what)  # the same checks, and errors, as for a NumPy array
 
 
-def view(plan: Plan, x: Any) -> Any:
+def view(plan: Alignment, x: Any) -> Any:
     """``x`` broadcast by ``plan``: a view where the library has them (PyTorch, CuPy), else a new array.
 
     >>> import bcast, array_api_strict as xp
@@ -76,12 +76,12 @@ def view(plan: Plan, x: Any) -> Any:
     n = 1
     for d in shape:
         n *= d
-    if n > _MAX_ELEMENTS:  # PyTorch: "numel: integer multiplication overflow"
+    if n > MAX_ELEMENTS:  # PyTorch: "numel: integer multiplication overflow"
         check_copy(x, shape, "make a view", mode=p.mode)
     return xp.broadcast_to(xp.reshape(x, aligned_shape(p)), shape)  # adding or dropping 1s never copies
 
 
-def materialize(plan: Plan, x: Any, out: object = None) -> Any:
+def materialize(plan: Alignment, x: Any, out: object = None) -> Any:
     """The broadcast as a new C-contiguous array of ``x``'s library, on ``x``'s device.
 
     ``out=`` is for NumPy arrays only (the Array API has no ``out``): a ``TypeError`` here.
@@ -101,7 +101,7 @@ def materialize(plan: Plan, x: Any, out: object = None) -> Any:
     return guarded(f"materialize ({plan.mode} broadcast)", [x], lambda: xp.asarray(v, copy=True))
 
 
-def backward(plan: Plan, dy: Any) -> Any:
+def backward(plan: Alignment, dy: Any) -> Any:
     """The adjoint: ``dy`` summed over the plan's broadcast axes, in the data's shape and ``dy``'s dtype.
 
     float16 and bfloat16 are summed in float32, integers in their own type (wrapping as
@@ -130,12 +130,12 @@ def backward(plan: Plan, dy: Any) -> Any:
     return xp.reshape(summed, data)
 
 
-def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwisePlan, **attrs: Any) -> Any:
-    """The ONNX operator ``spec_name`` on ``arrays`` broadcast together by ``ep`` (see :mod:`bcast.backends`).
+def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment, **attrs: Any) -> Any:
+    """The ONNX operator ``spec_name`` on ``arrays`` broadcast together by ``ep`` (see :mod:`bcast.engines`).
 
-    ``kernel_name`` is the Array API function (:data:`bcast.backends.KERNEL_NAMES`); the
+    ``kernel_name`` is the Array API function (:data:`bcast.engines.KERNEL_NAMES`); the
     ONNX semantics it lacks (integer Div truncating toward zero, Mod's ``fmod``, Pow in the
-    base's type, BitShift past the width) are in :mod:`bcast.backends.kernels`.
+    base's type, BitShift past the width) are in :mod:`bcast.engines.kernels`.
 
     >>> import bcast, array_api_strict as xp
     >>> a, b = xp.asarray([7, -7]), xp.asarray([2])
@@ -167,7 +167,7 @@ def _itemsize(dtype: Any) -> int:
     return size if isinstance(size, int) else 8
 
 
-def _elementwise(xp: Any, kernel_name: str, arrays: Sequence[Any], ep: ElementwisePlan) -> Any:
+def _elementwise(xp: Any, kernel_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment) -> Any:
     # NumPy's rule is the Array API's own; the other modes place operands first, with the plan's views
     ops = list(arrays) if ep.mode == "numpy" else [view(p, a) for p, a in zip(ep.operands, arrays, strict=True)]
     # libraries built on NumPy (array-api-strict) would warn for what ONNX defines: inf, NaN, wrapping

@@ -29,7 +29,7 @@ otherwise build tens of billions of tasks), or when one of its blocks would hold
 than this machine has memory (or than the process's ``RLIMIT_AS`` leaves it).
 
 >>> import bcast, numpy as np, dask.array as da
->>> from bcast.backends import dask_impl
+>>> from bcast.engines import dask as dask_impl
 >>> x = da.arange(6, chunks=3, dtype=np.float32).reshape(6, 1)
 >>> y = dask_impl.view(bcast.plan("[6,1]", "[2,6,4]"), x)
 >>> y.shape, y.chunks
@@ -43,20 +43,19 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dask
 import dask.array as da
 import numpy as np
 from dask.utils import parse_bytes
 
-from ..engine.memory import _size, address_space_left
-from ..engine.numpy import _accumulator, as_array
+from .. import rules
+from ..alignment import Alignment, ElementwiseAlignment, static_output
 from ..errors import BroadcastError, as_given, brief
-from ..plan import require_cotangent, require_static
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..plan import ElementwisePlan, Plan
+from .common import accumulator, require_cotangent, specialized
+from .memory import address_space_left, size_text
+from .numpy import as_array
 
 __all__ = [
     "backward",
@@ -79,7 +78,7 @@ def chunk_limit() -> int:
     Change it with ``dask.config.set({"array.chunk-size": "64MiB"})``.
 
     >>> import dask
-    >>> from bcast.backends.dask_impl import chunk_limit
+    >>> from bcast.engines.dask import chunk_limit
     >>> with dask.config.set({"array.chunk-size": "64MiB"}):
     ...     chunk_limit()
     67108864
@@ -102,7 +101,7 @@ def block_limit(*arrays: Any) -> int:
     ``max(chunk_limit(), largest block of the dask arrays among arrays)``.
 
     >>> import dask.array as da
-    >>> from bcast.backends.dask_impl import block_limit, chunk_limit
+    >>> from bcast.engines.dask import block_limit, chunk_limit
     >>> block_limit(da.ones((10,), chunks=5)) == chunk_limit()
     True
     """
@@ -121,7 +120,7 @@ def max_blocks() -> int:
     """The most blocks (tasks) a result of this module may have: dask's config ``bcast.max-blocks``.
 
     >>> import dask
-    >>> from bcast.backends.dask_impl import max_blocks
+    >>> from bcast.engines.dask import max_blocks
     >>> with dask.config.set({"bcast.max-blocks": 10}):
     ...     max_blocks()
     10
@@ -179,7 +178,7 @@ def _check_graph(
     if room is not None and nbytes > room:
         raise BroadcastError(
             f"{head}: one block of the result, of shape {as_given(tuple(block))}, would hold {nbytes} bytes "
-            f"({_size(nbytes)}), more than the {room} bytes of memory this process can have; rechunk the input "
+            f"({size_text(nbytes)}), more than the {room} bytes of memory this process can have; rechunk the input "
             "into smaller blocks first",
             mode=mode,
             shapes=given,
@@ -194,7 +193,7 @@ def known_shape(x: Any, mode: str | None = None, shapes: tuple[str, ...] = ()) -
     then holds ``nan``, and no broadcast can be planned until ``x.compute_chunk_sizes()``.
 
     >>> import dask.array as da
-    >>> from bcast.backends.dask_impl import known_shape
+    >>> from bcast.engines.dask import known_shape
     >>> x = da.arange(5, chunks=2)
     >>> known_shape(x)
     (5,)
@@ -224,20 +223,19 @@ def known_shape(x: Any, mode: str | None = None, shapes: tuple[str, ...] = ()) -
 def _require_dask(x: Any, what: str, mode: str) -> None:
     if not isinstance(x, da.Array):
         raise TypeError(
-            f"{mode}: {what} must be a dask array here (bcast.backends.dask_impl), got {type(x).__name__}; "
+            f"{mode}: {what} must be a dask array here (bcast.engines.dask), got {type(x).__name__}; "
             "call bcast's public functions, which pick the engine from the array"
         )
 
 
-def _specialized(plan: Plan, x: Any) -> tuple[Plan, tuple[int, ...]]:
+def _specialized(plan: Alignment, x: Any) -> tuple[Alignment, tuple[int, ...]]:
     """The plan for ``x``'s concrete shape, and that plan's output shape as ints."""
     _require_dask(x, "x", plan.mode)
     shape = known_shape(x, plan.mode, plan.given)
-    p = plan.specialize(shape)
-    return p, require_static(p, "broadcast a dask array")
+    return specialized(plan, shape, "broadcast a dask array")
 
 
-def _align_index(plan: Plan, ndim: int) -> tuple[Any, ...] | None:
+def _align_index(plan: Alignment, ndim: int) -> tuple[Any, ...] | None:
     """The index that lines data's axes up on the output's (``None``: already lined up).
 
     ``None`` entries insert the output's new axes, ``0`` drops a size-1 data axis that
@@ -279,7 +277,7 @@ def _fit(sizes: list[int], fixed: Sequence[bool], limit_elems: int) -> list[int]
 
 
 # -- broadcast -----------------------------------------------------------------------
-def view(plan: Plan, x: Any) -> Any:
+def view(plan: Alignment, x: Any) -> Any:
     """``x`` broadcast lazily per ``plan``: a dask array of ``plan.output_shape``.
 
     The data's chunks are kept on the axes it has; each broadcast axis is cut so that
@@ -288,7 +286,7 @@ def view(plan: Plan, x: Any) -> Any:
 
     Parameters
     ----------
-    plan : Plan
+    plan : Alignment
         A plan whose data shape admits ``x.shape`` (symbolic plans are specialised).
     x : dask.array.Array
         The data; its shape must be known (no ``nan`` dims).
@@ -300,7 +298,7 @@ def view(plan: Plan, x: Any) -> Any:
     Examples
     --------
     >>> import bcast, numpy as np, dask.array as da
-    >>> from bcast.backends.dask_impl import view
+    >>> from bcast.engines.dask import view
     >>> x = da.from_array(np.arange(4.0), chunks=2)
     >>> y = view(bcast.plan("[N]", "[3,N]"), x)
     >>> y.chunks, y.sum(axis=0).compute().tolist()
@@ -327,7 +325,7 @@ def _own_block(block: np.ndarray) -> np.ndarray:
     return np.array(block, copy=True, order="C")
 
 
-def materialize(plan: Plan, x: Any, out: object = None) -> Any:
+def materialize(plan: Alignment, x: Any, out: object = None) -> Any:
     """Like :func:`view`, but each block of the result is its own contiguous, writable array.
 
     Still lazy: each block is copied out of the broadcast view when a task computes
@@ -337,7 +335,7 @@ def materialize(plan: Plan, x: Any, out: object = None) -> Any:
     lazy array has no use for: store a result with ``da.store(result, target)``.
 
     >>> import bcast, numpy as np, dask.array as da
-    >>> from bcast.backends.dask_impl import materialize
+    >>> from bcast.engines.dask import materialize
     >>> y = materialize(bcast.plan("[2,1]", "[2,3]"), da.from_array(np.array([[1], [2]])))
     >>> block = y.blocks[0, 0].compute()
     >>> block.flags.writeable, block.flags.c_contiguous, block.tolist()
@@ -353,7 +351,7 @@ def materialize(plan: Plan, x: Any, out: object = None) -> Any:
 
 
 # -- gradient ------------------------------------------------------------------------
-def backward(plan: Plan, dy: Any) -> Any:
+def backward(plan: Alignment, dy: Any) -> Any:
     """The adjoint of the broadcast, lazily: ``dy`` summed over the broadcast axes, in the data's shape.
 
     Each block is summed on its own and the partial sums are combined by dask's tree
@@ -363,7 +361,7 @@ def backward(plan: Plan, dy: Any) -> Any:
 
     Parameters
     ----------
-    plan : Plan
+    plan : Alignment
         A plan with static shapes (``plan.specialize(data_shape)`` first otherwise).
     dy : dask.array.Array
         The gradient of the broadcast's output, of shape ``plan.output_shape``.
@@ -376,7 +374,7 @@ def backward(plan: Plan, dy: Any) -> Any:
     Examples
     --------
     >>> import bcast, numpy as np, dask.array as da
-    >>> from bcast.backends.dask_impl import backward
+    >>> from bcast.engines.dask import backward
     >>> dy = da.ones((2, 3, 4), chunks=(1, 3, 2), dtype=np.float16)
     >>> g = backward(bcast.plan("[3,1]", "[2,3,4]"), dy)
     >>> g.dtype, g.compute().tolist()
@@ -384,7 +382,7 @@ def backward(plan: Plan, dy: Any) -> Any:
     """
     _require_dask(dy, "dy", plan.mode)
     require_cotangent(plan, known_shape(dy, plan.mode, plan.given))
-    acc = _accumulator(dy.dtype)  # also the TypeError for a dtype that cannot be summed
+    acc = accumulator(dy.dtype)  # also the TypeError for a dtype that cannot be summed
     axes = tuple(plan.broadcast_axes or ())
     summed = dy
     if axes:
@@ -396,7 +394,7 @@ def backward(plan: Plan, dy: Any) -> Any:
     return _to_data_shape(plan, summed)
 
 
-def _to_data_shape(plan: Plan, g: Any) -> Any:
+def _to_data_shape(plan: Alignment, g: Any) -> Any:
     """A reduced gradient (broadcast axes kept as 1s) rearranged into the data's shape."""
     mapping = plan.axes_mapping or ()
     mapped = sorted(a for a in mapping if a is not None)
@@ -422,7 +420,7 @@ def _run_block(*blocks: np.ndarray, op: str, attrs: dict[str, Any]) -> np.ndarra
     return result
 
 
-def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwisePlan, **attrs: Any) -> Any:
+def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment, **attrs: Any) -> Any:
     """A lazy ONNX elementwise op over dask arrays (NumPy arrays and scalars may be mixed in).
 
     Parameters
@@ -434,7 +432,7 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
         The label of the result's tasks in dask's graph and dashboard (e.g. ONNX's ``"Add"``).
     arrays : sequence
         The operands, in the op's order (``where``: condition, X, Y).
-    ep : ElementwisePlan
+    ep : ElementwiseAlignment
         The operands' alignment: ``ep.operands[i]`` is operand i's plan to ``ep.output_shape``
         (numpy, pdpd, none or legacy rules; the per-block op then runs under NumPy's rule,
         which is the same once the operands are lined up).
@@ -452,7 +450,7 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
     Examples
     --------
     >>> import bcast, numpy as np, dask.array as da
-    >>> from bcast.backends.dask_impl import elementwise
+    >>> from bcast.engines.dask import elementwise
     >>> a = da.from_array(np.array([-7, 7, -8, 8], np.int32).reshape(4, 1), chunks=2)
     >>> b = np.array([3, -3], np.int32)
     >>> r = elementwise("mod", "Mod", [a, b], bcast.elementwise_plan((4, 1), (2,)), fmod=0)
@@ -485,12 +483,12 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
         if isinstance(a, da.Array):
             q, _ = _specialized(p, a)
         else:
-            q = p.specialize(a.shape)
-            require_static(q, "broadcast a dask array")
+            q = rules.specialize(p, a.shape)
+            static_output(q, "broadcast a dask array")
         index = _align_index(q, a.ndim)
         plans.append(q)
         aligned.append(a if index is None else a[index])
-    shape = require_static(plans[0], "broadcast a dask array") if plans else ()
+    shape = static_output(plans[0], "broadcast a dask array") if plans else ()
     rank = len(shape)
     # per operand, the output axes it spans (the others it has as 1s, broadcast per block)
     full = [[k for k, n in enumerate(shape) if x.shape[k] == n and n != 1] for x in aligned]

@@ -10,7 +10,7 @@ arguments whose every part is exactly an ``int``, a ``str``, ``None`` or a
 custom objects) is planned afresh each time. Only successful plans are stored: a bad
 call always takes the full path and raises exactly the error it always did.
 
->>> from bcast.engine.cache import arg_key
+>>> from bcast.cache import arg_key
 >>> arg_key((1, 2)) == arg_key([1, 2]), arg_key((True,)), arg_key("[1]") == arg_key([1])
 (False, None, False)
 """
@@ -22,7 +22,7 @@ from collections.abc import Hashable
 from contextlib import suppress
 from typing import Generic, TypeVar
 
-from ..dims import Shape
+from .dims import Shape
 
 __all__ = ["NO_KEY", "PlanCache", "arg_key"]
 

@@ -1,4 +1,4 @@
-"""What every dialect front end shares: error wording, axis-list checks, plan assembly."""
+"""What every dialect front end shares: error wording, axis-list checks, assembling the alignment."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from ..alignment import Alignment
 from ..constraints import Constraint, Constraints
 from ..dims import Dim, Shape, as_shape, bounded_items, dim_text, given_text, int_list, int_text
 from ..errors import BroadcastError, brief
 from ..merge import ClashError, Merged
-from ..plan import Plan
 
 __all__ = ["Ctx", "axes_text", "check_axes", "read_axes", "read_shape"]
 
@@ -74,21 +74,21 @@ class Ctx:
             ) from None
         return out, tuple(_at(c, axis, self.mode) for c in cons)
 
-    def plan(
+    def align(
         self,
         data: Shape,
         target: Shape,
         output: Shape,
         axes_mapping: tuple[int | None, ...] | None,
         constraints: Sequence[Constraint],
-        replan: Callable[[Shape, Shape], Plan],
+        replan: Callable[[Shape, Shape], Alignment],
         attrs: dict[str, Any] | None = None,
         *,
         checked: bool = False,
-    ) -> Plan:
-        """The plan; ``checked``: ``constraints`` is a :class:`Constraints` already checked (not again)."""
+    ) -> Alignment:
+        """The alignment; ``checked``: ``constraints`` is a :class:`Constraints` already checked (not again)."""
         cons = constraints if checked and isinstance(constraints, Constraints) else self.check(constraints)
-        return Plan(
+        return Alignment(
             mode=self.mode,
             data_shape=data,
             target_shape=target,

@@ -13,7 +13,7 @@ sees that memory. The pool keeps at most :func:`limit` bytes; ``BCAST_POOL_BYTES
 turns it off.
 
 >>> import numpy as np
->>> from bcast.engine.pool import empty
+>>> from bcast.engines.numpy.pool import empty
 >>> a = empty((1024, 1024), np.dtype(np.float32))
 >>> a.shape, a.dtype, a.flags.c_contiguous, a.flags.writeable
 ((1024, 1024), dtype('float32'), True, True)
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import brief
+from ...errors import brief
 
 __all__ = ["MIN_BYTES", "clear", "empty", "limit", "set_limit"]
 

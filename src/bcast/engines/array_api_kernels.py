@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import DivisionByZeroError
+from .foreign import check_copy, compat, guarded
 
 __all__ = ["binary", "gemm", "layer_normalization", "prelu", "rms_normalization"]
 
@@ -149,9 +150,8 @@ def prelu(x: Any, slope: Any) -> Any:
     >>> prelu(xp.asarray([-2.0, 3.0]), xp.asarray([0.5, 0.5]))
     Array([-1.,  3.], dtype=array_api_strict.float64)
     """
-    from . import _compat, check_copy, guarded
 
-    xp = _compat(x).array_namespace(x, slope)
+    xp = compat(x).array_namespace(x, slope)
     check_copy(x, tuple(x.shape), "compute prelu", mode="prelu", copies=3)
     return guarded("prelu", [x, slope], lambda: xp.where(x < 0, x * slope, x))
 
@@ -167,11 +167,10 @@ def gemm(a: Any, b: Any, c: Any, alpha: float, beta: float, wide: str) -> Any:
     Array([[6., 6.],
            [6., 6.]], dtype=array_api_strict.float64)
     """
-    from . import _compat, check_copy, guarded
 
-    compat = _compat(a)
-    xp = compat.array_namespace(a, b)
-    dev = compat.device(a)
+    aac = compat(a)
+    xp = aac.array_namespace(a, b)
+    dev = aac.device(a)
     acc = getattr(xp, wide)
     shape = (int(a.shape[0]), int(b.shape[1]))
     # A' and B' in the accumulator, the product, C's scaled term, and the result (at 8 bytes an element)
@@ -211,17 +210,16 @@ def layer_normalization(
     >>> y, mean.dtype
     (Array([[-1.,  1.]], dtype=array_api_strict.float64), array_api_strict.float32)
     """
-    from . import _compat, check_copy, guarded
 
-    compat = _compat(x)
-    xp = compat.array_namespace(x, scale)
+    aac = compat(x)
+    xp = aac.array_namespace(x, scale)
     st = _dtype(xp, stash)
     # the stash copy, its centred copy and square, the scaled product, the result (float64 at most)
     check_copy(x, tuple(x.shape), "normalise X", mode="layer_normalization", copies=5)
     return guarded(
         "layer_normalization",
         [x, scale, bias],
-        lambda: _layer_normalization(compat, xp, st, x, scale, bias, axis, epsilon, named),
+        lambda: _layer_normalization(aac, xp, st, x, scale, bias, axis, epsilon, named),
     )
 
 
@@ -248,17 +246,16 @@ def rms_normalization(x: Any, scale: Any, axis: int, epsilon: float, stash: str)
     >>> rms_normalization(xp.asarray([[3.0, 4.0]]), xp.asarray([[1.0, 2.0]]), 1, 0.0, "float64")
     Array([[0.84852814, 2.2627417 ]], dtype=array_api_strict.float64)
     """
-    from . import _compat, check_copy, guarded
 
-    compat = _compat(x)
-    xp = compat.array_namespace(x, scale)
+    aac = compat(x)
+    xp = aac.array_namespace(x, scale)
     st = _dtype(xp, stash)
     check_copy(x, tuple(x.shape), "normalise X", mode="rms_normalization", copies=4)
 
     def run() -> Any:
         xs = xp.astype(x, st)
         ms = xp.mean(xs * xs, axis=tuple(range(axis, x.ndim)), keepdims=True)
-        eps = xp.asarray(epsilon, dtype=st, device=compat.device(x))
+        eps = xp.asarray(epsilon, dtype=st, device=aac.device(x))
         return xp.astype(xs / xp.sqrt(ms + eps) * xp.astype(scale, st), scale.dtype)
 
     return guarded("rms_normalization", [x, scale], run)
