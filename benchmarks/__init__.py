@@ -1,1 +1,8 @@
-"""Benchmarks of bcast that CI does not run: the broadcasting-bug corpus and the checker comparison."""
+"""Benchmarks of bcast, outside the installed package: run them from a clone of the repository.
+
+- :mod:`benchmarks.bench` (``make bench``, ``python -m benchmarks.bench [--quick]``): the engine timed
+  against NumPy, PyTorch, ONNX Runtime and OpenVINO;
+- :mod:`benchmarks.bench_dask` (``python -m benchmarks.bench_dask``): a pipeline larger than memory on Dask;
+- ``read_model.py``, ``checker_compare.py`` and ``corpus/``: the broadcasting-bug corpus and the checker
+  comparison, which CI does not run.
+"""

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from bcast.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 OPTIONAL = [
     "openvino",
@@ -84,9 +87,36 @@ def test_json_plan(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_module_entry_point_runs_the_tour() -> None:
-    out = subprocess.run([sys.executable, "-m", "bcast", "tour", "--brief"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "tools.tour", "--brief"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "examples agree with their specification text" in out.stdout
+
+
+#: what `bcast bench` and `bcast tour` say now that they are development tools of the repository
+POINTERS = {
+    "bench": "bcast bench is a development tool: run `make bench` (or `python -m benchmarks.bench`) in a clone"
+    " of the repository",
+    "tour": "bcast tour is a development tool: run `make tour` (or `python -m tools.tour`) in a clone of the"
+    " repository",
+}
+
+
+@pytest.mark.parametrize(
+    "argv", [["bench"], ["bench", "--quick", "--json", "r.json"], ["tour"], ["--debug", "tour", "--brief"]]
+)
+def test_bench_and_tour_are_development_tools_now(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    command = next(a for a in argv if not a.startswith("-"))
+    assert capsys.readouterr() == ("", POINTERS[command] + "\n")
+
+
+@pytest.mark.parametrize("command", ["bench", "tour"])
+def test_bcast_command_points_to_the_development_tool(command: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "bcast", command], capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr.splitlines()) == (2, "", [POINTERS[command]])
+    helptext = subprocess.run([sys.executable, "-m", "bcast", "--help"], capture_output=True, text=True).stdout
+    listed = {line.split()[0] for line in helptext.splitlines() if line.startswith("    ") and line.split()}
+    assert {"check", "infer", "explain"} <= listed and command not in listed and f"bcast {command}" not in helptext
 
 
 def test_help_shows_examples(capsys: pytest.CaptureFixture[str]) -> None:

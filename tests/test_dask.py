@@ -436,7 +436,7 @@ def test_pipeline_on_a_local_cluster() -> None:
 
 
 def test_benchmark_closed_form_matches_numpy() -> None:
-    from bcast.bench_dask import closed_form
+    from benchmarks.bench_dask import closed_form
 
     for n, m in [(1, 1), (2, 3), (7, 4), (9, 2), (100, 5)]:
         x = (np.arange(n) % 3).reshape(n, 1)
@@ -447,7 +447,7 @@ def test_benchmark_closed_form_matches_numpy() -> None:
 def test_benchmark_runs_small() -> None:
     pytest.importorskip("distributed", reason="the benchmark needs dask.distributed")
     pytest.importorskip("psutil", reason="the benchmark samples worker memory with psutil")
-    from bcast.bench_dask import run
+    from benchmarks.bench_dask import run
 
     r = run(logical_bytes=32 << 20, m=4096, chunk_mib=2, memory_limit_mib=512)
     assert r["result_exact"]

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import bcast
-from bcast import reference
-from bcast.examples import EXAMPLES, Example
-from bcast.tour import SYMBOL_SIZES, run_example, tour
+from tools import reference
+from tools.examples import EXAMPLES, Example
+from tools.tour import SYMBOL_SIZES, run_example, tour
 
 
 def _id(ex: Example) -> str:

@@ -21,7 +21,6 @@ _EPILOG = """examples:
   bcast check model.onnx                       every broadcasting node of an ONNX model, and its problems
   bcast check model.xml --json                 the same for an OpenVINO IR (.xml + .bin), as JSON
   bcast check --sample                         the sample model shipped with bcast (it has a bug)
-  bcast tour                                   every worked example of the spec texts
   bcast infer "[16,1,1]" "[1,16,50,50]"        numpy mode: -> [1,16,50,50]
   bcast infer "[N,1]" "[4,5]"                  prints the shape and: N in {1, 4}
   bcast explain "[512,512]" "[8,512,512,16]" --mode explicit --axes-mapping 1,2
@@ -101,15 +100,6 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--quiet", action="store_true", help="only the problems, one per line; no progress bar")
     c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the report")
     _debug_flag(c)
-    t = sub.add_parser(
-        "tour",
-        help="explain and evaluate every worked example of the spec texts",
-        epilog="examples:\n  bcast tour           each example: its plan, its explanation, its values\n"
-        "  bcast tour --brief   one line per example (mode, shapes, whether it agrees with its text)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    t.add_argument("--brief", action="store_true", help="one line per example")
-    _debug_flag(t)
     for name, helptext in (
         ("infer", "print the output shape (and constraints)"),
         ("explain", "show how the shapes line up and what is replicated"),
@@ -125,18 +115,6 @@ def _parser() -> argparse.ArgumentParser:
         if name == "explain":
             p.add_argument("--svg", metavar="FILE", default=None, help="also draw the broadcast as an SVG picture")
         _debug_flag(p)
-    from .bench import add_arguments
-
-    b = sub.add_parser(
-        "bench",
-        help="time the engine against NumPy, PyTorch, ONNX Runtime and OpenVINO",
-        epilog="examples:\n  bcast bench --quick                        a smoke test (small sizes)\n"
-        "  bcast bench --json r.json --plot r.svg     the full table, its data and a throughput plot\n"
-        "  bcast bench --filter materialize           only the materialise cases",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_arguments(b)
-    _debug_flag(b)
     return ap
 
 
@@ -229,21 +207,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = real
 
 
+#: former subcommands, now development tools of the repository (not installed): how to run each
+_MOVED = {
+    "bench": "`make bench` (or `python -m benchmarks.bench`)",
+    "tour": "`make tour` (or `python -m tools.tour`)",
+}
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
+    command = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+    if command in _MOVED:
+        sys.stderr.write(f"bcast {command} is a development tool: run {_MOVED[command]} in a clone of the repository\n")
+        return BAD_INPUT
     args = _parser().parse_args(argv)
     if args.command is None:
         _parser().print_help()
         return 0
-    if args.command == "tour":
-        from .tour import tour
-
-        return 1 if tour(brief=args.brief) else 0
     if args.command == "check":
         return _check_command(args)
-    if args.command == "bench":
-        from .bench import main_with
-
-        return main_with(args)
     return _shapes_command(args)
 
 

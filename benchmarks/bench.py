@@ -1,6 +1,7 @@
 # mypy: disable-error-code="misc"
 # (the cases bind their arrays as lambda defaults, whose types mypy cannot infer)
-"""``bcast bench``: bcast's engine timed against NumPy, PyTorch, ONNX Runtime and OpenVINO.
+"""``python -m benchmarks.bench`` (``make bench``): bcast's engine timed against NumPy, PyTorch, ONNX Runtime
+and OpenVINO.
 
 Every case is one broadcast workload (a materialisation, an elementwise op, an
 unbroadcast sum, or a per-call overhead) run by each backend that is installed, with a
@@ -10,7 +11,7 @@ in the same run (``buf.fill`` and a large ``np.copyto``) so throughputs can be r
 against it. Results are printed as a table, and optionally written as JSON and drawn
 as an SVG plot (written by hand: no plotting library needed).
 
->>> from bcast.bench import run
+>>> from benchmarks.bench import run
 >>> report = run(quick=True, filter="overhead", repeat=3)
 >>> sorted(report) == ["bandwidth", "machine", "results"]
 True
@@ -33,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from .api import broadcast_shapes, broadcast_to, plan
-from .engines.numpy.threads import num_threads
+from bcast.api import broadcast_shapes, broadcast_to, plan
+from bcast.engines.numpy.threads import num_threads
 
 __all__ = ["Case", "machine", "main", "run", "svg_plot", "table"]
 
@@ -561,22 +562,28 @@ def svg_plot(report: dict[str, Any]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="bcast bench", description=__doc__.split("\n\n")[0] if __doc__ else None)
-    add_arguments(ap)
-    return ap
-
-
-def add_arguments(ap: argparse.ArgumentParser) -> None:
-    """The benchmark's options, for ``python -m bcast.bench`` and the ``bcast bench`` subcommand."""
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        epilog="examples:\n  python -m benchmarks.bench --quick                      a smoke test (small sizes)\n"
+        "  python -m benchmarks.bench --json r.json --plot r.svg  the full table, its data and a throughput plot\n"
+        "  python -m benchmarks.bench --filter materialize        only the materialise cases",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke test, not a measurement")
     ap.add_argument("--json", metavar="PATH", default=None, help="write the results as JSON")
     ap.add_argument("--plot", metavar="PATH", default=None, help="draw throughput against size as SVG")
     ap.add_argument("--filter", metavar="TEXT", default=None, help="only the cases whose name contains TEXT")
     ap.add_argument("--repeat", type=int, default=None, help="timed calls per backend (median kept)")
+    return ap
 
 
-def main_with(args: argparse.Namespace) -> int:
-    """Run the benchmark for parsed arguments: print the table, write JSON and the plot."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m benchmarks.bench [--quick] [--json PATH] [--plot PATH] [--filter TEXT] [--repeat N]``.
+
+    Runs the benchmark: prints the table, and writes the JSON and the plot where asked.
+    """
+    args = _parser().parse_args(argv)
     head = "case".ljust(36) + " " + " ".join(f"{c:>11}" for c in _COLUMNS) + f" {'ratio':>6} {'met':>4}"
     print(head, flush=True)
     report = run(quick=args.quick, filter=args.filter, repeat=args.repeat, log=lambda s: print(s, flush=True))
@@ -589,11 +596,6 @@ def main_with(args: argparse.Namespace) -> int:
         with open(args.plot, "w", encoding="utf-8") as f:
             f.write(svg_plot(report))
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bcast.bench [--quick] [--json PATH] [--plot PATH] [--filter TEXT]``."""
-    return main_with(_parser().parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

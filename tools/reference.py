@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .dims import Shape, shape_text
-from .errors import BroadcastError
+from bcast.dims import Shape, shape_text
+from bcast.errors import BroadcastError
 
 __all__ = ["MAX_ELEMENTS", "axes_values", "bidirectional_values", "explicit_values", "numpy_values", "pdpd_values"]
 

@@ -1,4 +1,4 @@
-"""``python -m bcast.bench_dask``: a broadcast pipeline larger than this machine's memory, on a Dask cluster.
+"""``python -m benchmarks.bench_dask``: a broadcast pipeline larger than this machine's memory, on a Dask cluster.
 
 The pipeline is the forward and backward pass of one broadcast product, entirely lazy
 and chunked by :mod:`bcast.engines.dask`::
@@ -14,7 +14,7 @@ limit, while a thread samples every worker's resident memory (RSS, via psutil) e
 Pass ``--scheduler tcp://host:8786`` to run the same pipeline on a real cluster
 (memory is then sampled on the workers through ``client.run``).
 
->>> from bcast.bench_dask import closed_form, machine_ram
+>>> from benchmarks.bench_dask import closed_form, machine_ram
 >>> closed_form(7, 4).tolist()  # sum of i mod 3 for i < 7 is 6
 [[6.0, 12.0, 6.0, 12.0]]
 >>> machine_ram() > 0
@@ -70,8 +70,8 @@ def pipeline(n: int, m: int, rows: int) -> tuple[Any, Any]:
     """
     import dask.array as da
 
-    from .api import elementwise_plan, plan
-    from .engines import dask as dask_impl
+    from bcast.api import elementwise_plan, plan
+    from bcast.engines import dask as dask_impl
 
     x = (da.arange(n, chunks=rows, dtype=np.float32) % 3)[:, None]
     y = (1 + da.arange(m, chunks=m, dtype=np.float32) % 2)[None, :]
@@ -254,8 +254,8 @@ def _gb(b: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m bcast.bench_dask [--scale 4.2] [--chunk-mib 128] [--workers 2] [--json PATH]``."""
-    ap = argparse.ArgumentParser(prog="python -m bcast.bench_dask", description=(__doc__ or "").split("\n\n")[0])
+    """``python -m benchmarks.bench_dask [--scale 4.2] [--chunk-mib 128] [--workers 2] [--json PATH]``."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_dask", description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=4.2, help="logical size as a multiple of RAM (default 4.2)")
     ap.add_argument("--logical-gb", type=float, default=None, help="logical size in GB instead of --scale")
     ap.add_argument("--m", type=int, default=1 << 16, help="the broadcast axis M (default 65536)")

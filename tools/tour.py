@@ -1,25 +1,27 @@
 """The tour: every worked example of the specification texts, explained and evaluated.
 
-Run it with ``bcast tour`` (or ``python -m bcast tour``). For each example it prints
-what the text says, what bcast infers, the plan's explanation, and a check of the
-values against a literal, element-by-element reading of the text.
+Run it with ``make tour`` (or ``python -m tools.tour [--brief]`` from the repository root).
+For each example it prints what the text says, what bcast infers, the plan's explanation,
+and a check of the values against a literal, element-by-element reading of the text.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 import numpy as np
 
-from . import reference
-from .api import elementwise_plan, plan
-from .errors import BroadcastError
-from .examples import EXAMPLES, Example
-from .plan import Plan
+from bcast.api import elementwise_plan, plan
+from bcast.errors import BroadcastError
+from bcast.plan import Plan
 
-__all__ = ["run_example", "tour"]
+from . import reference
+from .examples import EXAMPLES, Example
+
+__all__ = ["main", "run_example", "tour"]
 
 #: Sizes given to the symbols of the symbolic examples when they are evaluated.
 SYMBOL_SIZES = {"N": 2, "C": 3, "H": 4, "W": 5}
@@ -105,3 +107,21 @@ def tour(out: TextIO | None = None, brief: bool = False) -> int:
     w("\n" + "=" * 72 + "\n")
     w(f"{len(EXAMPLES) - failures} of {len(EXAMPLES)} examples agree with their specification text.\n")
     return failures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tools.tour [--brief]``: 0 when every example agrees with its text, 1 otherwise."""
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.tour",
+        description="Explain and evaluate every worked example of the spec texts.",
+        epilog="examples:\n  python -m tools.tour           each example: its plan, its explanation, its values\n"
+        "  python -m tools.tour --brief   one line per example (mode, shapes, whether it agrees with its text)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--brief", action="store_true", help="one line per example")
+    args = ap.parse_args(argv)
+    return 1 if tour(brief=args.brief) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
