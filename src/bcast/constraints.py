@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from .dims import Dim
 
-__all__ = ["Constraint", "Constraints"]
+__all__ = ["Constraint", "Constraints", "size_ranges"]
 
 Kind = Literal["in", "equal", "broadcast", "unidirectional"]
 
@@ -71,7 +71,8 @@ class Constraint:
         }
 
 
-def _ranges(dims: Iterable[Dim]) -> _Ranges:
+def size_ranges(dims: Iterable[Dim]) -> _Ranges:
+    """The sizes ``dims`` allow together, as sorted, disjoint ``(lo, hi)`` spans (``hi`` ``None``: unbounded)."""
     return _merged(sorted(((d.lo, d.hi) for d in dims), key=lambda r: r[0]))
 
 
@@ -174,7 +175,7 @@ class Constraints(tuple[Constraint, ...]):
     def _ranges_of(self, symbol: str) -> _Ranges | None:
         ranges: _Ranges | None = None
         for c in self._index().get(symbol, ()):
-            r = _ranges(c.allowed)
+            r = size_ranges(c.allowed)
             ranges = r if ranges is None else _intersect(ranges, r)
             if not ranges:
                 break

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from .alignment import Alignment, ElementwiseAlignment
 from .dims import Dim, Shape, StaticDim, dim_text, given_text, shape_text
 from .errors import BroadcastError
+from .rules.placement import Row, placement
 
 __all__ = ["explain_elementwise", "explain_error", "explain_plan"]
 
@@ -254,12 +255,15 @@ def explain_elementwise(ep: ElementwiseAlignment, *, colour: bool = False) -> st
     return "\n".join(lines)
 
 
-def _placed(dims: list[str], rank: int, start: int) -> list[str]:
-    cells = ["-"] * rank
-    for i, d in enumerate(dims):
-        if 0 <= start + i < rank:
-            cells[start + i] = d
-    return cells
+def _row_of(row: Row | None, shape: Shape | None, rank: int) -> tuple[str, list[str]]:
+    """An operand's cells under the output's axes: its dims where the mode places them, ``-`` elsewhere."""
+    if row is None or shape is None:
+        return _GAP, [""] * rank
+    cells = ["-"] * row.width
+    for d, k in zip(shape.dims, row.axes, strict=True):
+        if k is not None:
+            cells[k] = dim_text(d)
+    return row.label, cells
 
 
 def explain_error(
@@ -291,50 +295,21 @@ def explain_error(
     <BLANKLINE>
     numpy: shapes [2,3] and [4] cannot be broadcast together: at output axis 1, ...
     """
-    ranks = [s.rank for s in shapes]
     shown = _window(len(shapes), _MAX_ROWS, _HEAD_ROWS, _TAIL_ROWS)
     names_shown = ", ".join(_GAP if j is None else shape_text(shapes[j]) for j in shown)
     lines = [f"cannot broadcast {names_shown} ({mode})"]
-    if any(r is None for r in ranks):
+    if any(s.rank is None for s in shapes):
         return "\n".join([*lines, "", str(error)])
-    two = len(shapes) == 2
-    cells_of = [[dim_text(d) for d in s] for s in shapes] if two else []  # two shapes: linear in their ranks
-    rows: list[tuple[str, list[str]]]
-    if mode in ("pdpd", "legacy") and two:
-        a, b = cells_of
-        rank = len(a)
-        start = rank - len(b) if axis == -1 else axis
-        rows = [("A", a), ("B", _placed(b, rank, start))]
-    elif mode == "explicit" and two and axes_mapping is not None:
-        data, target = cells_of
-        rank = len(target)
-        cells = ["-"] * rank
-        for i, ax in enumerate(axes_mapping):
-            if 0 <= ax < rank and i < len(data):
-                cells[ax] = data[i]
-        rows = [("data", cells), ("target", target)]
-    elif mode in ("axes", "like") and two:
-        data, target = cells_of
-        rank = len(target)
-        new = set(broadcast_axes or ())
-        kept = [k for k in range(rank) if k not in new]
-        cells = ["-"] * rank
-        for i, k in enumerate(kept[: len(data)]):
-            cells[k] = data[i]
-        rows = [("data", cells), ("target", target)]
-    elif mode == "none" and two:
-        rank = max(len(c) for c in cells_of)
-        rows = [("data", cells_of[0]), ("target", cells_of[1])]
-    else:
-        rank = max(r or 0 for r in ranks)
-        names = tuple(labels) if labels else ()
-        rows = []
-        for j in shown:  # only the operands shown are laid out: never operands x axes
-            if j is None:
-                rows.append((_GAP, [""] * rank))
-                continue
-            c = [dim_text(d) for d in shapes[j]]
-            rows.append((names[j] if j < len(names) else f"operand {j}", ["-"] * (rank - len(c)) + c))
+    rank, placed = placement(
+        shapes,
+        mode,
+        axes_mapping=axes_mapping,
+        axis=axis,
+        broadcast_axes=broadcast_axes,
+        labels=labels,
+        shown=None if len(shapes) == 2 else shown,
+    )
+    rows = [_row_of(row, shapes[j] if row else None, rank) for j, row in zip(shown, placed, strict=False)]
     focus = error.axis if error.axis is not None and 0 <= error.axis < rank else None
     cols = _columns(rank, focus)
     rows = [

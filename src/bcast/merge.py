@@ -13,7 +13,7 @@ the mode, the shapes and the axis.
 
 from __future__ import annotations
 
-from .constraints import Constraint, _ranges
+from .constraints import Constraint, size_ranges
 from .dims import Dim, StaticDim
 
 __all__ = ["ClashError", "Merged", "merge_equal", "merge_multi", "merge_uni"]
@@ -43,7 +43,7 @@ def _in(symbol: Dim, *allowed: Dim) -> tuple[Constraint, ...]:
     sizes = tuple(sorted(set(allowed), key=lambda d: (d.lo, d.hi is None, d.hi)))
     if all(d.hi is not None for d in sizes):  # finite sizes never cover every size
         return (Constraint("in", (symbol.name,), sizes),)
-    covered = _ranges(sizes)
+    covered = size_ranges(sizes)
     if covered and covered[0] == (0, None):
         return _NONE
     return (Constraint("in", (symbol.name,), sizes),)
