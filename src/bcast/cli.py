@@ -12,8 +12,8 @@ from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from .api import elementwise_plan, plan
-from .check.report import show
 from .errors import BroadcastError, brief
+from .files import show
 
 __all__ = ["main"]
 

@@ -1,12 +1,18 @@
 """Reading files a user names, safely: regular files only, and graphs walked without recursion.
 
-Shared by the model readers (ONNX in :mod:`bcast.check`, OpenVINO IR in :mod:`bcast.openvino`);
-standard library only, so any layer may use it. A path may name anything: a FIFO (reading it
-blocks forever), ``/dev/zero`` (endless), a directory, a socket, a symlink loop.
-:func:`open_regular` stats the path first and opens only a regular file, with ``O_NONBLOCK`` so
-that a FIFO swapped in between the two calls cannot block either. Its refusals are
-:class:`NotReadableError` with one line naming the path (escaped) and what it is instead; each reader
-rewraps that in its own error type.
+Shared by the model readers (ONNX in :mod:`bcast.onnx.wire` and :mod:`bcast.check`, OpenVINO IR in
+:mod:`bcast.openvino`) and the ONNX backend; standard library and :mod:`bcast.errors` only, so any
+layer may use it. A path may name anything: a FIFO (reading it blocks forever), ``/dev/zero``
+(endless), a directory, a socket, a symlink loop. :func:`open_regular` stats the path first and
+opens only a regular file, with ``O_NONBLOCK`` so that a FIFO swapped in between the two calls
+cannot block either. Its refusals are :class:`NotReadableError` with one line naming the path
+(escaped) and what it is instead; each reader rewraps that in its own error type:
+:func:`open_input` and :func:`read_at_most` in :class:`CheckInputError`, the error of every model
+that cannot be read.
+
+A model is a graph: :func:`graph_structure` checks that a list of nodes, each with the names it
+reads and writes, is one (every tensor produced once and before it is read, no cycle), and
+:func:`find_cycle` names a cycle. Both are iterative and linear, whatever the graph's depth.
 
 >>> import os
 >>> from bcast.files import NotReadableError, open_regular
@@ -22,18 +28,37 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .errors import clean, elide, printable
+from .errors import MESSAGE_BYTES, BroadcastError, clean, elide, printable
 
-__all__ = ["MAX_MODEL_RANK", "NotReadableError", "find_cycle", "open_regular", "os_error_text", "path_text"]
+__all__ = [
+    "MAX_MODEL_RANK",
+    "MAX_ONNX_BYTES",
+    "CheckInputError",
+    "GraphFault",
+    "GraphStructure",
+    "NotReadableError",
+    "find_cycle",
+    "graph_structure",
+    "open_input",
+    "open_regular",
+    "os_error_text",
+    "path_text",
+    "read_at_most",
+    "show",
+]
 
 _N = TypeVar("_N", bound=Hashable)
 
 #: The largest rank a model (ONNX or IR) may declare for a tensor, and the most values a constant
 #: used as a shape may hold: NumPy's limit, far above any real model's (OpenVINO's is lower).
 MAX_MODEL_RANK = 64
+#: The largest ``.onnx`` file ``bcast check`` reads: 2 GiB, protobuf's own limit on a message (a larger
+#: model keeps its weights in external data files, which ``bcast check`` never reads).
+MAX_ONNX_BYTES = 2 << 30
 
 _KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
     (stat.S_ISDIR, "is a directory"),
@@ -56,6 +81,37 @@ _WORDS = {
 
 class NotReadableError(Exception):
     """A path that names no readable regular file; the message is one line, escaped and short."""
+
+
+def show(text: object, limit: int = MESSAGE_BYTES) -> str:
+    r"""``text`` made safe for one line of a terminal: control characters escaped, at most ``limit`` bytes.
+
+    A name from a model (or a path from the command line) may hold ANSI escapes, NUL, CR, newlines
+    or bytes that are not UTF-8 (surrogates, from ``surrogateescape``): each is escaped.
+
+    >>> show("add\x1b[2J\nfake")
+    'add\\x1b[2J\\nfake'
+    >>> show(b"\xffx")
+    '\\xffx'
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "backslashreplace")
+    # printable escapes lone surrogates too (a path that is not UTF-8), so any stream can write the result
+    return clean(str(text), limit, newlines=False)
+
+
+class CheckInputError(BroadcastError):
+    """A model that cannot be read (missing file, not a model, a corrupt weights file, an invalid graph).
+
+    A :class:`~bcast.errors.BroadcastError` (so a ``ValueError``), as every refusal of bad input is.
+    Raised by the readers (:mod:`bcast.onnx.wire`, :mod:`bcast.check`), so it lives below them all;
+    :mod:`bcast.check.report` re-exports it.
+
+    Its message is one line, control characters escaped, at most about 1800 bytes.
+    """
+
+    def __init__(self, message: object) -> None:
+        super().__init__(show(message))
 
 
 def path_text(path: object) -> str:
@@ -106,6 +162,37 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
     return fd, st.st_size
 
 
+def open_input(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """:func:`open_regular` for a model reader: a refusal is a :class:`CheckInputError` (same message).
+
+    The caller closes the descriptor.
+    """
+    try:
+        return open_regular(path)
+    except NotReadableError as e:
+        raise CheckInputError(str(e)) from None
+
+
+def read_at_most(fd: int, size: int, path: str) -> bytearray:
+    """The first ``size`` bytes of the open file ``fd`` (its size when opened); a shorter file is an error."""
+    buf = bytearray(size)
+    view = memoryview(buf)
+    done = 0
+    try:
+        while done < size:
+            n = os.readv(fd, [view[done:]])
+            if n == 0:
+                raise CheckInputError(
+                    f"{path_text(path)}: the file shrank while it was read ({done:,} of {size:,} bytes)"
+                )
+            done += n
+    except OSError as e:
+        raise CheckInputError(os_error_text(path, e)) from None
+    finally:
+        view.release()
+    return buf
+
+
 def find_cycle(nodes: Iterable[_N], succ: Mapping[_N, Iterable[_N]]) -> list[_N]:
     """Some cycle along ``succ`` (the nodes in the order of the edges), or ``[]``; iterative and linear.
 
@@ -132,3 +219,136 @@ def find_cycle(nodes: Iterable[_N], succ: Mapping[_N, Iterable[_N]]) -> list[_N]
                 path.append(nxt)
                 iters.append(iter(succ.get(nxt, ())))
     return []
+
+
+#: the kinds of :class:`GraphFault`, in the order a scan meets them
+FAULT_KINDS = ("twice", "unproduced", "own", "late", "output")
+
+
+@dataclass(frozen=True)
+class GraphFault:
+    """One way a list of nodes is not a graph, as :func:`graph_structure` finds it; the words are the caller's.
+
+    ``kind`` (see :data:`FAULT_KINDS`):
+
+    * ``"twice"``: output ``slot`` of node ``node`` is ``name``, which ``source`` produced already;
+    * ``"unproduced"``: input ``slot`` of node ``node`` is ``name``, which nothing produces;
+    * ``"own"``: input ``slot`` of node ``node`` is ``name``, one of its own outputs (a cycle);
+    * ``"late"``: input ``slot`` of node ``node`` is ``name``, produced only later, by node ``source``;
+    * ``"output"``: the graph output ``name`` (number ``slot``) is produced by nothing; ``node`` is -1.
+
+    ``source`` is a node's index or the negative code the caller gave a graph source (an input, an
+    initializer); ``at`` orders the faults as one scan meets them: every output of every node,
+    then every input of every node, then the graph's outputs.
+    """
+
+    kind: str
+    at: int
+    node: int
+    slot: int
+    name: str
+    source: int = -1
+
+
+@dataclass
+class GraphStructure:
+    """What :func:`graph_structure` found out about a list of nodes: who produces what, who reads whom,
+    and the first fault of each kind (none: the nodes are a graph, SSA and in topological order)."""
+
+    #: every tensor's producer (the first one, for a tensor produced twice): a node or a source's code
+    producer: dict[str, int]
+    #: per node, the nodes whose outputs it reads, in the order of its inputs (one entry per input)
+    preds: list[list[int]]
+    #: the first fault of each kind found
+    faults: dict[str, GraphFault] = field(default_factory=dict)
+
+    def first(self, *kinds: str) -> GraphFault | None:
+        """The fault of one of ``kinds`` that the scan met first, or ``None``: each reader refuses a
+        graph for the fault it meets first, and readers differ in which kinds they look at first."""
+        found = [self.faults[k] for k in kinds if k in self.faults]
+        return min(found, key=lambda f: f.at, default=None)
+
+    def fault(self) -> GraphFault | None:
+        """The fault a reader that checks the scan's steps in turn refuses the nodes for: a tensor produced
+        twice, else a name nothing produces, else one read before it is produced (a node's own output
+        included), else a graph output nothing produces; ``None`` for a graph."""
+        return (
+            self.faults.get("twice")
+            or self.faults.get("unproduced")
+            or self.first("own", "late")
+            or self.faults.get("output")
+        )
+
+    def successors(self) -> dict[int, list[int]]:
+        """Per node, the nodes that read its outputs (in the order of the readers and their inputs)."""
+        succ: dict[int, list[int]] = {}
+        for i, preds in enumerate(self.preds):
+            for p in preds:
+                succ.setdefault(p, []).append(i)
+        return succ
+
+    def cycle(self) -> list[int]:
+        """Some cycle through the nodes along the data flow (node indices), or ``[]``; iterative, linear."""
+        return find_cycle(range(len(self.preds)), self.successors())
+
+
+def graph_structure(
+    inputs: Sequence[Sequence[str]],
+    outputs: Sequence[Sequence[str]],
+    sources: Mapping[str, int],
+    graph_outputs: Iterable[str] = (),
+    visible: Callable[[str], bool] | None = None,
+) -> GraphStructure:
+    """Whether nodes, given by the names each reads (``inputs[i]``) and writes (``outputs[i]``), are a graph.
+
+    One graph-structure check for every ONNX reader (:mod:`bcast.check.onnx_read`, for the top-level
+    graph and for If/Loop/Scan bodies, and the backend :mod:`bcast.onnx.backend`): each tensor has one
+    producer (a graph source, or one node), every name a node reads is produced, by another node,
+    before it, and every graph output is produced. Nothing is raised: the faults are data (the first
+    of each kind), so that each reader keeps its own words and its own order of refusals.
+
+    ``sources`` maps the tensors the graph is given (inputs, initializers) to negative codes of the
+    caller's choosing; ``visible(name)`` says whether a name nothing here produces comes from an
+    enclosing graph (a body's outer scope). An empty name (an optional input or output left out) is
+    no tensor. One linear pass over the names.
+
+    >>> s = graph_structure([["x"], ["t", "u"]], [["t"], ["t", "u"]], {"x": -1}, ["u", "v"])
+    >>> sorted(s.faults), s.faults["twice"].source, s.faults["own"].name, s.faults["output"].name
+    (['output', 'own', 'twice'], 0, 'u', 'v')
+    >>> graph_structure([["y"], ["x"]], [["z"], ["y"]], {"x": -1}, ["z"]).first("own", "late")
+    GraphFault(kind='late', at=3, node=0, slot=0, name='y', source=1)
+    """
+    producer = dict(sources)
+    faults: dict[str, GraphFault] = {}
+    at = 0
+
+    def fault(kind: str, node: int, slot: int, name: str, source: int = -1) -> None:
+        if kind not in faults:
+            faults[kind] = GraphFault(kind, at, node, slot, name, source)
+
+    for i, outs in enumerate(outputs):
+        for slot, name in enumerate(outs):
+            at += 1
+            if name and name in producer:
+                fault("twice", i, slot, name, producer[name])
+            elif name:
+                producer[name] = i
+    preds: list[list[int]] = []
+    for i, ins in enumerate(inputs):
+        mine: list[int] = []
+        for slot, name in enumerate(ins):
+            at += 1
+            src = producer.get(name) if name else -1
+            if src is None:
+                if visible is None or not visible(name):
+                    fault("unproduced", i, slot, name)
+            elif src >= 0:
+                mine.append(src)
+                if src >= i:
+                    fault("own" if src == i else "late", i, slot, name, src)
+        preds.append(mine)
+    for slot, name in enumerate(graph_outputs):
+        at += 1
+        if name not in producer and (visible is None or not visible(name)):
+            fault("output", -1, slot, name)
+    return GraphStructure(producer, preds, faults)

@@ -9,9 +9,8 @@ import time
 import traceback
 from typing import Any, TextIO
 
-from . import check
-from .files import path_text
-from .report import CheckInputError, show
+from ..files import CheckInputError, path_text, show
+from .checker import check
 
 __all__ = ["run_check", "use_colour"]
 

@@ -28,6 +28,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ..graph import propagate
+from ..openvino import ir_check
+from ..openvino.graph_read import graph_of_ir, ir_fallback
+from ..openvino.ir_read import IRError, IRModel, read_ir
 from .graph_report import report_from_result
 from .report import CheckInputError, Problem, Report
 
@@ -37,20 +41,17 @@ __all__ = ["check_ir"]
 Progress = Callable[[str, int, int], None]
 
 
-def _quirks(model: object) -> list[Problem]:
-    """OpenVINO's quirks on the IR's broadcasting layers, as the per-layer checker finds them (warnings)."""
-    from ..openvino.ir_check import check_ir as check_layers
+def _quirks(model: IRModel) -> list[Problem]:
+    """OpenVINO's quirks on the IR's broadcasting layers, as the per-layer checker finds them (warnings).
 
+    The per-layer checker is :func:`bcast.openvino.ir_check.check_ir` itself (looked up on its module,
+    so that whatever replaces it there is what runs): this module's :func:`check_ir` delegates the
+    layer checks to it and reports its quirks, placed at their layers.
+    """
     out: list[Problem] = []
-    for lc in check_layers(model):  # type: ignore[arg-type]
+    for lc in ir_check.check_ir(model):
         name = "/".join((*lc.path, lc.name))
-        for prob in lc.problems:
-            if prob.kind == "quirk":
-                out.append(
-                    Problem(
-                        name, lc.op, "quirk", prob.message, axis=prob.axis, dims=tuple(prob.dims), severity="warning"
-                    )
-                )
+        out.extend(Problem.at(name, lc.op, prob, "warning") for prob in lc.problems if prob.kind == "quirk")
     return out
 
 
@@ -63,12 +64,12 @@ def _report(result: Any, path: str, quirks: list[Problem]) -> Report:
 def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, debug: bool = False) -> Report:
     """Check an IR (``.xml`` with its ``.bin`` beside it): every layer propagated, every broadcast checked.
 
+    ``bcast check``'s report on the IR: symbolic propagation over the whole graph, plus the quirks
+    that :func:`bcast.openvino.ir_check.check_ir` (the per-layer check, a list of
+    :class:`~bcast.openvino.ir_check.LayerCheck`) finds on the model read here once.
+
     Raises :class:`~bcast.check.report.CheckInputError` when the IR cannot be read.
     """
-    from ..graph import propagate
-    from ..openvino.graph_read import graph_of_ir, ir_fallback
-    from ..openvino.ir_read import IRError, read_ir
-
     p = os.fspath(path)
     if progress is not None:
         progress("read", 0, 1)

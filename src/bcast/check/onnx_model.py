@@ -20,6 +20,7 @@ from ..files import find_cycle
 from ..graph import propagate
 from ..onnx.graph_read import graph_of, onnx_arity, onnx_fallback
 from .graph_report import report_from_result
+from .onnx_read import load_model, validate
 from .report import CheckInputError, Problem, Report
 
 __all__ = ["check_onnx"]
@@ -29,9 +30,7 @@ Progress = Callable[[str, int, int], None]
 
 
 def _load(source: Any) -> tuple[Any, list[tuple[str, str, str]], str]:
-    import onnx
-
-    from .onnx_read import load_model, validate
+    import onnx  # optional: imported only when a model is checked
 
     if isinstance(source, onnx.ModelProto):
         model, name = source, source.graph.name or "<ModelProto>"

@@ -26,16 +26,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import files
+from ..files import MAX_ONNX_BYTES, CheckInputError, path_text, show
 from ..onnx import wire
-from .files import MAX_ONNX_BYTES, MAX_RANK, open_regular, path_text
-from .report import CheckInputError, show
+from .files import MAX_RANK
 
 __all__ = ["load_model", "validate"]
 
 #: the most top-level fields the scan looks at (a real model has a dozen, plus its local functions)
 _SCAN_FIELDS = 100_000
-# ModelProto's fields and their wire types (0 varint, 2 length-delimited)
-_MODEL_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
 _INT64_MAX = 2**63 - 1
 
 
@@ -63,22 +61,22 @@ def _scan(fd: int, size: int, path: str) -> None:
         tag = _varint(head, 0)
         if tag is None or tag[0] >> 3 == 0:
             raise CheckInputError(f"{p}: not a readable ONNX model (byte {pos:,} is not a protobuf field)")
-        field, wire, at = tag[0] >> 3, tag[0] & 7, tag[1]
-        if wire not in (0, 1, 2, 5):
+        field, wire_type, at = tag[0] >> 3, tag[0] & 7, tag[1]
+        if wire_type not in (0, 1, 2, 5):
             raise CheckInputError(f"{p}: not a readable ONNX model (byte {pos:,} is not a protobuf field)")
-        if field in _MODEL_FIELDS and _MODEL_FIELDS[field] != wire:
+        if field in wire.MODEL_WIRE_TYPES and wire.MODEL_WIRE_TYPES[field] != wire_type:
             raise CheckInputError(
-                f"{p}: not an ONNX model (field {field} at byte {pos:,} has wire type {wire}, not what a "
+                f"{p}: not an ONNX model (field {field} at byte {pos:,} has wire type {wire_type}, not what a "
                 "ModelProto holds there)"
             )
-        if wire == 0:
+        if wire_type == 0:
             end = _varint(head, at)
             if end is None:
                 raise CheckInputError(f"{p}: not a readable ONNX model (a malformed number at byte {pos:,})")
             pos += end[1]
-        elif wire == 1:
+        elif wire_type == 1:
             pos += at + 8
-        elif wire == 5:
+        elif wire_type == 5:
             pos += at + 4
         else:
             length = _varint(head, at)
@@ -118,23 +116,13 @@ def load_model(source: Any) -> Any:
         if size > MAX_ONNX_BYTES:
             raise CheckInputError(f"<bytes>: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) a model may be")
         return wire.read_model(source)
-    path = os.fsdecode(os.fspath(source))
-    fd, size = open_regular(path)
-    try:
-        p = path_text(path)
-        if size == 0:
-            raise CheckInputError(f"{p}: an empty file, not an ONNX model")
-        if size > MAX_ONNX_BYTES:
-            raise CheckInputError(
-                f"{p}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may be: protobuf cannot "
-                "parse it (a large model keeps its weights in external data files)"
-            )
-        # the top-level scan reads a few bytes per field with pread, before the file is mapped: a 2 GB file
-        # of zeros is refused at byte 0 without claiming 2 GB of address space
-        _scan(fd, size, path)
-        return wire.read_open(fd, size, path)
-    finally:
-        os.close(fd)
+    # the top-level scan reads a few bytes per field with pread, before the file is mapped: a 2 GB file
+    # of zeros is refused at byte 0 without claiming 2 GB of address space
+    return wire.read_file(
+        os.fsdecode(os.fspath(source)),
+        check=_scan,
+        too_big=": protobuf cannot parse it (a large model keeps its weights in external data files)",
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -264,6 +252,8 @@ def _check_value_infos(infos: Iterable[Any], what: str, findings: list[tuple[str
 
 #: operators whose input (by position) is a shape: a constant there of more than MAX_RANK values is no shape
 _SHAPE_INPUTS = {"Expand": 1, "Reshape": 1, "ConstantOfShape": 0}
+#: what a negative producer code of :func:`_sources` stands for
+_SOURCE_WORDS = {-1: "a graph input", -2: "an initializer", -3: "a sparse initializer"}
 
 
 def validate(model: Any) -> list[tuple[str, str, str]]:
@@ -271,6 +261,11 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
 
     Returns what is wrong but does not stop the check, as (tensor, where, message): a negative dim
     declared for a graph input, output or value_info (some exporters write -1 for an unknown size).
+
+    The graph's structure (one producer per tensor, inputs produced before they are read, no cycle)
+    is worked out once by :func:`bcast.files.graph_structure`; the passes below refuse each of its
+    faults where the node-by-node checks of names and constants reach it, so that of several faults
+    the one refused is always the first the checks meet.
     """
     g = model.graph
     _text(g.name, "the graph's name")
@@ -284,10 +279,27 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
     _check_value_infos(g.input, "graph input", findings)
     _check_value_infos(g.output, "graph output", findings)
     _check_value_infos(g.value_info, "value_info", findings)
+    sources, constants = _sources(g)
+    structure = files.graph_structure(
+        [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in g.output]
+    )
+    if _check_nodes(nodes, structure, constants) and opset is None:
+        raise _invalid("the graph uses ONNX operators but imports no opset of the default domain")
+    _check_reads(nodes, structure, constants)
+    _check_order(nodes, structure)
+    _validate_bodies(g, structure.producer)
+    return findings
 
-    # every tensor is produced once: by a graph input, an initializer or one node's output
-    producer: dict[str, int] = {}  # -1 graph input, -2 initializer, -3 sparse initializer, else a node's index
-    constants: dict[str, int] = {}  # constant tensors (initializers, Constant nodes) -> their element count
+
+def _sources(g: Any) -> tuple[dict[str, int], dict[str, int]]:
+    """The tensors the graph is given, each once (-1 a graph input, -2 an initializer, -3 a sparse one),
+    and the constant tensors among them with their element counts; the initializers' data is checked.
+
+    An initializer may share its name with a graph input (the input's default value), not with another
+    initializer.
+    """
+    producer: dict[str, int] = {}
+    constants: dict[str, int] = {}
     for vi in g.input:
         if vi.name in producer:
             raise _invalid(f"the graph input {_q(vi.name)} is listed twice")
@@ -305,6 +317,13 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
         if producer.get(name, -1) != -1:
             raise _invalid(f"the sparse initializer {_q(name)} is given twice")
         producer[name] = -3
+    return producer, constants
+
+
+def _check_nodes(nodes: Any, structure: files.GraphStructure, constants: dict[str, int]) -> bool:
+    """Each node's names and op, its outputs produced by nothing else, the value of a Constant node (its
+    element count joins ``constants``); whether any node is of the default domain (it needs an opset)."""
+    twice = structure.faults.get("twice")
     uses_default = False
     for i, node in enumerate(nodes):
         label = _node_label(node, i)
@@ -314,43 +333,35 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
         if not op:
             raise _invalid(f"node #{i} has no op type")
         uses_default = uses_default or domain in ("", "ai.onnx")
-        for out in node.output:
+        for slot, out in enumerate(node.output):
             name = _text(out, f"an output name of {label}")
-            if not name:
-                continue
-            if name in producer:
-                p = producer[name]
-                by = {-1: "a graph input", -2: "an initializer", -3: "a sparse initializer"}.get(p)
-                raise _invalid(
-                    f"the tensor {_q(name)} is produced twice: by {by or _node_label(nodes[p], p)} and by {label}"
-                )
-            producer[name] = i
+            if twice is not None and (twice.node, twice.slot) == (i, slot):
+                p = twice.source
+                by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
+                raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {label}")
         if op == "Constant" and domain in ("", "ai.onnx"):
             for a in node.attribute:
                 if a.name == "value" and a.HasField("t"):
                     _check_tensor(a.t, f"the value of {label}")
                     if node.output:
                         constants[node.output[0]] = math.prod(a.t.dims)
-    if uses_default and opset is None:
-        raise _invalid("the graph uses ONNX operators but imports no opset of the default domain")
+    return uses_default
 
-    # every input is produced, and before the node that reads it
-    late: list[tuple[int, str, int]] = []
+
+def _check_reads(nodes: Any, structure: files.GraphStructure, constants: dict[str, int]) -> None:
+    """Each input name of each node is text and is produced by something other than the node itself, and a
+    constant read as a shape (Reshape's, Expand's, ConstantOfShape's) holds no more values than a rank."""
+    bad = structure.first("unproduced", "own")
     for i, node in enumerate(nodes):
-        for name in node.input:
+        for slot, name in enumerate(node.input):
             name = _text(name, f"an input name of {_node_label(node, i)}")
-            if not name:
-                continue
-            src = producer.get(name)
-            if src is None:
+            if bad is not None and (bad.node, bad.slot) == (i, slot):
+                if bad.kind == "own":
+                    raise _invalid(f"{_node_label(node, i)} reads its own output {_q(name)} (a cycle)")
                 raise _invalid(
                     f"{_node_label(node, i)} reads the tensor {_q(name)}, which no node, graph input or initializer "
                     "produces"
                 )
-            if src == i:
-                raise _invalid(f"{_node_label(node, i)} reads its own output {_q(name)} (a cycle)")
-            if src > i:
-                late.append((i, name, src))
         if node.domain in ("", "ai.onnx") and node.op_type in _SHAPE_INPUTS:
             k = _SHAPE_INPUTS[node.op_type]
             if k < len(node.input) and constants.get(node.input[k], 0) > MAX_RANK:
@@ -358,101 +369,91 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
                     f"{_node_label(node, i)} takes its shape from the constant {_q(node.input[k])} of "
                     f"{constants[node.input[k]]:,} values: a rank above {MAX_RANK} (bcast's and NumPy's limit)"
                 )
-    for vi in g.output:
-        if vi.name not in producer:
-            raise _invalid(f"the graph output {_q(vi.name)} is produced by no node, graph input or initializer")
-    if late:
-        cycle = _find_cycle(nodes, producer)
-        if cycle is not None:
-            path = " -> ".join(_node_label(nodes[j], j) for j in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
-            raise _invalid(f"the graph has a cycle: {path} -> {_node_label(nodes[cycle[0]], cycle[0])}")
-        i, name, p = late[0]
-        raise _invalid(
-            f"the nodes are not in topological order, as ONNX requires: {_node_label(nodes[i], i)} reads {_q(name)}, "
-            f"produced later by {_node_label(nodes[p], p)}"
-        )
-    _validate_bodies(g, producer)
-    return findings
+
+
+def _check_order(nodes: Any, structure: files.GraphStructure) -> None:
+    """Every graph output is produced, and no node reads a tensor produced after it: a cycle, named, or
+    nodes that are merely out of the topological order ONNX requires."""
+    output = structure.faults.get("output")
+    if output is not None:
+        raise _invalid(f"the graph output {_q(output.name)} is produced by no node, graph input or initializer")
+    late = structure.faults.get("late")
+    if late is None:
+        return
+    # the walk follows inputs backwards; a cycle reads better in data-flow order
+    cycle = files.find_cycle(range(len(nodes)), dict(enumerate(structure.preds)))[::-1]
+    if cycle:
+        path = " -> ".join(_node_label(nodes[j], j) for j in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
+        raise _invalid(f"the graph has a cycle: {path} -> {_node_label(nodes[cycle[0]], cycle[0])}")
+    i, p = late.node, late.source
+    raise _invalid(
+        f"the nodes are not in topological order, as ONNX requires: {_node_label(nodes[i], i)} reads "
+        f"{_q(late.name)}, produced later by {_node_label(nodes[p], p)}"
+    )
 
 
 #: the most nodes, over all sub-graphs (If/Loop/Scan bodies) of a model, that are walked
 MAX_BODY_NODES = 1_000_000
+
+# an enclosing graph as a body sees it: its producers, and the index of the node holding the body
+_Scope = tuple[dict[str, int], int]
 
 
 def _validate_bodies(g: Any, producer: dict[str, int]) -> None:
     """The bodies of If, Loop and Scan nodes are graphs too: SSA, acyclic, in order, nothing unproduced.
 
     A body may read a name of an enclosing graph produced before the node that holds it (ONNX's
-    outer scope), never that node's own outputs or later ones. Iterative, linear in the nodes.
+    outer scope), never that node's own outputs or later ones. Iterative (a work list, not
+    recursion: bodies nest as deep as a file says), linear in the nodes.
     """
-    # work items: (body, where it hangs, the enclosing scopes as (producer map, index of the holding node))
-    work: list[tuple[Any, str, list[tuple[dict[str, int], int]]]] = []
-
-    def bodies_of(graph: Any, prod: dict[str, int], scopes: list[tuple[dict[str, int], int]], where: str) -> None:
-        for i, node in enumerate(graph.node):
-            for a in node.attribute:
-                subs = [a.g] if a.HasField("g") else list(a.graphs)
-                for k, sub in enumerate(subs):
-                    label = f"{where}{_node_label(node, i)}, attribute {_q(a.name)}{f'[{k}]' if len(subs) > 1 else ''}"
-                    work.append((sub, label, [*scopes, (prod, i)]))
-
-    bodies_of(g, producer, [], "")
+    work = _bodies(g, producer, [], "")
     walked = 0
     while work:
         body, where, scopes = work.pop()
         walked += len(body.node)
         if walked > MAX_BODY_NODES:
             raise _invalid(f"the model's sub-graphs hold more than {MAX_BODY_NODES:,} nodes")
-        prod: dict[str, int] = {}
-        for vi in body.input:
-            prod[vi.name] = -1
-        for t in body.initializer:
-            prod[t.name] = -2
-        for i, node in enumerate(body.node):
-            for name in node.output:
-                if name and name in prod:
-                    raise _invalid(f"in the body of {where}: the tensor {_q(name)} is produced twice")
-                if name:
-                    prod[name] = i
-
-        def visible(name: str, scopes: list[tuple[dict[str, int], int]] = scopes) -> bool:
-            return any(name in m and m[name] < before for m, before in scopes)
-
-        succ: dict[int, list[int]] = {}
-        late: tuple[int, str] | None = None
-        for i, node in enumerate(body.node):
-            for name in node.input:
-                if not name:
-                    continue
-                src = prod.get(name)
-                if src is None:
-                    if not visible(name):
-                        raise _invalid(
-                            f"in the body of {where}: {_node_label(node, i)} reads {_q(name)}, which nothing in the "
-                            "body nor before it in an enclosing graph produces"
-                        )
-                    continue
-                if src >= 0:
-                    succ.setdefault(src, []).append(i)
-                    if src >= i:
-                        late = late or (i, name)
-        if late is not None:
-            cycle = files.find_cycle(range(len(body.node)), succ)
-            what = "has a cycle" if cycle else "is not in topological order"
-            i, name = late
-            raise _invalid(f"the body of {where} {what}: {_node_label(body.node[i], i)} reads {_q(name)}")
-        for vi in body.output:
-            if vi.name not in prod and not visible(vi.name):
-                raise _invalid(f"in the body of {where}: the output {_q(vi.name)} is produced by nothing")
-        bodies_of(body, prod, scopes, f"{where} > ")
+        prod = _validate_body(body, where, scopes)
+        work.extend(_bodies(body, prod, scopes, f"{where} > "))
 
 
-def _find_cycle(nodes: Any, producer: dict[str, int]) -> list[int] | None:
-    """Some cycle among the nodes (their indices, in data-flow order), or None; iterative, linear."""
-    preds = {
-        i: [p for p in (producer.get(name, -1) for name in node.input if name) if p >= 0]
-        for i, node in enumerate(nodes)
-    }
-    cycle = files.find_cycle(range(len(nodes)), preds)
-    cycle.reverse()  # the walk follows inputs backwards; a cycle reads better in data-flow order
-    return cycle or None
+def _bodies(graph: Any, prod: dict[str, int], scopes: list[_Scope], where: str) -> list[tuple[Any, str, list[_Scope]]]:
+    """The sub-graphs held by ``graph``'s nodes, each with where it hangs and the scopes it sees."""
+    out: list[tuple[Any, str, list[_Scope]]] = []
+    for i, node in enumerate(graph.node):
+        for a in node.attribute:
+            subs = [a.g] if a.HasField("g") else list(a.graphs)
+            for k, sub in enumerate(subs):
+                label = f"{where}{_node_label(node, i)}, attribute {_q(a.name)}{f'[{k}]' if len(subs) > 1 else ''}"
+                out.append((sub, label, [*scopes, (prod, i)]))
+    return out
+
+
+def _validate_body(body: Any, where: str, scopes: list[_Scope]) -> dict[str, int]:
+    """Refuse a body that is no graph (:func:`bcast.files.graph_structure`); its producers, for the bodies in it."""
+
+    def visible(name: str) -> bool:
+        return any(name in m and m[name] < before for m, before in scopes)
+
+    sources = {vi.name: -1 for vi in body.input}
+    sources.update((t.name, -2) for t in body.initializer)
+    nodes = body.node
+    structure = files.graph_structure(
+        [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in body.output], visible
+    )
+    fault = structure.fault()
+    if fault is None:
+        return structure.producer
+    name = _q(fault.name)
+    if fault.kind == "twice":
+        raise _invalid(f"in the body of {where}: the tensor {name} is produced twice")
+    if fault.kind == "output":
+        raise _invalid(f"in the body of {where}: the output {name} is produced by nothing")
+    reader = _node_label(nodes[fault.node], fault.node)
+    if fault.kind == "unproduced":
+        raise _invalid(
+            f"in the body of {where}: {reader} reads {name}, which nothing in the body nor before it in an "
+            "enclosing graph produces"
+        )
+    what = "has a cycle" if structure.cycle() else "is not in topological order"
+    raise _invalid(f"the body of {where} {what}: {reader} reads {name}")

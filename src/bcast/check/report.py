@@ -2,7 +2,10 @@
 
 The checkers (:mod:`bcast.check.onnx_model`, :mod:`bcast.check.ir_model`) fill a
 :class:`Report`; the command prints it as text (:meth:`Report.render`) or JSON
-(:meth:`Report.to_dict`).
+(:meth:`Report.to_dict`). A :class:`Problem` is bcast's one problem type,
+:class:`bcast.openvino.ir_check.Problem`, placed at a node. :class:`CheckInputError` and
+:func:`show` live in :mod:`bcast.files` (the readers below ``bcast check`` raise and use them) and
+are re-exported here.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..constraints import Constraint, Constraints
-from ..errors import MESSAGE_BYTES, BroadcastError, clean
+from ..files import CheckInputError, show
+from ..openvino.ir_check import Problem as LayerProblem
 
 __all__ = [
     "JSON_VERSION",
@@ -25,35 +29,6 @@ __all__ = [
     "Unchecked",
     "show",
 ]
-
-
-def show(text: object, limit: int = MESSAGE_BYTES) -> str:
-    r"""``text`` made safe for one line of a terminal: control characters escaped, at most ``limit`` bytes.
-
-    A name from a model (or a path from the command line) may hold ANSI escapes, NUL, CR, newlines
-    or bytes that are not UTF-8 (surrogates, from ``surrogateescape``): each is escaped.
-
-    >>> show("add\x1b[2J\nfake")
-    'add\\x1b[2J\\nfake'
-    >>> show(b"\xffx")
-    '\\xffx'
-    """
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "backslashreplace")
-    # printable escapes lone surrogates too (a path that is not UTF-8), so any stream can write the result
-    return clean(str(text), limit, newlines=False)
-
-
-class CheckInputError(BroadcastError):
-    """A model that cannot be read (missing file, not a model, a corrupt weights file, an invalid graph).
-
-    A :class:`~bcast.errors.BroadcastError` (so a ``ValueError``), as every refusal of bad input is.
-
-    Its message is one line, control characters escaped, at most about 1800 bytes.
-    """
-
-    def __init__(self, message: object) -> None:
-        super().__init__(show(message))
 
 
 #: the version of the JSON that ``bcast check --json`` writes (docs/checker.md gives its schema)
@@ -105,16 +80,22 @@ KINDS = (
 )
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something that is wrong, or that holds only for some sizes, at one node (or across nodes)."""
+#: a Problem's fields in the order of its constructor's arguments (and of its repr)
+_PROBLEM_FIELDS = ("node", "op", "kind", "message", "axis", "dims", "severity", "root", "root_op", "root_kind", "chain")
 
-    node: str
-    op: str
-    kind: str
-    message: str
-    axis: int | None = None
-    dims: tuple[str, ...] = ()
+
+@dataclass(frozen=True, init=False, repr=False)
+class Problem(LayerProblem):
+    """Something that is wrong, or that holds only for some sizes, at one node (or across nodes).
+
+    bcast's problem type (:class:`bcast.openvino.ir_check.Problem`: ``kind``, ``message``, ``axis``,
+    ``dims``, ``shapes``) placed at a node: where it shows (``node``, ``op``), how bad it is
+    (``severity``, set by the checker rather than read off the kind), and its root cause. The
+    constructor takes the node first, as it always has; :meth:`at` places a layer's problem.
+    """
+
+    node: str = ""
+    op: str = ""
     severity: str = "error"
     #: where the shapes first went wrong (a node, an initializer or an input), its op and kind
     root: str | None = None
@@ -122,6 +103,49 @@ class Problem:
     root_kind: str | None = None
     #: node names from the root to this node
     chain: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        node: str,
+        op: str,
+        kind: str,
+        message: str,
+        axis: int | None = None,
+        dims: tuple[str, ...] = (),
+        severity: str = "error",
+        root: str | None = None,
+        root_op: str | None = None,
+        root_kind: str | None = None,
+        chain: tuple[str, ...] = (),
+        *,
+        shapes: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(kind, message, axis, dims, shapes)
+        for name, value in (
+            ("node", node),
+            ("op", op),
+            ("severity", severity),
+            ("root", root),
+            ("root_op", root_op),
+            ("root_kind", root_kind),
+            ("chain", chain),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def at(cls, node: str, op: str, problem: LayerProblem, severity: str) -> Problem:
+        """``problem`` (a layer's, from :func:`bcast.openvino.ir_check.check_ir`) as shown at ``node``."""
+        return cls(
+            node, op, problem.kind, problem.message, problem.axis, tuple(problem.dims), severity, shapes=problem.shapes
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _PROBLEM_FIELDS) + ")"
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the problem is an error (a warning otherwise), as its checker said."""
+        return self.severity == "error"
 
     @property
     def nodes(self) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ from onnx.backend.base import Backend, BackendRep
 
 from ..engines.memory import check_allocation, out_of_memory, span_bytes
 from ..errors import BroadcastError, brief
-from ..files import find_cycle
+from ..files import graph_structure
 from .handlers import HANDLERS, MAX_RANK, Call, OnnxRunError, as_input
 
 __all__ = [
@@ -237,56 +237,39 @@ def _check_graph(graph: onnx.GraphProto) -> None:
 
     Each tensor has one producer (a graph input, an initializer, one node output), every name a
     node reads is produced before it, and the graph declares outputs that something produces.
-    One linear pass; a name read before it is produced is told apart from a cycle.
+    The structure is worked out by :func:`bcast.files.graph_structure` (the check ``bcast check``
+    runs too), in one linear pass; a name read before it is produced is told apart from a cycle.
     """
     if not len(graph.output):
         raise OnnxRunError("the graph declares no outputs: there is nothing to compute")
-    where: dict[str, int] = {}  # tensor -> -1 (graph input or initializer) or the index of its node
-    for vi in graph.input:
-        where[vi.name] = -1
-    for t in graph.initializer:
-        where[t.name] = -1
-    for i, node in enumerate(graph.node):
-        for name in node.output:
-            if not name:
-                continue
-            if name in where:
-                first = "a graph input or initializer" if where[name] < 0 else f"node #{where[name]}"
-                raise OnnxRunError(
-                    f"{node.op_type} node {brief(node.name or f'#{i}')} produces {brief(name)}, which {first} "
-                    "already produces: an ONNX graph gives each tensor one producer"
-                )
-            where[name] = i
-    succ: dict[int, list[int]] = {}
-    late: tuple[int, str] | None = None
-    for i, node in enumerate(graph.node):
-        for name in node.input:
-            if not name:
-                continue  # an optional input left out
-            p = where.get(name)
-            if p is None:
-                raise OnnxRunError(
-                    f"{node.op_type} node {brief(node.name or f'#{i}')} reads {brief(name)}, which no graph input, "
-                    "initializer or node produces"
-                )
-            if p >= 0:
-                succ.setdefault(p, []).append(i)  # every edge: a cycle may run through in-order ones too
-            if p >= i:
-                late = late or (i, name)
-    if late is not None:
-        cycle = find_cycle(range(len(graph.node)), succ)
-        i, name = late
-        node = graph.node[i]
-        if cycle:
-            path = " -> ".join(f"#{k} {graph.node[k].op_type}" for k in cycle[:6])
-            raise OnnxRunError(f"the graph has a cycle: {path} -> #{cycle[0]}: an ONNX graph is acyclic")
+    sources = dict.fromkeys([vi.name for vi in graph.input] + [t.name for t in graph.initializer], -1)
+    nodes = graph.node
+    structure = graph_structure(
+        [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in graph.output]
+    )
+    fault = structure.fault()
+    if fault is None:
+        return
+    if fault.kind == "output":
+        raise OnnxRunError(f"the graph output {brief(fault.name)} is produced by no input, initializer or node")
+    node = nodes[fault.node]
+    who = f"{node.op_type} node {brief(node.name or f'#{fault.node}')}"
+    if fault.kind == "twice":
+        first = "a graph input or initializer" if fault.source < 0 else f"node #{fault.source}"
         raise OnnxRunError(
-            f"{node.op_type} node {brief(node.name or f'#{i}')} reads {brief(name)}, produced only later by node "
-            f"#{where[name]}: ONNX requires the nodes in topological order"
+            f"{who} produces {brief(fault.name)}, which {first} already produces: an ONNX graph gives each tensor "
+            "one producer"
         )
-    for vi in graph.output:
-        if vi.name not in where:
-            raise OnnxRunError(f"the graph output {brief(vi.name)} is produced by no input, initializer or node")
+    if fault.kind == "unproduced":
+        raise OnnxRunError(f"{who} reads {brief(fault.name)}, which no graph input, initializer or node produces")
+    cycle = structure.cycle()
+    if cycle:
+        path = " -> ".join(f"#{k} {nodes[k].op_type}" for k in cycle[:6])
+        raise OnnxRunError(f"the graph has a cycle: {path} -> #{cycle[0]}: an ONNX graph is acyclic")
+    raise OnnxRunError(
+        f"{who} reads {brief(fault.name)}, produced only later by node #{fault.source}: ONNX requires the nodes in "
+        "topological order"
+    )
 
 
 def _run(call: Call, args: list[Any]) -> list[Any]:

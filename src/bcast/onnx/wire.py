@@ -28,8 +28,9 @@ Tensors stored as external data are never opened: nothing here loads external da
 
 Malformed input (a truncated file, a length past the end of its message, a number of more than ten
 bytes, a protobuf group, wire types a field cannot have, nesting deeper than protobuf parses) is
-refused with a :class:`~bcast.check.report.CheckInputError` (a ``ValueError``) of one line. onnx
-is imported only when a model is parsed: importing this module needs only the standard library.
+refused with a :class:`~bcast.files.CheckInputError` (a ``ValueError``) of one line. onnx
+is imported only when a model is parsed: importing this module needs only the standard library
+(and :mod:`bcast.files`, the file helpers below every reader).
 """
 
 from __future__ import annotations
@@ -39,16 +40,25 @@ import importlib
 import math
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..check.files import MAX_ONNX_BYTES, open_regular, path_text, read_at_most
-from ..check.report import CheckInputError, show
+from ..files import MAX_ONNX_BYTES, CheckInputError, open_input, path_text, read_at_most, show
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["KEEP_BYTES", "STRIPPED_FIELD", "read_model", "read_open", "strip", "stripped_payload", "tensor_value"]
+__all__ = [
+    "KEEP_BYTES",
+    "MODEL_WIRE_TYPES",
+    "STRIPPED_FIELD",
+    "read_file",
+    "read_model",
+    "read_open",
+    "strip",
+    "stripped_payload",
+    "tensor_value",
+]
 
 #: A payload field of a tensor whose occurrences take more bytes than this in the file is dropped;
 #: a submessage of at most this many bytes is copied without being walked. 64 KiB keeps the data of
@@ -91,6 +101,8 @@ _SCHEMA: tuple[dict[int, tuple[int, int | None]], ...] = (
     {7: (2, _NODE), 11: (2, _ATTR)},
     {1: (2, _GRAPH), 2: (2, _GRAPH)},
 )  # fmt: skip
+#: ModelProto's fields and their wire types (0 varint, 2 length-delimited): what a file must hold to be a model
+MODEL_WIRE_TYPES: Mapping[int, int] = {f: wire for f, (wire, _) in _SCHEMA[_MODEL].items()}
 #: TensorProto's payload fields: float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data
 _PAYLOAD = frozenset({4, 5, 6, 7, 9, 10, 11})
 _RAW_DATA = 9
@@ -408,15 +420,28 @@ def read_model(source: Any) -> Any:
             "read_model: the source is a path (str or os.PathLike), the bytes of an ONNX model or an "
             f"onnx.ModelProto, not {type(source).__name__}"
         ) from None
-    name = os.fsdecode(path)
-    fd, size = open_regular(name)
+    return read_file(os.fsdecode(path))
+
+
+def read_file(name: str, *, check: Callable[[int, int, str], None] | None = None, too_big: str = "") -> Any:
+    """The model in the file ``name``, its big payloads dropped (see :func:`read_model`).
+
+    The file must be a regular file of 1 byte to :data:`~bcast.files.MAX_ONNX_BYTES`; ``check(fd, size,
+    name)``, when given, looks at the open file before it is mapped (``bcast check`` scans the top-level
+    fields there, so that a file of zeros is refused before it claims any address space), and
+    ``too_big`` ends the message that refuses a file over the limit.
+    """
+    fd, size = open_input(name)
     try:
         if size == 0:
             raise CheckInputError(f"{path_text(name)}: an empty file, not an ONNX model")
         if size > MAX_ONNX_BYTES:
             raise CheckInputError(
-                f"{path_text(name)}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may be"
+                f"{path_text(name)}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may "
+                f"be{too_big}"
             )
+        if check is not None:
+            check(fd, size, name)
         return read_open(fd, size, name)
     finally:
         os.close(fd)

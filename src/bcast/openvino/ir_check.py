@@ -37,7 +37,6 @@ the IR says 7, the rule 50
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
 import warnings
@@ -50,7 +49,12 @@ import numpy.typing as npt
 
 from ..dims import Dim, Shape
 from ..errors import BroadcastError, brief
+from .eltwise import eltwise_shape
+from .inputs import Unknown
 from .ir_read import ELEMENT_TYPES, MAX_RANK, IRError, IRLayer, IRModel, IRPort, read_ir
+from .quirks import QuirkWarning
+from .shape_inference import broadcast_shape
+from .values import broadcast
 
 __all__ = [
     "ELTWISE_OPS",
@@ -112,11 +116,16 @@ _PRECISIONS = {
 _BROADCAST_MODES = {"numpy": "numpy", "explicit": "explicit", "none": "explicit", "pdpd": "pdpd"}
 _V3_MODES = {**_BROADCAST_MODES, "bidirectional": "bidirectional"}
 _AUTO_BROADCAST = {"numpy": "numpy", "none": "none", "explicit": "none", "pdpd": "pdpd"}
+#: how many inputs an ``auto_broadcast`` op takes, where it is not 2
+_ELTWISE_ARITY = {"Select": 3, "FakeQuantize": 5}
 
 
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong (or surprising) about a layer.
+
+    bcast's one problem type: ``bcast check``'s :class:`bcast.check.report.Problem` derives from it,
+    adding where the problem shows (a node and its op), a severity of its own and the root cause.
 
     ``kind``:
 
@@ -273,39 +282,9 @@ def check_ir(model: IRModel | str | os.PathLike[str]) -> list[LayerCheck]:
 # the graph walk
 
 
-def _topological(model: IRModel) -> list[IRLayer]:
-    """Layers in an order where every producer comes first (file order breaks ties; cycles keep file order).
-
-    Kahn's algorithm with the ready layers in a heap by file position: linear up to a log factor.
-    """
-    layers = model.layers
-    index = {layer.id: i for i, layer in enumerate(layers)}
-    succ: list[list[int]] = [[] for _ in layers]
-    waiting = [0] * len(layers)
-    for e in model.edges:
-        a, b = index.get(e.from_layer), index.get(e.to_layer)
-        if a is not None and b is not None:
-            succ[a].append(b)
-            waiting[b] += 1
-    ready = [i for i, n in enumerate(waiting) if n == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        i = heapq.heappop(ready)
-        order.append(i)
-        for j in succ[i]:
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                heapq.heappush(ready, j)
-    if len(order) < len(layers):  # a cycle (read_ir refuses one): the rest in file order
-        placed = set(order)
-        order.extend(i for i in range(len(layers)) if i not in placed)
-    return [layers[i] for i in order]
-
-
 def _check_graph(model: IRModel, path: tuple[str, ...], checks: list[LayerCheck]) -> None:
     shapes = _Known()
-    for layer in _topological(model):
+    for layer in model.topological():
         if is_broadcasting(layer):
             check = _check_layer(model, layer, path, shapes)
             checks.append(check)
@@ -470,8 +449,6 @@ def _value_of(model: IRModel, layer: IRLayer, shapes: _Known) -> _Value:
 
 def _input_value(model: IRModel, layer: IRLayer, port: IRPort, shapes: _Known) -> tuple[Any, str, Shape]:
     """An input as broadcast_shape takes it (array, Shape or Unknown), its description, and its shape."""
-    from . import Unknown  # the profile; imported late so that reading an IR never needs it
-
     src = model.producer(layer, port.id)
     if src is None:
         return Unknown(port.declared), "unknown (no incoming edge)", port.declared
@@ -532,8 +509,6 @@ def _pdpd_axis(layer: IRLayer, key: str, problems: list[Problem]) -> int:
 
 def _run(fn: Callable[[], Shape], problems: list[Problem]) -> Shape | None:
     """Run a shape rule, turning a BroadcastError into a problem and each QuirkWarning into a quirk."""
-    from . import QuirkWarning
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", QuirkWarning)
         try:
@@ -620,18 +595,36 @@ def _compare_output(port: IRPort, out: Shape) -> list[Problem]:
     return []
 
 
-def _check_broadcast(
-    model: IRModel, layer: IRLayer, shapes: _Known, problems: list[Problem]
-) -> tuple[str, list[InputInfo], dict[str, Any], Shape | None]:
-    from . import broadcast_shape
-
+def _broadcast_mode(layer: IRLayer) -> tuple[int, str, Mapping[str, str], str | None]:
+    """A Broadcast layer's opset (1 or 3), its ``mode`` as written, the modes of its opset, and the mode
+    it names (``None`` for one its opset does not have)."""
     opset = _opset(layer)
     mode_text = layer.data.get("mode", "numpy")
     modes = _V3_MODES if opset == 3 else _BROADCAST_MODES
-    mode = modes.get(mode_text)
+    return opset, mode_text, modes, modes.get(mode_text)
+
+
+def _broadcast_axis(layer: IRLayer, opset: int, problems: list[Problem]) -> int:
+    """A pdpd Broadcast's axis: each opset keeps it under an attribute of its own."""
+    return _pdpd_axis(layer, "mode.auto_broadcast_axis" if opset == 1 else "mode.mode.axis", problems)
+
+
+def _plain_inputs(model: IRModel, layer: IRLayer, shapes: _Known, problems: list[Problem]) -> list[InputInfo]:
+    """Every input of ``layer`` as a shape and its source, no value read: data inputs, or the inputs of
+    a layer too malformed for its values to mean anything."""
+    infos = []
+    for p in layer.inputs:
+        shape, source = _input_shape(model, layer, p, shapes, problems)
+        infos.append(InputInfo(p.id, shape, source))
+    return infos
+
+
+def _check_broadcast(
+    model: IRModel, layer: IRLayer, shapes: _Known, problems: list[Problem]
+) -> tuple[str, list[InputInfo], dict[str, Any], Shape | None]:
+    opset, mode_text, modes, mode = _broadcast_mode(layer)
     attrs: dict[str, Any] = {"mode": mode_text, "opset": opset}
     rule = f"Broadcast-{opset} {mode_text}"
-    infos: list[InputInfo] = []
     n = len(layer.inputs)
     if mode is None:
         problems.append(
@@ -640,13 +633,10 @@ def _check_broadcast(
     if n < 2 or n > 3:
         problems.append(Problem("invalid", f"Broadcast takes 2 or 3 inputs, this layer has {n}"))
     if mode is None or n < 2:
-        for p in layer.inputs:
-            shape, source = _input_shape(model, layer, p, shapes, problems)
-            infos.append(InputInfo(p.id, shape, source))
-        return rule, infos, attrs, None
+        return rule, _plain_inputs(model, layer, shapes, problems), attrs, None
     data_port, target_port = layer.inputs[0], layer.inputs[1]
     data, source = _input_shape(model, layer, data_port, shapes, problems)
-    infos.append(InputInfo(data_port.id, data, source))
+    infos = [InputInfo(data_port.id, data, source)]
     target, target_text, target_shape = _input_value(model, layer, target_port, shapes)
     _input_shape(model, layer, target_port, shapes, problems)  # only for its input_mismatch check
     infos.append(InputInfo(target_port.id, target_shape, _source(model, layer, target_port), target_text))
@@ -662,20 +652,40 @@ def _check_broadcast(
         return rule, infos, attrs, None
     axes = None
     if n == 3:
-        axes_port = layer.inputs[2]
-        axes_text: str | None
-        if mode == "explicit":
-            axes, axes_text, axes_shape = _input_value(model, layer, axes_port, shapes)
-            _input_shape(model, layer, axes_port, shapes, problems)
-        else:
-            axes_shape, _ = _input_shape(model, layer, axes_port, shapes, problems)
-            axes_text = "ignored" if opset == 1 else None
-        infos.append(InputInfo(axes_port.id, axes_shape, _source(model, layer, axes_port), axes_text))
+        axes, axes_info = _axes_mapping(model, layer, mode, opset, shapes, problems)
+        infos.append(axes_info)
     axis = -1
     if mode == "pdpd":
-        axis = _pdpd_axis(layer, "mode.auto_broadcast_axis" if opset == 1 else "mode.mode.axis", problems)
-        attrs["axis"] = axis
+        axis = attrs["axis"] = _broadcast_axis(layer, opset, problems)
         rule += f" axis={axis}"
+    if not _inputs_fit_mode(opset, mode, n, problems):
+        return rule, infos, attrs, None
+    if opset == 1 and mode == "explicit" and n == 2:
+        mode = "numpy"
+    out = _run(lambda: broadcast_shape(data, target, mode, axes_mapping=axes, axis=axis, opset=opset), problems)
+    return rule, infos, attrs, out
+
+
+def _axes_mapping(
+    model: IRModel, layer: IRLayer, mode: str, opset: int, shapes: _Known, problems: list[Problem]
+) -> tuple[Any, InputInfo]:
+    """A Broadcast's third input: its value when the mode is explicit (the only mode that reads it),
+    else only its shape (Broadcast-1 takes and ignores it; Broadcast-3 refuses it, see the caller)."""
+    port = layer.inputs[2]
+    axes = None
+    text: str | None
+    if mode == "explicit":
+        axes, text, shape = _input_value(model, layer, port, shapes)
+        _input_shape(model, layer, port, shapes, problems)
+    else:
+        shape, _ = _input_shape(model, layer, port, shapes, problems)
+        text = "ignored" if opset == 1 else None
+    return axes, InputInfo(port.id, shape, _source(model, layer, port), text)
+
+
+def _inputs_fit_mode(opset: int, mode: str, n: int, problems: list[Problem]) -> bool:
+    """Whether a Broadcast's input count fits its mode: Broadcast-3 takes axes_mapping in explicit mode
+    only (OpenVINO's words when not), Broadcast-1 explicit with 2 inputs runs as numpy (a quirk)."""
     if opset == 3 and (n == 3) != (mode == "explicit"):
         problems.append(
             Problem(
@@ -685,12 +695,10 @@ def _check_broadcast(
                 else "Broadcast-3: axes_mapping input should not be provided for mode other than explicit",
             )
         )
-        return rule, infos, attrs, None
+        return False
     if opset == 1 and mode == "explicit" and n == 2:
         problems.append(Problem("quirk", "Broadcast-1 explicit with 2 inputs: OpenVINO silently runs it as numpy"))
-        mode = "numpy"
-    out = _run(lambda: broadcast_shape(data, target, mode, axes_mapping=axes, axis=axis, opset=opset), problems)
-    return rule, infos, attrs, out
+    return True
 
 
 def _source(model: IRModel, layer: IRLayer, port: IRPort) -> str | None:
@@ -705,12 +713,8 @@ def _check_eltwise(
     ab = _AUTO_BROADCAST.get(ab_text)
     attrs: dict[str, Any] = {"auto_broadcast": ab_text}
     rule = f"{layer.type} {ab_text}"
-    infos = []
-    in_shapes = []
-    for p in layer.inputs:
-        shape, source = _input_shape(model, layer, p, shapes, problems)
-        infos.append(InputInfo(p.id, shape, source))
-        in_shapes.append(shape)
+    infos = _plain_inputs(model, layer, shapes, problems)
+    in_shapes = [i.shape for i in infos]
     if ab is None:
         problems.append(Problem("invalid", f"unknown auto_broadcast {ab_text!r}; known: {', '.join(_AUTO_BROADCAST)}"))
         return rule, infos, attrs, None
@@ -719,7 +723,7 @@ def _check_eltwise(
         axis = _pdpd_axis(layer, "auto_broadcast.auto_broadcast_axis", problems)
         attrs["axis"] = axis
         rule += f" axis={axis}"
-    want = {"Select": 3, "FakeQuantize": 5}.get(layer.type, 2)
+    want = _ELTWISE_ARITY.get(layer.type, 2)
     if len(in_shapes) != want:
         problems.append(Problem("invalid", f"{layer.type} takes {want} inputs, this layer has {len(in_shapes)}"))
         return rule, infos, attrs, None
@@ -729,7 +733,6 @@ def _check_eltwise(
 
 def _eltwise_rule(op: str, s: Sequence[Shape], auto_broadcast: str, axis: int) -> Shape:
     """The output shape of an ``auto_broadcast`` op from OpenVINO's pairwise rule, in OpenVINO's merge order."""
-    from . import eltwise_shape
 
     def merge(a: Shape, b: Shape) -> Shape:
         return eltwise_shape(a, b, auto_broadcast, axis=axis)
@@ -809,6 +812,17 @@ def evaluate_layer(
             source=model.source,
             layer=lay.label,
         )
+    args = _layer_args(model, lay, _given_inputs(lay, inputs))
+    problems: list[Problem] = []
+    if lay.type == "Broadcast":
+        return _evaluate_broadcast(lay, args, problems)
+    return _evaluate_eltwise(lay, args, problems)
+
+
+def _given_inputs(
+    layer: IRLayer, inputs: Mapping[int, npt.ArrayLike] | Sequence[npt.ArrayLike | None]
+) -> dict[int, npt.ArrayLike]:
+    """:func:`evaluate_layer`'s ``inputs`` by input position, checked to name inputs the layer has."""
     given: dict[int, npt.ArrayLike] = {}
     if isinstance(inputs, Mapping):
         given = dict(inputs)
@@ -819,42 +833,41 @@ def evaluate_layer(
             f"evaluate_layer: inputs must be a mapping or a sequence of arrays, got {type(inputs).__name__}"
         )
     for k in given:
-        if not isinstance(k, int) or not 0 <= k < len(lay.inputs):
-            raise TypeError(f"evaluate_layer: layer {lay.label} has inputs 0..{len(lay.inputs) - 1}, not {brief(k)}")
+        if not isinstance(k, int) or not 0 <= k < len(layer.inputs):
+            raise TypeError(
+                f"evaluate_layer: layer {layer.label} has inputs 0..{len(layer.inputs) - 1}, not {brief(k)}"
+            )
+    return given
+
+
+def _layer_args(model: IRModel, layer: IRLayer, given: Mapping[int, npt.ArrayLike]) -> list[np.ndarray]:
+    """The arrays ``layer`` runs on: the given ones, and the values of the Consts that feed the others
+    (read from the ``.bin``); an input neither given nor fed by a Const cannot be made up."""
     args: list[np.ndarray] = []
-    for i, port in enumerate(lay.inputs):
+    for i, port in enumerate(layer.inputs):
         if i in given:
             args.append(np.asarray(given[i]))
             continue
-        src = model.producer(lay, port.id)
+        src = model.producer(layer, port.id)
         if src is None or src[0].const is None:
             feeder = "no edge" if src is None else f"{src[0].label}"
             raise IRError(
-                f"{model.source}: layer {lay.label}: input {i} (port {port.id}) is fed by {feeder}, not a Const: "
+                f"{model.source}: layer {layer.label}: input {i} (port {port.id}) is fed by {feeder}, not a Const: "
                 "give its array in inputs",
                 source=model.source,
-                layer=lay.label,
+                layer=layer.label,
             )
         args.append(model.const_value(src[0]))
-    problems: list[Problem] = []
-    if lay.type == "Broadcast":
-        return _evaluate_broadcast(lay, args, problems)
-    return _evaluate_eltwise(lay, args, problems)
+    return args
 
 
 def _evaluate_broadcast(layer: IRLayer, args: list[np.ndarray], problems: list[Problem]) -> np.ndarray:
-    from . import broadcast
-
-    opset = _opset(layer)
-    mode_text = layer.data.get("mode", "numpy")
-    mode = (_V3_MODES if opset == 3 else _BROADCAST_MODES).get(mode_text)
+    opset, mode_text, _, mode = _broadcast_mode(layer)
     if mode is None:
         raise BroadcastError(f"Broadcast-{opset} has no mode {mode_text!r}", mode=mode_text)
     if len(args) < 2:
         raise BroadcastError(f"Broadcast takes 2 or 3 inputs, layer {layer.label} has {len(args)}", mode=mode)
-    axis = -1
-    if mode == "pdpd":
-        axis = _pdpd_axis(layer, "mode.auto_broadcast_axis" if opset == 1 else "mode.mode.axis", problems)
+    axis = _broadcast_axis(layer, opset, problems) if mode == "pdpd" else -1
     axes = args[2] if mode == "explicit" and len(args) == 3 else None
     if mode == "explicit" and axes is None:
         mode = "numpy"  # Broadcast-1 explicit with 2 inputs runs as numpy (see check_ir)
@@ -872,7 +885,7 @@ def _evaluate_eltwise(layer: IRLayer, args: list[np.ndarray], problems: list[Pro
     if ab is None:
         raise BroadcastError(f"layer {layer.label}: unknown auto_broadcast {ab_text!r}", mode=ab_text)
     axis = _pdpd_axis(layer, "auto_broadcast.auto_broadcast_axis", problems) if ab == "pdpd" else -1
-    want = {"Select": 3, "FakeQuantize": 5}.get(layer.type, 2)
+    want = _ELTWISE_ARITY.get(layer.type, 2)
     if len(args) != want:
         raise BroadcastError(f"layer {layer.label}: {layer.type} takes {want} inputs, got {len(args)}", mode=ab)
     shapes = [Shape(a.shape) for a in args]
