@@ -103,6 +103,10 @@ class Ctx:
     values: dict[str, Value] | None = None
     #: the reader's inference for ops without a shape function (set by propagate), for those bodies too
     fallback: Callable[[Node, list[Value | None], Ctx], list[Value] | None] | None = None
+    #: propagation itself (set by propagate): ``walker(body, ctx, values)`` propagates ``body`` with this context
+    #: and returns every tensor's value. Ops with bodies reach it through :meth:`walk`, so that the shape
+    #: functions, which propagate calls, never import propagate
+    walker: Callable[[Graph, Ctx, dict[str, Value] | None], dict[str, Value]] | None = None
     _names: set[str] = field(default_factory=set)
     _lost: set[str] = field(default_factory=set)
     _unnamed: set[str] = field(default_factory=set)
@@ -177,6 +181,20 @@ class Ctx:
                 e = self._alias.get(part)
                 atoms.extend(e.symbols if e is not None else [part])
         return any(a in self._lost for a in atoms)
+
+    # -- bodies ----------------------------------------------------------------------------------
+    def walk(self, body: Graph, values: dict[str, Value] | None = None) -> dict[str, Value]:
+        """Propagate ``body`` (a branch, a loop's body) with this context, ``values`` (the tensors in its
+        scope) known from the start; every tensor's value. The node being propagated, its scope and the
+        reader's inference are restored after, so that the walk does not change what the op around it sees.
+        """
+        if self.walker is None:
+            raise RuntimeError("a body is walked only during propagation (propagate sets Ctx.walker)")
+        saved = (self.node, self.values, self.fallback)
+        try:
+            return self.walker(body, self, values)
+        finally:
+            self.node, self.values, self.fallback = saved
 
     def reserve(self, name: str) -> None:
         self._names.add(name)

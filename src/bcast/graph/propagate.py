@@ -71,6 +71,7 @@ def propagate(
     a node outside it is a finding and its outputs unknown.
     """
     ctx = ctx or Ctx(graph)
+    ctx.walker = ctx.walker or _walk  # how the ops with bodies propagate them, without importing this module
     vals: dict[str, Value] = dict(values or {})
     for name, decl in graph.inputs.items():
         vals[name] = _input_value(name, decl, ctx)
@@ -125,6 +126,12 @@ def propagate(
         progress(total, total)
     ctx.node = None
     return Result(graph, vals, ctx.findings, ctx.records, stops, consumers)
+
+
+def _walk(body: Graph, ctx: Ctx, values: dict[str, Value] | None) -> dict[str, Value]:
+    """A body propagated with ``ctx`` (its findings join the model's) and with the reader's inference: what
+    :meth:`Ctx.walk <bcast.graph.context.Ctx.walk>` calls for the ops with bodies (If, Loop, Scan, the IR's)."""
+    return propagate(body, fallback=ctx.fallback, ctx=ctx, values=values).values
 
 
 def _consequences(findings: list[Finding], before: int, after: int | None, bent: set[str]) -> int | None:

@@ -272,24 +272,8 @@ def onnx_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] 
     return values
 
 
-_ELEM = {
-    v: k
-    for k, v in {
-        1: "float32",
-        2: "uint8",
-        3: "int8",
-        4: "uint16",
-        5: "int16",
-        6: "int32",
-        7: "int64",
-        9: "bool",
-        10: "float16",
-        11: "float64",
-        12: "uint32",
-        13: "uint64",
-        16: "bfloat16",
-    }.items()
-}
+#: a dtype name as the ONNX type code that stands for it (the types onnx's inference is asked about)
+_ELEM = {dtype_name(code): code for code in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16)}
 
 
 _ARITY: dict[tuple[str, str, int], tuple[int, int] | None] = {}

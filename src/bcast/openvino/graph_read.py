@@ -29,13 +29,12 @@ only re-expresses it, so that the IR is propagated by the *same* symbolic engine
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Any
 
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
 from ..graph.ops import DATA_LIMIT
-from ..graph.ops.openvino import binary  # importing it registers the IR's shape functions
+from ..graph.ops.openvino import binary, dtype_of_element  # importing it registers the IR's shape functions
 from .ir_read import ELEMENT_TYPES, IRError, IRLayer, IRModel, IRPort
 
 __all__ = ["DOMAIN", "dtype_of_element", "dtype_of_precision", "graph_of_ir", "ir_fallback"]
@@ -46,22 +45,6 @@ DOMAIN = "openvino"
 #: a floating-point Const is decoded only up to this many elements: a scale, a Range bound, a clamp value
 #: (what propagation computes with) are a few; the biases of a large model are many, and only weights
 FLOAT_LIMIT = 64
-
-_ELEMENT_DTYPES = {
-    "boolean": "bool",
-    "u8": "uint8",
-    "i8": "int8",
-    "u16": "uint16",
-    "i16": "int16",
-    "u32": "uint32",
-    "i32": "int32",
-    "u64": "uint64",
-    "i64": "int64",
-    "f16": "float16",
-    "f32": "float32",
-    "f64": "float64",
-    "bf16": "bfloat16",
-}
 
 _PRECISION_DTYPES = {
     "BOOL": "bool",
@@ -84,47 +67,12 @@ _PRECISION_DTYPES = {
 }
 
 
-def dtype_of_element(element_type: str | None) -> str | None:
-    """An IR ``element_type`` (``f32``, ``i64``, ``boolean``) as the graph's dtype name (``float32``, ...)."""
-    if element_type is None:
-        return None
-    t = element_type.strip().lower()
-    return _ELEMENT_DTYPES.get(t, t or None)
-
-
 def dtype_of_precision(precision: str | None) -> str | None:
     """A port's ``precision`` (``FP32``, ``I64``, ``BOOL``) as the graph's dtype name."""
     if precision is None:
         return None
     p = precision.strip().upper()
     return _PRECISION_DTYPES.get(p, p.lower() or None)
-
-
-def _topological(model: IRModel) -> list[IRLayer]:
-    """Layers with every producer first; file order breaks ties (Kahn's algorithm, a heap: linear up to a log)."""
-    layers = model.layers
-    index = {layer.id: i for i, layer in enumerate(layers)}
-    succ: list[list[int]] = [[] for _ in layers]
-    waiting = [0] * len(layers)
-    for e in model.edges:
-        a, b = index.get(e.from_layer), index.get(e.to_layer)
-        if a is not None and b is not None:
-            succ[a].append(b)
-            waiting[b] += 1
-    ready = [i for i, n in enumerate(waiting) if n == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        i = heapq.heappop(ready)
-        order.append(i)
-        for j in succ[i]:
-            waiting[j] -= 1
-            if waiting[j] == 0:
-                heapq.heappush(ready, j)
-    if len(order) < len(layers):  # a cycle (read_ir refuses one): the rest in file order
-        placed = set(order)
-        order.extend(i for i in range(len(layers)) if i not in placed)
-    return [layers[i] for i in order]
 
 
 def _dims(port_dims: Any) -> tuple[Expr | None, ...]:
@@ -201,7 +149,7 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
     declared: dict[str, Declared] = {}
     outputs: list[str] = []
     nodes: list[Node] = []
-    order = _topological(model)
+    order = model.topological()
     for layer in order:
         if layer.type == "Parameter" or layer.const is not None:
             name = names.take(layer.name, layer)

@@ -3,9 +3,10 @@
 A body is propagated like the graph around it, with the same :class:`~bcast.graph.context.Ctx`:
 its nodes' findings join the model's (each node is labelled with the nodes around it, ``loop_3/add_7``), and
 its nodes see the outer scope's tensors, which :func:`~bcast.graph.propagate.propagate` leaves in
-``ctx.values`` before each node. A body is walked once: a Loop's carried tensor keeps its shape
-only where one iteration leaves it unchanged, and gets fresh symbols elsewhere, so nothing is
-claimed of later iterations that the first does not show.
+``ctx.values`` before each node. Bodies are propagated through :meth:`~bcast.graph.context.Ctx.walk`,
+the callback propagation leaves in the context, so that this module never imports propagation. A body
+is walked once: a Loop's carried tensor keeps its shape only where one iteration leaves it unchanged,
+and gets fresh symbols elsewhere, so nothing is claimed of later iterations that the first does not show.
 
 A sequence is a :class:`~bcast.graph.model.Value` of unknown shape whose ``data`` is one
 :class:`Seq`: its elements when they are known one by one (SequenceConstruct, a split into a
@@ -70,31 +71,32 @@ def _declared_value(ctx: Ctx, name: str, decl: Declared | None) -> Value:
 def _run_body(node: Node, ctx: Ctx, key: str, bound: Sequence[Value | None]) -> list[Value] | None:
     """Propagate the body ``key`` of ``node`` with its formal inputs bound to ``bound`` (``None``: what the
     body declares) and the outer scope visible; its outputs' values (``None``: no such body)."""
-    from ..propagate import propagate  # propagate imports this package: a late import breaks the cycle
-
     body = node.bodies.get(key)
     if body is None:
         return None
     scope: dict[str, Value] = dict(ctx.values or {})
     for (name, decl), v in zip(body.inputs.items(), [*bound, *([None] * len(body.inputs))], strict=False):
         scope[name] = v if v is not None else _declared_value(ctx, name, decl)
-    saved = (ctx.node, ctx.values, ctx.fallback)
-    try:
-        result = propagate(replace(body, inputs={}), fallback=ctx.fallback, ctx=ctx, values=scope)
-    finally:
-        ctx.node, ctx.values, ctx.fallback = saved
-    return [result.values.get(name, Value(None, None)) for name in body.outputs]
+    values = ctx.walk(replace(body, inputs={}), scope)
+    return [values.get(name, Value(None, None)) for name in body.outputs]
 
 
 def _merge(node: Node, ctx: Ctx, k: int, a: Value, b: Value) -> Value:
     """One output of two branches: each dim where they agree, a fresh symbol where they may not."""
-    dtype = a.dtype or b.dtype
     if _seq(a) is not None or _seq(b) is not None:
-        return a if a == b else Value(dtype, None)
+        return a if a == b else Value(a.dtype or b.dtype, None)
+    return _agreed(node, ctx, k, a, b)
+
+
+def _agreed(node: Node, ctx: Ctx, k: int, a: Value, b: Value, lead: Sequence[Expr] = ()) -> Value:
+    """Output ``k`` where a tensor may be ``a`` or ``b`` (two branches, a loop's first and later iterations):
+    each dim where they agree (``a``'s origin), a fresh symbol where they may not, the value where they hold
+    the same one; ``lead`` dims first (then no value is kept). Unknown when their ranks may differ."""
+    dtype = a.dtype or b.dtype
     if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
         return Value(dtype, None)
-    dims: list[Expr] = []
-    origins: list[Origin | None] = []
+    dims: list[Expr] = list(lead)
+    origins: list[Origin | None] = [None] * len(lead)
     for i, (x, y) in enumerate(zip(a.shape, b.shape, strict=True)):
         if x.eq(y) is Tri.YES:
             dims.append(x)
@@ -102,7 +104,7 @@ def _merge(node: Node, ctx: Ctx, k: int, a: Value, b: Value) -> Value:
         else:
             dims.append(ctx.fresh(f"{node.name}_{k}_{i}"))
             origins.append(None)
-    data = a.data if a.data is not None and a.data == b.data else None
+    data = a.data if not lead and a.data is not None and a.data == b.data else None
     return Value(dtype, tuple(dims), data, tuple(origins), a.data_origins if data is not None else None)
 
 
@@ -130,21 +132,7 @@ def _carried(node: Node, ctx: Ctx, k: int, first: Value | None, after: Value, le
         return Value(after.dtype, None)
     if _seq(first) is not None or _seq(after) is not None:
         return first if first == after else Value(first.dtype, None)
-    if first.shape is None or after.shape is None or len(first.shape) != len(after.shape):
-        return Value(first.dtype or after.dtype, None)
-    dims: list[Expr] = list(lead)
-    origins: list[Origin | None] = [None] * len(lead)
-    for i, (x, y) in enumerate(zip(first.shape, after.shape, strict=True)):
-        if x.eq(y) is Tri.YES:
-            dims.append(x)
-            origins.append(first.origin(i))
-        else:
-            dims.append(ctx.fresh(f"{node.name}_{k}_{i}"))
-            origins.append(None)
-    data = first.data if not lead and first.data is not None and first.data == after.data else None
-    return Value(
-        first.dtype or after.dtype, tuple(dims), data, tuple(origins), first.data_origins if data is not None else None
-    )
+    return _agreed(node, ctx, k, first, after, lead)
 
 
 def _stacked(dtype: str | None, lead: Sequence[Expr], v: Value, axis: int = 0) -> Value:

@@ -16,7 +16,7 @@ from ...ops import LEGACY_BROADCAST, MULTIDIRECTIONAL, SAME_SHAPE_BEFORE_8
 from ..context import Ctx
 from ..expr import Expr, emax, emin
 from ..model import Node, Origin, Value
-from ._base import DATA_LIMIT, attr_int, known, rank_of_length, register, same_as, static_numel
+from ._base import DATA_LIMIT, attr_int, dims_from_value, known, rank_of_length, register, same_as, static_numel
 
 Dims = tuple[Expr, ...]
 
@@ -215,8 +215,6 @@ def _prelu(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("Expand")
 def _expand(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    from ._base import dims_from_value
-
     x, target = known(ins[0]), known(ins[1] if len(ins) > 1 else None)
     dv = dims_from_value(node, target, "the target shape")
     if dv is None:
@@ -236,10 +234,12 @@ def _expand(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     out = ctx.broadcast_into(node, x, dims, "ONNX Expand (bidirectional)", mode="bidirectional", target_value=tv)
     if out is None:
         return [Value(x.dtype, None)]
-    return [Value(x.dtype, out, _expanded_data(x, out))]
+    return [Value(x.dtype, out, expanded_data(x, out))]
 
 
-def _expanded_data(x: Value, out: Dims) -> tuple[Any, ...] | None:
+def expanded_data(x: Value, out: Dims) -> tuple[Any, ...] | None:
+    """``x``'s small value broadcast to ``out`` (static, at most :data:`DATA_LIMIT` elements), else ``None``:
+    what Expand computes, and OpenVINO's Broadcast with it."""
     if x.data is None or x.shape is None:
         return None
     n = static_numel(out)

@@ -149,22 +149,12 @@ def _layer_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     for k, v in operands:
         if v is None:
             continue
-        if skip and k == 1:  # the skip input has X's shape exactly
-            ctx.broadcast_into(
-                node,
-                v,
-                x.shape,
-                "ONNX unidirectional (skip to X)",
-                mode="numpy",
-                names=[node.inputs[k], node.inputs[0]],
-                target_value=x,
-            )
-            continue
+        what = "skip" if skip and k == 1 else "scale and bias"  # the skip input has X's shape exactly
         ctx.broadcast_into(
             node,
             v,
             x.shape,
-            "ONNX unidirectional (scale and bias to X)",
+            f"ONNX unidirectional ({what} to X)",
             mode="numpy",
             names=[node.inputs[k], node.inputs[0]],
             target_value=x,

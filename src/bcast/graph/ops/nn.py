@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -649,13 +649,31 @@ def _resize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     given = scales if scales is not None else sizes
     if given is None:
         raise ShapeError(f"{_name(node)}: neither scales nor sizes is given", kind="invalid")
+    _resize_lengths(node, ctx, x, roi, given, "scales" if given is scales else "sizes", axes)
+    if given is not scales:
+        return [_resized_to_sizes(node, ctx, x, given, axes)]
+    out = list(x.shape)
+    origins: list[Origin | None] = _os(x)
+    vals = list(scales.data) if scales.data is not None and len(scales.data) == len(axes) else None
+    for j, a in enumerate(axes):
+        factor = None if vals is None else vals[j]
+        out[a] = _scaled(node, ctx, x.shape[a], factor, a)
+        if factor != 1:
+            origins[a] = None
+    return [_out(x.dtype, out, origins)]
+
+
+def _resize_lengths(
+    node: Node, ctx: Ctx, x: Value, roi: Value | None, given: Value, what: str, axes: list[int]
+) -> None:
+    """Resize's 1-D inputs against the axes it resizes: one scale or size per axis (a :class:`ShapeError`
+    where that is known to fail), and with ``tf_crop_and_resize`` a start and an end of roi per axis."""
     if (
         given.shape is not None
         and len(given.shape) == 1
         and given.shape[0].value is not None
         and given.shape[0].value != len(axes)
     ):
-        what = "scales" if given is scales else "sizes"
         raise ShapeError(
             f"{_name(node)}: {what} has {given.shape[0]} values for the {len(axes)} axes resized of {_t(x.shape)}",
             dims=(given.shape[0], len(axes)),
@@ -674,22 +692,19 @@ def _resize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"roi {_t(roi.shape)} holds a start and an end for each of the {len(axes)} axes",
             axis=0,
         )
+
+
+def _resized_to_sizes(node: Node, ctx: Ctx, x: Value, sizes: Value, axes: list[int]) -> Value:
+    """Resize to ``sizes``: each size as given (``stretch``), or, keeping the aspect ratio, the one scale
+    that fits the sizes (``not_larger``) or covers them (``not_smaller``) applied as onnxruntime does."""
+    assert x.shape is not None
     out = list(x.shape)
     origins: list[Origin | None] = _os(x)
-    if given is scales:
-        vals = list(scales.data) if scales.data is not None and len(scales.data) == len(axes) else None
-        for j, a in enumerate(axes):
-            factor = None if vals is None else vals[j]
-            out[a] = _scaled(node, ctx, x.shape[a], factor, a)
-            if factor != 1:
-                origins[a] = None
-        return [_out(x.dtype, out, origins)]
-    assert sizes is not None
     ints = sizes.ints
     if ints is None or len(ints) != len(axes):
         for a in axes:
             out[a], origins[a] = _fresh(node, ctx, a), None
-        return [_out(x.dtype, out, origins)]
+        return _out(x.dtype, out, origins)
     for j, e in enumerate(ints):
         if e.value is not None and e.value < 0:
             raise ShapeError(
@@ -702,18 +717,18 @@ def _resize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if policy == "stretch":
         for j, a in enumerate(axes):
             out[a], origins[a] = ints[j], sizes.data_origin(j)
-        return [_out(x.dtype, out, origins)]
+        return _out(x.dtype, out, origins)
     ins_v = [x.shape[a].value for a in axes]
     want_v = [e.value for e in ints]
     if any(v is None or v == 0 for v in ins_v) or any(v is None for v in want_v):
         for a in axes:
             out[a], origins[a] = _fresh(node, ctx, a), None
-        return [_out(x.dtype, out, origins)]
+        return _out(x.dtype, out, origins)
     ratios = [float(np.float32(w) / np.float32(i)) for w, i in zip(want_v, ins_v, strict=True)]
     scale = min(ratios) if policy == "not_larger" else max(ratios)
     for a, i in zip(axes, ins_v, strict=True):
         out[a], origins[a] = Expr.const(math.floor(_f32_times(scale, int(i or 0)) + 0.5)), None
-    return [_out(x.dtype, out, origins)]
+    return _out(x.dtype, out, origins)
 
 
 def _scaled(node: Node, ctx: Ctx, size: Expr, scale: Any, axis: int) -> Expr:
@@ -835,13 +850,17 @@ def _einsum_terms(node: Node, equation: str, n_in: int) -> tuple[list[str], str 
     return terms, (rhs if arrow else None)
 
 
+#: what Einsum's operands say of one letter: its dim, that dim's origin, the operand and the axis it was read at
+_Letter = tuple[Expr, Origin | None, int, int]
+
+
 @register("Einsum")
 def _einsum(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     vals = [known(v) for v in ins]
     dtype = vals[0].dtype if vals else None
     equation = str(node.attrs.get("equation", ""))
     terms, rhs = _einsum_terms(node, equation, len(vals))
-    letters: dict[str, tuple[Expr, Origin | None, int, int]] = {}
+    letters: dict[str, _Letter] = {}
     counts: dict[str, int] = {}
     ellipses: list[Value] = []
     ell_names: list[str] = []
@@ -853,54 +872,14 @@ def _einsum(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         if v.shape is None:
             unknown = True
             continue
-        has_ell = "..." in term
-        n_ell = len(v.shape) - len(subs)
-        if n_ell < 0 or (n_ell and not has_ell):
-            raise ShapeError(
-                f"{_name(node)}: operand {i} ({node.inputs[i]} {_t(v.shape)}) has rank {len(v.shape)}, "
-                f"the equation's term {term!r} {len(subs)}{' or more' if has_ell else ''}",
-                suspects=[Suspect(o) for o in _os(v) if o is not None][:4],
-                kind="shape-mismatch",
-            )
-        start = term.index("...") if has_ell else len(subs)
-        if has_ell:
-            ellipses.append(Value(v.dtype, v.shape[start : start + n_ell], None, tuple(_os(v)[start : start + n_ell])))
+        ell = _einsum_operand(node, ctx, equation, vals, i, term, letters)
+        if ell is not None:
+            ellipses.append(ell)
             ell_names.append(node.inputs[i])
-        for j, ch in enumerate(subs):
-            axis = j if j < start else j + n_ell
-            d, o = v.shape[axis], v.origin(axis)
-            prev = letters.get(ch)
-            if prev is None or prev[0].value == 1:
-                letters[ch] = (d, o, i, axis)
-                if prev is None:
-                    continue
-            pd, po, pi, pa = prev
-            _agree(
-                node,
-                ctx,
-                pd,
-                po,
-                d,
-                o,
-                f"the letter {ch!r} of {equation!r} is {pd} at axis {pa} of operand {pi} ({_t(vals[pi].shape)}) "
-                f"and {d} at axis {axis} of operand {i} ({_t(v.shape)})",
-                axis=axis,
-                ones=True,
-            )
     has_ellipsis = any("..." in t for t in terms)
     if unknown and has_ellipsis:
         return [Value(dtype, None)]
-    ell: Dims = ()
-    ell_o: Origins = ()
-    if len([e for e in ellipses if e.shape]) > 1:
-        got = ctx.broadcast(node, ellipses, "ONNX Einsum '...' dims (multidirectional)", names=ell_names)
-        if got is None:
-            rank = max(len(e.shape or ()) for e in ellipses)
-            got = tuple(_fresh(node, ctx, f"ell{k}") for k in range(rank))
-        ell, ell_o = got, (None,) * len(got)
-    elif ellipses:
-        best = max(ellipses, key=lambda e: len(e.shape or ()))
-        ell, ell_o = best.shape or (), best.origins or ()
+    ell_dims, ell_o = _einsum_ellipsis(node, ctx, ellipses, ell_names)
     if rhs is None:
         out_letters = "".join(sorted(ch for ch, n in counts.items() if n == 1))
         rhs = ("..." if has_ellipsis else "") + out_letters
@@ -908,6 +887,82 @@ def _einsum(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         raise ShapeError(
             f"{_name(node)}: the output {rhs!r} of {equation!r} has '...', no operand does", kind="invalid"
         )
+    return [_einsum_output(node, ctx, dtype, equation, rhs, counts, letters, ell_dims, ell_o)]
+
+
+def _einsum_operand(
+    node: Node, ctx: Ctx, equation: str, vals: list[Value], i: int, term: str, letters: dict[str, _Letter]
+) -> Value | None:
+    """Operand ``i`` (of known shape) against its term: its rank must fit the term, and each letter's dim
+    must agree with the one an earlier operand gave it (or be 1), which ``letters`` records. The dims the
+    term's ``...`` stands for, if it has one."""
+    v = vals[i]
+    assert v.shape is not None
+    subs = term.replace("...", "")
+    has_ell = "..." in term
+    n_ell = len(v.shape) - len(subs)
+    if n_ell < 0 or (n_ell and not has_ell):
+        raise ShapeError(
+            f"{_name(node)}: operand {i} ({node.inputs[i]} {_t(v.shape)}) has rank {len(v.shape)}, "
+            f"the equation's term {term!r} {len(subs)}{' or more' if has_ell else ''}",
+            suspects=[Suspect(o) for o in _os(v) if o is not None][:4],
+            kind="shape-mismatch",
+        )
+    start = term.index("...") if has_ell else len(subs)
+    for j, ch in enumerate(subs):
+        axis = j if j < start else j + n_ell
+        d, o = v.shape[axis], v.origin(axis)
+        prev = letters.get(ch)
+        if prev is None or prev[0].value == 1:
+            letters[ch] = (d, o, i, axis)
+            if prev is None:
+                continue
+        pd, po, pi, pa = prev
+        _agree(
+            node,
+            ctx,
+            pd,
+            po,
+            d,
+            o,
+            f"the letter {ch!r} of {equation!r} is {pd} at axis {pa} of operand {pi} ({_t(vals[pi].shape)}) "
+            f"and {d} at axis {axis} of operand {i} ({_t(v.shape)})",
+            axis=axis,
+            ones=True,
+        )
+    if not has_ell:
+        return None
+    return Value(v.dtype, v.shape[start : start + n_ell], None, tuple(_os(v)[start : start + n_ell]))
+
+
+def _einsum_ellipsis(node: Node, ctx: Ctx, ellipses: list[Value], names: list[str]) -> tuple[Dims, Origins]:
+    """The dims ``...`` stands for in the output: the operands' ``...`` dims broadcast together (fresh
+    dims where they cannot), or the longest of them when only one is not empty."""
+    if len([e for e in ellipses if e.shape]) > 1:
+        got = ctx.broadcast(node, ellipses, "ONNX Einsum '...' dims (multidirectional)", names=names)
+        if got is None:
+            rank = max(len(e.shape or ()) for e in ellipses)
+            got = tuple(_fresh(node, ctx, f"ell{k}") for k in range(rank))
+        return got, (None,) * len(got)
+    if ellipses:
+        best = max(ellipses, key=lambda e: len(e.shape or ()))
+        return best.shape or (), best.origins or ()
+    return (), ()
+
+
+def _einsum_output(
+    node: Node,
+    ctx: Ctx,
+    dtype: str | None,
+    equation: str,
+    rhs: str,
+    counts: dict[str, int],
+    letters: dict[str, _Letter],
+    ell: Dims,
+    ell_o: Origins,
+) -> Value:
+    """The output term ``rhs`` as dims: each letter's (once, and only a letter some operand has), the
+    ``...`` dims where it stands."""
     head, _, tail = rhs.partition("...")
     seen: set[str] = set()
     dims: list[Expr] = []
@@ -923,7 +978,7 @@ def _einsum(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if "..." in rhs:
         dims[len(head) : len(head)] = list(ell)
         origins[len(head) : len(head)] = list(ell_o)
-    return [_out(dtype, dims, origins)]
+    return _out(dtype, dims, origins)
 
 
 # -- indexing --------------------------------------------------------------------------------------
@@ -1513,6 +1568,99 @@ def _same_batch(node: Node, ctx: Ctx, vals: Sequence[tuple[str, Value | None]]) 
         )
 
 
+class _AttentionDims(NamedTuple):
+    """Attention's dims as Q, K and V give them (from their 4-D or their 3-D layout)."""
+
+    b: Expr  # batch
+    hq: Expr  # query heads
+    sq: Expr  # query length
+    e: Expr  # Q's head size
+    hkv: Expr  # key/value heads
+    skv: Expr  # key/value length
+    ek: Expr  # K's head size
+    ev: Expr  # V's head size
+    o_hkv: Origin | None  # where the key/value heads were made (none: an attribute)
+    o_e: Origin | None  # where Q's head size was made
+
+
+def _attention_4d(node: Node, ctx: Ctx, q: Value, k: Value, v: Value) -> _AttentionDims:
+    """Q, K, V as ``[B, heads, S, head]``: K and V must agree in heads."""
+    assert q.shape is not None and k.shape is not None and v.shape is not None
+    for name, t in (("K", k), ("V", v)):
+        _rank_is(node, t, 4, name)
+    b, hq, sq, e = q.shape
+    _agree(
+        node,
+        ctx,
+        k.shape[1],
+        k.origin(1),
+        v.shape[1],
+        v.origin(1),
+        f"K {_t(k.shape)} and V {_t(v.shape)} differ in heads",
+        axis=1,
+    )
+    return _AttentionDims(b, hq, sq, e, k.shape[1], k.shape[2], k.shape[3], v.shape[3], k.origin(1), q.origin(3))
+
+
+def _attention_3d(node: Node, ctx: Ctx, q: Value, k: Value, v: Value) -> _AttentionDims:
+    """Q, K, V as ``[B, S, heads*head]``: the heads are attributes, each hidden size must divide by them."""
+    assert q.shape is not None and k.shape is not None and v.shape is not None
+    _rank_is(node, q, 3, "Q")
+    for name, t in (("K", k), ("V", v)):
+        _rank_is(node, t, 3, name)
+    nq, nkv = attr_int(node, "q_num_heads", 0), attr_int(node, "kv_num_heads", 0)
+    b, sq = q.shape[0], q.shape[1]
+    hq, hkv = Expr.const(nq), Expr.const(nkv)
+    e = _heads(node, ctx, q.shape[2], q.origin(2), nq, "Q's hidden size")
+    ek = _heads(node, ctx, k.shape[2], k.origin(2), nkv, "K's hidden size")
+    ev = _heads(node, ctx, v.shape[2], v.origin(2), nkv, "V's hidden size")
+    return _AttentionDims(b, hq, sq, e, hkv, k.shape[1], ek, ev, None, q.origin(2))
+
+
+def _attention_past(node: Node, ctx: Ctx, pk: Value | None, pv: Value | None, a: _AttentionDims) -> Expr:
+    """The past key and value (``[B, kv heads, past, head]``) against K's and V's heads and head sizes; the
+    past length (0 without a past key)."""
+    for name, pt, last in (("past_key", pk, a.ek), ("past_value", pv, a.ev)):
+        if pt is None or not _rank_is(node, pt, 4, name):
+            continue
+        assert pt.shape is not None
+        _agree(
+            node,
+            ctx,
+            pt.shape[1],
+            pt.origin(1),
+            a.hkv,
+            a.o_hkv,
+            f"{name} {_t(pt.shape)} against {a.hkv} kv heads",
+            axis=1,
+        )
+        _agree(
+            node, ctx, pt.shape[3], pt.origin(3), last, None, f"{name} {_t(pt.shape)} against head size {last}", axis=3
+        )
+    if pk is not None and pk.shape is not None and len(pk.shape) == 4:
+        return pk.shape[2]
+    return Expr.const(0)
+
+
+def _attention_mask(node: Node, ctx: Ctx, mask: Value, a: _AttentionDims, total: Expr) -> None:
+    """The mask broadcasts (numpy, one way) to ``[B, heads, S, total]``; since opset 24 it may be shorter than
+    the keys (it is padded with -inf to the total length)."""
+    last = total
+    if ctx.opset(node.domain) >= 24 and mask.shape:
+        m_last = mask.shape[-1]
+        longer = (m_last - total).value
+        if longer is None or longer <= 0:
+            last = m_last
+    ctx.broadcast_into(
+        node,
+        mask,
+        (a.b, a.hq, a.sq, last),
+        "ONNX Attention (attn_mask to [B, heads, S, total])",
+        mode="numpy",
+        names=[node.inputs[3], node.inputs[0]],
+    )
+
+
 @register("Attention")
 def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """ONNX Attention (opset 23): Q, K, V as 4-D ``[B, heads, S, head]`` or 3-D ``[B, S, heads*head]``."""
@@ -1522,36 +1670,7 @@ def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if q.shape is None or k.shape is None or v.shape is None:
         return _unknown(n_out, q.dtype)
     _same_batch(node, ctx, [("Q", q), ("K", k), ("V", v), ("past_key", pk), ("past_value", pv)])
-    if len(q.shape) == 4:
-        for name, t in (("K", k), ("V", v)):
-            _rank_is(node, t, 4, name)
-        b, hq, sq, e = q.shape
-        hkv, skv, ek = k.shape[1], k.shape[2], k.shape[3]
-        ev = v.shape[3]
-        _agree(
-            node,
-            ctx,
-            k.shape[1],
-            k.origin(1),
-            v.shape[1],
-            v.origin(1),
-            f"K {_t(k.shape)} and V {_t(v.shape)} differ in heads",
-            axis=1,
-        )
-        o_hkv = k.origin(1)
-        o_e = q.origin(3)
-    else:
-        _rank_is(node, q, 3, "Q")
-        for name, t in (("K", k), ("V", v)):
-            _rank_is(node, t, 3, name)
-        nq, nkv = attr_int(node, "q_num_heads", 0), attr_int(node, "kv_num_heads", 0)
-        b, sq = q.shape[0], q.shape[1]
-        hq, hkv = Expr.const(nq), Expr.const(nkv)
-        e = _heads(node, ctx, q.shape[2], q.origin(2), nq, "Q's hidden size")
-        ek = _heads(node, ctx, k.shape[2], k.origin(2), nkv, "K's hidden size")
-        ev = _heads(node, ctx, v.shape[2], v.origin(2), nkv, "V's hidden size")
-        skv = k.shape[1]
-        o_hkv, o_e = None, q.origin(2)
+    a = _attention_4d(node, ctx, q, k, v) if len(q.shape) == 4 else _attention_3d(node, ctx, q, k, v)
     kv_axis = 2 if len(q.shape) == 4 else 1
     _agree(
         node,
@@ -1563,49 +1682,23 @@ def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         f"K {_t(k.shape)} and V {_t(v.shape)} differ in sequence length",
         axis=kv_axis,
     )
-    _agree(node, ctx, ek, k.origin(-1), e, o_e, f"Q {_t(q.shape)} and K {_t(k.shape)} differ in head size")
-    hqv, hkvv = hq.value, hkv.value
+    _agree(node, ctx, a.ek, k.origin(-1), a.e, a.o_e, f"Q {_t(q.shape)} and K {_t(k.shape)} differ in head size")
+    hqv, hkvv = a.hq.value, a.hkv.value
     if hqv is not None and hkvv is not None and hkvv and hqv % hkvv:
         raise ShapeError(
             f"{_name(node)}: {hqv} query heads are not a multiple of {hkvv} key/value heads",
-            dims=(hq, hkv),
-            suspects=_sus((q.origin(1), hq), (o_hkv, hkv)),
+            dims=(a.hq, a.hkv),
+            suspects=_sus((q.origin(1), a.hq), (a.o_hkv, a.hkv)),
         )
-    past: Expr = Expr.const(0)
-    for name, pt, last in (("past_key", pk, ek), ("past_value", pv, ev)):
-        if pt is None or not _rank_is(node, pt, 4, name):
-            continue
-        assert pt.shape is not None
-        _agree(
-            node, ctx, pt.shape[1], pt.origin(1), hkv, o_hkv, f"{name} {_t(pt.shape)} against {hkv} kv heads", axis=1
-        )
-        _agree(
-            node, ctx, pt.shape[3], pt.origin(3), last, None, f"{name} {_t(pt.shape)} against head size {last}", axis=3
-        )
-    if pk is not None and pk.shape is not None and len(pk.shape) == 4:
-        past = pk.shape[2]
-    total = past + skv
+    total = _attention_past(node, ctx, pk, pv, a) + a.skv
     if mask is not None:
-        last = total
-        if ctx.opset(node.domain) >= 24 and mask.shape:
-            # since opset 24 a mask may be shorter than the keys: it is padded with -inf to the total length
-            m_last = mask.shape[-1]
-            longer = (m_last - total).value
-            if longer is None or longer <= 0:
-                last = m_last
-        ctx.broadcast_into(
-            node,
-            mask,
-            (b, hq, sq, last),
-            "ONNX Attention (attn_mask to [B, heads, S, total])",
-            mode="numpy",
-            names=[node.inputs[3], node.inputs[0]],
-        )
+        _attention_mask(node, ctx, mask, a, total)
+    b, hq, sq, ev = a.b, a.hq, a.sq, a.ev
     y = (b, hq, sq, ev) if len(q.shape) == 4 else (b, sq, hq * ev)
     outs = [
         _out(q.dtype, y),
-        _out(k.dtype, (b, hkv, total, ek)),
-        _out(v.dtype, (b, hkv, total, ev)),
+        _out(k.dtype, (b, a.hkv, total, a.ek)),
+        _out(v.dtype, (b, a.hkv, total, ev)),
         _out(q.dtype, (b, hq, sq, total)),
     ]
     return outs[: max(n_out, 1)]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -37,10 +37,10 @@ from ..context import BroadcastRecord, Ctx, ShapeError, Suspect
 from ..expr import Expr
 from ..model import Node, Origin, Value
 from ._base import SHAPES, axis_of, input_value, known, numel, register, same_as
-from .elementwise import evaluate
-from .shape import _clamp_index, reshape
+from .elementwise import dtype_name, evaluate, expanded_data
+from .shape import reshape, slice_bounds
 
-__all__ = ["BINARY", "UNARY", "binary", "parse_bool", "parse_int", "parse_ints"]
+__all__ = ["BINARY", "UNARY", "binary", "dtype_of_element", "parse_bool", "parse_int", "parse_ints"]
 
 Dims = tuple[Expr, ...]
 Origins = tuple[Origin | None, ...]
@@ -116,6 +116,39 @@ def parse_bool(node: Node, key: str, default: bool) -> bool:
     if text in ("false", "0"):
         return False
     raise ShapeError(f"{_name(node)}: the attribute {key}={text[:40]!r} is not true or false", kind="invalid")
+
+
+#: an IR ``element_type`` as the ONNX type code that Convert casts to (types bcast computes on)
+_ONNX_TYPES = {
+    "f32": 1,
+    "u8": 2,
+    "i8": 3,
+    "u16": 4,
+    "i16": 5,
+    "i32": 6,
+    "i64": 7,
+    "boolean": 9,
+    "f16": 10,
+    "f64": 11,
+    "u32": 12,
+    "u64": 13,
+    "bf16": 16,
+}
+
+#: an IR ``element_type`` as the graph's dtype name: the name of the ONNX type it casts to
+_ELEMENT_DTYPES = {element: dtype_name(code) for element, code in _ONNX_TYPES.items()}
+
+
+def dtype_of_element(element_type: str | None) -> str | None:
+    """An IR ``element_type`` (``f32``, ``i64``, ``boolean``) as the graph's dtype name (``float32``, ...).
+
+    It lives with the IR's shape functions (Convert, Range, ReadValue read element types), and the IR
+    reader (:mod:`bcast.openvino.graph_read`) takes it from here for its parameters and constants.
+    """
+    if element_type is None:
+        return None
+    t = element_type.strip().lower()
+    return _ELEMENT_DTYPES.get(t, t or None)
 
 
 def _text(node: Node, key: str, default: str) -> str:
@@ -460,17 +493,10 @@ def _broadcast_modes(version: int) -> dict[str, str]:
     return modes
 
 
-def _expanded(x: Value, out: Dims) -> tuple[Any, ...] | None:
-    from .elementwise import _expanded_data
-
-    return _expanded_data(x, out)
-
-
-@register("openvino:Broadcast")
-def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    """Broadcast-1 / -3: ``numpy`` (one way: the output is the target), ``bidirectional`` (ONNX Expand),
-    ``explicit`` (data axis ``i`` on ``axes_mapping[i]``) and ``pdpd`` (the data from ``axis`` on, a 1
-    stretching on either side)."""
+def _broadcast_mode(node: Node, n: int) -> tuple[int, str, str]:
+    """(version, mode, the mode's text) of a Broadcast layer with ``n`` inputs, checked as OpenVINO checks
+    them before any shape is read: a mode its version lacks, or an axes_mapping input that the mode does
+    not take (Broadcast-3), is an invalid layer."""
     version = 1 if _version(node) in (1, 2) else 3
     modes = _broadcast_modes(version)
     mode_text = _text(node, "mode", "numpy")
@@ -480,7 +506,6 @@ def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"{_name(node)}: Broadcast-{version} has no mode {mode_text[:40]!r}; its modes: {', '.join(modes)}",
             kind="invalid",
         )
-    n = len(ins)
     if not 2 <= n <= 3:
         raise ShapeError(f"{_name(node)}: Broadcast takes 2 or 3 inputs, the layer has {n}", kind="invalid")
     if version == 3 and (n == 3) != (mode == "explicit"):
@@ -492,6 +517,15 @@ def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         )
     if mode == "explicit" and n == 2:
         mode = "numpy"  # Broadcast-1 explicit without axes runs as numpy (ir_check reports the quirk)
+    return version, mode, mode_text
+
+
+@register("openvino:Broadcast")
+def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """Broadcast-1 / -3: ``numpy`` (one way: the output is the target), ``bidirectional`` (ONNX Expand),
+    ``explicit`` (data axis ``i`` on ``axes_mapping[i]``) and ``pdpd`` (the data from ``axis`` on, a 1
+    stretching on either side)."""
+    version, mode, mode_text = _broadcast_mode(node, len(ins))
     rule = f"OpenVINO Broadcast-{version} {mode_text}"
     x, target = known(ins[0]), known(ins[1])
     names = [n_ or f"input {k}" for k, n_ in enumerate(node.inputs)]
@@ -507,27 +541,60 @@ def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         if out is None:
             return [Value(x.dtype, dims if mode == "numpy" else None)]
         out_o = origins if mode == "numpy" else None
-        return [Value(x.dtype, out, _expanded(x, out), out_o)]
+        return [Value(x.dtype, out, expanded_data(x, out), out_o)]
     if x.shape is None:
         ctx.records.append(BroadcastRecord(node, rule, shown, dims if mode == "explicit" else None))
         return [Value(x.dtype, dims if mode == "explicit" else None)]
-    rt, rd = len(dims), len(x.shape)
     if mode == "explicit":
-        axes = known(ins[2]).consts
-        if axes is None:  # unknown axes: the output is still the target
-            ctx.records.append(BroadcastRecord(node, rule, shown, dims))
-            return [Value(x.dtype, dims, None, origins)]
-        norm = _explicit_axes(node, ctx, rule, shown, axes, rd, rt, x)
-        if norm is None:
-            return [Value(x.dtype, dims, None, origins)]
-        placed = _placed(x, rt, norm)
-        mark = len(ctx.records)
-        out = ctx.broadcast_into(node, placed, dims, rule, mode="numpy", target_value=tv, names=names[:2])
-        _fix_record(ctx, mark, node, shown)
-        return [Value(x.dtype, dims, _expanded(placed, dims) if out is not None else None, origins)]
-    # pdpd (OpenVINO's): the data from `axis` on must reach the target's end; each pair of dims must be equal
-    # or one of them 1
+        return [_broadcast_explicit(node, ctx, x, known(ins[2]), tv, rule, shown, names)]
     axis = parse_int(node, "mode.auto_broadcast_axis" if version == 1 else "mode.mode.axis", 0)
+    return [_broadcast_pdpd(node, ctx, x, axis, tv, rule, shown, names)]
+
+
+def _broadcast_explicit(
+    node: Node,
+    ctx: Ctx,
+    x: Value,
+    axes_mapping: Value,
+    tv: Value,
+    rule: str,
+    shown: list[tuple[str, Dims | None]],
+    names: Sequence[str],
+) -> Value:
+    """Broadcast's ``explicit`` mode on a data of known rank: the data's dims placed on ``axes_mapping``'s
+    axes of the target ``tv`` and broadcast into it (numpy, one way); the output is the target."""
+    assert x.shape is not None and tv.shape is not None
+    dims, origins = tv.shape, tv.origins
+    axes = axes_mapping.consts
+    if axes is None:  # unknown axes: the output is still the target
+        ctx.records.append(BroadcastRecord(node, rule, shown, dims))
+        return Value(x.dtype, dims, None, origins)
+    rt = len(dims)
+    norm = _explicit_axes(node, ctx, rule, shown, axes, len(x.shape), rt, x)
+    if norm is None:
+        return Value(x.dtype, dims, None, origins)
+    placed = _placed(x, rt, norm)
+    mark = len(ctx.records)
+    out = ctx.broadcast_into(node, placed, dims, rule, mode="numpy", target_value=tv, names=names[:2])
+    _fix_record(ctx, mark, node, shown)
+    return Value(x.dtype, dims, expanded_data(placed, dims) if out is not None else None, origins)
+
+
+def _broadcast_pdpd(
+    node: Node,
+    ctx: Ctx,
+    x: Value,
+    axis: int,
+    tv: Value,
+    rule: str,
+    shown: list[tuple[str, Dims | None]],
+    names: Sequence[str],
+) -> Value:
+    """Broadcast's ``pdpd`` mode (OpenVINO's) on a data of known rank: the data from ``axis`` on must reach
+    the target's end; each pair of dims must be equal or one of them 1 (bidirectional once placed)."""
+    assert x.shape is not None and tv.shape is not None
+    dims = tv.shape
+    rt, rd = len(dims), len(x.shape)
     start = rt - rd if axis == -1 else axis
     if axis < -1 or start < 0 or start + rd != rt:
         why = (
@@ -544,14 +611,14 @@ def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             shown,
             f"{_name(node)}: pdpd places the data {_t(x.shape)} on the target {_t(dims)} from axis {axis}: {why}",
         )
-        return [Value(x.dtype, _fresh_dims(node, ctx, rt))]
+        return Value(x.dtype, _fresh_dims(node, ctx, rt))
     placed = _placed(x, rt, range(start, rt))
     mark = len(ctx.records)
     out = ctx.broadcast_into(node, placed, dims, rule, mode="bidirectional", target_value=tv, names=names[:2])
     _fix_record(ctx, mark, node, shown)
     if out is None:
-        return [Value(x.dtype, _fresh_dims(node, ctx, rt))]
-    return [Value(x.dtype, out, _expanded(placed, out))]
+        return Value(x.dtype, _fresh_dims(node, ctx, rt))
+    return Value(x.dtype, out, expanded_data(placed, out))
 
 
 def _explicit_axes(
@@ -694,23 +761,6 @@ def _transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return _call("Transpose", _view(node, {"perm": perm}), [x], ctx)
 
 
-_ONNX_TYPES = {
-    "f32": 1,
-    "u8": 2,
-    "i8": 3,
-    "u16": 4,
-    "i16": 5,
-    "i32": 6,
-    "i64": 7,
-    "boolean": 9,
-    "f16": 10,
-    "f64": 11,
-    "u32": 12,
-    "u64": 13,
-    "bf16": 16,
-}
-
-
 @register("openvino:Convert")
 def _convert(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     to = _text(node, "destination_type", "f32")
@@ -768,6 +818,27 @@ def _gather_nd(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return out
 
 
+#: StridedSlice's masks: per value of ``begin``, a 1 marks that value
+_MASKS = ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
+
+#: the masks that change the output's rank: with an unknown begin they leave it unknown
+_RANK_MASKS = ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
+
+_MaskBit = Callable[[str, int], bool]
+
+
+def _mask_bits(node: Node) -> _MaskBit:
+    """StridedSlice's masks, parsed once: ``bit(mask, i)`` says whether ``mask`` marks value ``i`` (a mask
+    shorter than ``begin`` marks none of the rest)."""
+    masks = {k: parse_ints(node, k, []) or [] for k in _MASKS}
+
+    def bit(k: str, i: int) -> bool:
+        m = masks[k]
+        return i < len(m) and m[i] == 1
+
+    return bit
+
+
 @register("openvino:StridedSlice")
 def _strided_slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """StridedSlice: begin/end/stride with TensorFlow's masks (a 1 in begin_mask or end_mask ignores that
@@ -781,19 +852,9 @@ def _strided_slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]
     bv, ev = begin.ints, end.ints
     n = len(bv) if bv is not None else (begin.shape[0].value if begin.shape and len(begin.shape) == 1 else None)
     steps = known(sv).consts if sv is not None else None
-    masks = {
-        k: parse_ints(node, k, []) or []
-        for k in ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
-    }
-
-    def bit(k: str, i: int) -> bool:
-        m = masks[k]
-        return i < len(m) and m[i] == 1
-
+    bit = _mask_bits(node)
     if n is None or (sv is not None and steps is None):
-        if n is None or any(
-            bit(k, i) for i in range(n) for k in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
-        ):
+        if n is None or any(bit(k, i) for i in range(n) for k in _RANK_MASKS):
             return [Value(x.dtype, None)]
         return [Value(x.dtype, _fresh_dims(node, ctx, r))]
     if n > MAX_MODEL_RANK:
@@ -801,9 +862,28 @@ def _strided_slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]
     steps_l = steps if steps is not None else [1] * n
     if len(steps_l) != n or (ev is not None and len(ev) != n):
         raise ShapeError(f"{_name(node)}: begin, end and stride differ in length", kind="invalid")
-    consumed = sum(1 for i in range(n) if not bit("new_axis_mask", i) and not bit("ellipsis_mask", i))
     if any(bit("ellipsis_mask", i) for i in range(n)) and sum(bit("ellipsis_mask", i) for i in range(n)) > 1:
         raise ShapeError(f"{_name(node)}: ellipsis_mask marks more than one axis", kind="invalid")
+    dims, origins, data_slice, shrunk_first = _strided_dims(node, ctx, x, bv, ev, steps_l, bit)
+    data, data_origins = _strided_data(x, dims, data_slice, shrunk_first)
+    return [Value(x.dtype, tuple(dims), data, tuple(origins), data_origins)]
+
+
+def _strided_dims(
+    node: Node,
+    ctx: Ctx,
+    x: Value,
+    bv: list[Expr] | None,
+    ev: list[Expr] | None,
+    steps: list[int],
+    bit: _MaskBit,
+) -> tuple[list[Expr], list[Origin | None], tuple[int, int, int] | None, bool]:
+    """StridedSlice's output dims and their origins, one value of begin/end/stride at a time (the masks say
+    what each does); also the element range a 1-D value keeps, when known, and whether its one axis was
+    shrunk (the range then picks one element)."""
+    assert x.shape is not None
+    r, n = len(x.shape), len(steps)
+    consumed = sum(1 for i in range(n) if not bit("new_axis_mask", i) and not bit("ellipsis_mask", i))
     dims: list[Expr] = []
     origins: list[Origin | None] = []
     axis = 0
@@ -811,8 +891,7 @@ def _strided_slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]
     shrunk_first = False
     for i in range(n):
         if bit("ellipsis_mask", i):
-            k = max(0, r - consumed)
-            for _ in range(k):
+            for _ in range(max(0, r - consumed)):
                 if axis < r:
                     dims.append(x.shape[axis])
                     origins.append(x.origin(axis))
@@ -824,60 +903,81 @@ def _strided_slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]
             continue
         if axis >= r:
             raise ShapeError(f"{_name(node)}: begin holds {n} values for {_t(x.shape)} (rank {r})", kind="invalid")
-        size = x.shape[axis]
-        st = steps_l[i]
+        st = steps[i]
         if st == 0:
             raise ShapeError(f"{_name(node)}: a stride of 0", kind="invalid")
         b_e = None if bv is None else bv[i]
         e_e = None if ev is None else ev[i]
         if bit("shrink_axis_mask", i):
-            if b_e is not None and b_e.value is not None and size.value is not None:
-                if not -size.value <= b_e.value < size.value:
-                    raise ShapeError(
-                        f"{_name(node)}: index {b_e.value} is out of range for axis {axis} of {_t(x.shape)}",
-                        axis=axis,
-                        dims=(b_e.value, size.value),
-                        kind="index-out-of-range",
-                    )
-                if axis == 0 and r == 1:
-                    data_slice = (b_e.value % size.value, b_e.value % size.value + 1, 1)
-                    shrunk_first = True
+            picked = _shrunk_index(node, x, axis, b_e)
+            if picked is not None:
+                data_slice, shrunk_first = picked, True
             axis += 1
             continue
         lo = (Expr.const(2**62) if st < 0 else _ZERO) if bit("begin_mask", i) else b_e
         hi = (Expr.const(-(2**62)) if st < 0 else Expr.const(2**62)) if bit("end_mask", i) else e_e
-        if lo is None or hi is None:
-            dims.append(ctx.fresh(f"{node.name}_{len(dims)}"))
-            origins.append(_here(node))
-            axis += 1
-            continue
-        b0 = _clamp_index(lo, size, st < 0)
-        f0 = _clamp_index(hi, size, st < 0)
-        length = f0 - b0 if st > 0 else b0 - f0
-        lv = length.value
-        if lv is not None:
-            d = Expr.const(max(0, -(-lv // abs(st))))
-        else:
-            d = length if abs(st) == 1 else length.ceildiv(abs(st))
+        d, o, picked = _strided_axis(node, ctx, x, axis, len(dims), lo, hi, st)
         dims.append(d)
-        origins.append(x.origin(axis) if d == size else _here(node))
-        if axis == 0 and b0.value is not None and f0.value is not None:
-            data_slice = (b0.value, f0.value, st)
+        origins.append(o)
+        if picked is not None:
+            data_slice = picked
         axis += 1
     while axis < r:
         dims.append(x.shape[axis])
         origins.append(x.origin(axis))
         axis += 1
-    data = None
-    data_origins = None
-    if x.data is not None and r == 1 and data_slice is not None and x.shape[0].value is not None:
-        b0v, f0v, stv = data_slice
-        picked = [k for k in range(b0v, f0v, stv) if 0 <= k < len(x.data)]
-        data = tuple(x.data[k] for k in picked)
-        data_origins = tuple(x.data_origin(k) for k in picked)
-        if not shrunk_first and dims and len(dims) == 1:
-            dims[0] = Expr.const(len(data))
-    return [Value(x.dtype, tuple(dims), data, tuple(origins), data_origins)]
+    return dims, origins, data_slice, shrunk_first
+
+
+def _shrunk_index(node: Node, x: Value, axis: int, index: Expr | None) -> tuple[int, int, int] | None:
+    """A shrunk axis (shrink_axis_mask): its index checked against the axis where both are known, and, on
+    a 1-D value's only axis, the range of the one element it keeps."""
+    assert x.shape is not None
+    size = x.shape[axis]
+    if index is None or index.value is None or size.value is None:
+        return None
+    if not -size.value <= index.value < size.value:
+        raise ShapeError(
+            f"{_name(node)}: index {index.value} is out of range for axis {axis} of {_t(x.shape)}",
+            axis=axis,
+            dims=(index.value, size.value),
+            kind="index-out-of-range",
+        )
+    if axis == 0 and len(x.shape) == 1:
+        return (index.value % size.value, index.value % size.value + 1, 1)
+    return None
+
+
+def _strided_axis(
+    node: Node, ctx: Ctx, x: Value, axis: int, k: int, lo: Expr | None, hi: Expr | None, st: int
+) -> tuple[Expr, Origin | None, tuple[int, int, int] | None]:
+    """One sliced axis, output axis ``k``: its length (fresh where a bound is unknown) and origin (the
+    input's when the axis is kept whole), and on axis 0 the element range a 1-D value keeps."""
+    assert x.shape is not None
+    if lo is None or hi is None:
+        return ctx.fresh(f"{node.name}_{k}"), _here(node), None
+    size = x.shape[axis]
+    b0, f0, d = slice_bounds(lo, hi, size, st)
+    origin = x.origin(axis) if d == size else _here(node)
+    if axis == 0 and b0.value is not None and f0.value is not None:
+        return d, origin, (b0.value, f0.value, st)
+    return d, origin, None
+
+
+def _strided_data(
+    x: Value, dims: list[Expr], data_slice: tuple[int, int, int] | None, shrunk_first: bool
+) -> tuple[tuple[Any, ...] | None, tuple[Origin | None, ...] | None]:
+    """The elements a 1-D value keeps and their origins, when the slice's range is known; a slice (not a
+    shrink) then has the length of what it keeps, which ``dims`` is set to."""
+    assert x.shape is not None
+    if x.data is None or len(x.shape) != 1 or data_slice is None or x.shape[0].value is None:
+        return None, None
+    b0v, f0v, stv = data_slice
+    picked = [k for k in range(b0v, f0v, stv) if 0 <= k < len(x.data)]
+    data = tuple(x.data[k] for k in picked)
+    if not shrunk_first and dims and len(dims) == 1:
+        dims[0] = Expr.const(len(data))
+    return data, tuple(x.data_origin(k) for k in picked)
 
 
 @register("openvino:Slice")
@@ -917,8 +1017,6 @@ def _range(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if _version(node) >= 4:
         to = _text(node, "output_type", "")
         if to:
-            from ...openvino.graph_read import dtype_of_element
-
             return [replace(out[0], dtype=dtype_of_element(to))]
     return out
 
@@ -1473,8 +1571,6 @@ def _read_value(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """ReadValue: its initial value's shape, else the variable's declared shape (``?`` dims fresh)."""
     if ins and ins[0] is not None and ins[0].shape is not None:
         return [same_as(ins[0])]
-    from ...openvino.graph_read import dtype_of_element
-
     dtype = dtype_of_element(str(node.attrs["variable_type"])) if "variable_type" in node.attrs else None
     text = str(node.attrs.get("variable_shape", "")).strip().strip("[]")
     if not text or text == "...":
@@ -1567,12 +1663,6 @@ def _rms(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 def _bodies(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """A layer with sub-graphs: each body is propagated with its own Parameters' shapes (the IR's port
     maps are not read), so its layers are checked; the layer's outputs are what the IR declares."""
-    from ..propagate import propagate  # propagate imports the ops: a late import breaks the cycle
-
-    saved = (ctx.node, ctx.values, ctx.fallback)
-    try:
-        for body in node.bodies.values():
-            propagate(body, fallback=ctx.fallback, ctx=ctx)
-    finally:
-        ctx.node, ctx.values, ctx.fallback = saved
+    for body in node.bodies.values():
+        ctx.walk(body)
     return [Value(None, None) for _ in node.outputs]

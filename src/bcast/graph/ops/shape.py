@@ -179,6 +179,20 @@ def _clamp_index(k: Expr, size: Expr, step_neg: bool) -> Expr:
     return k
 
 
+def slice_bounds(start: Expr, end: Expr, size: Expr, step: int) -> tuple[Expr, Expr, Expr]:
+    """``start:end:step`` on an axis of ``size``: the clamped first and end index, and the slice's length.
+
+    ONNX's Slice and OpenVINO's StridedSlice count and clamp their bounds alike; both take them from here.
+    """
+    b = _clamp_index(start, size, step < 0)
+    f = _clamp_index(end, size, step < 0)
+    length = f - b if step > 0 else b - f
+    lv = length.value
+    if lv is not None:
+        return b, f, Expr.const(max(0, -(-lv // abs(step))))
+    return b, f, length if abs(step) == 1 else length.ceildiv(abs(step))
+
+
 @register("Slice")
 def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x = known(ins[0])
@@ -224,15 +238,7 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         if st == 0:
             raise ShapeError(f"Slice {node.name}: a step of 0", kind="invalid")
         size = x.shape[a]
-        b = _clamp_index(s, size, st < 0)
-        f = _clamp_index(e, size, st < 0)
-        length = f - b if st > 0 else b - f
-        lv = length.value
-        if lv is not None:
-            n_out = max(0, -(-lv // abs(st)))
-            out[a] = Expr.const(n_out)
-        else:
-            out[a] = length if abs(st) == 1 else length.ceildiv(abs(st))
+        b, f, out[a] = slice_bounds(s, e, size, st)
         if out[a] is not size:
             origins[a] = _node_origin(node) if out[a] != size else origins[a]
         if b.value is not None and f.value is not None:
@@ -422,6 +428,35 @@ def reshape(node: Node, ctx: Ctx, x: Value, target: Value, *, special_zero: bool
                 x.dtype, tuple(ctx.fresh(f"{node.name}_{k}") for k in range(n)), None, (_node_origin(node),) * n
             )
         return Value(x.dtype, None)
+    dims, origins, minus = _reshape_dims(node, ctx, x, target, ints, special_zero)
+    if x.shape is None:
+        out = tuple(d if d is not None else ctx.fresh(f"{node.name}_{k}") for k, d in enumerate(dims))
+        return Value(x.dtype, out, None, tuple(origins))
+    total = numel(x.shape)
+    known_part = numel(tuple(d for d in dims if d is not None))
+    if minus >= 0:
+        dims[minus] = _reshape_inferred(node, ctx, x, target, ints, total, known_part, minus)
+    else:
+        same = total.eq(known_part)
+        if same.name == "NO":
+            raise _size_mismatch(
+                node,
+                target,
+                ints,
+                (total, known_part),
+                f"{_dims_text(x.shape)} has {total} elements, the target {_dims_text(tuple(ints))} holds {known_part}",
+            )
+    out_dims = tuple(d if d is not None else ctx.fresh(f"{node.name}_{k}") for k, d in enumerate(dims))
+    data = x.data if x.data is not None and static_numel(out_dims) == len(x.data) else None
+    return Value(x.dtype, out_dims, data, tuple(origins), x.data_origins if data is not None else None)
+
+
+def _reshape_dims(
+    node: Node, ctx: Ctx, x: Value, target: Value, ints: list[Expr], special_zero: bool
+) -> tuple[list[Expr | None], list[Origin | None], int]:
+    """The target's values as dims before the size is compared: a 0 (``special_zero``) the input's dim, a
+    -1 ``None`` (its position is returned, -1 for none), a symbolic or known size as it is; and each dim's
+    origin. A second -1, another negative value or a 0 past the input's rank is a :class:`ShapeError`."""
     dims: list[Expr | None] = []
     origins: list[Origin | None] = []
     minus = -1
@@ -461,46 +496,43 @@ def reshape(node: Node, ctx: Ctx, x: Value, target: Value, *, special_zero: bool
         else:
             dims.append(e)
             origins.append(o or _node_origin(node))
-    if x.shape is None:
-        out = tuple(d if d is not None else ctx.fresh(f"{node.name}_{k}") for k, d in enumerate(dims))
-        return Value(x.dtype, out, None, tuple(origins))
-    total = numel(x.shape)
-    known_part = numel(tuple(d for d in dims if d is not None))
-    if minus >= 0:
-        kv = known_part.value
-        if kv == 0:
-            dims[minus] = Expr.const(0) if total.value == 0 else ctx.fresh(f"{node.name}_{minus}")
-        else:
-            q = total // known_part
-            if q.atom is not None and q.atom.startswith("floor(") and total.value is None:
-                pass
-            elif (
-                q.value is not None
-                and total.value is not None
-                and known_part.value is not None
-                and total.value % known_part.value
-            ):
-                raise ShapeError(
-                    f"Reshape {node.name}: {_dims_text(x.shape)} ({total} elements) cannot be reshaped to "
-                    f"{_dims_text(tuple(ints))}: {total} is not a multiple of {known_part}",
-                    dims=(total, known_part),
-                    suspects=_target_suspects(target, ints),
-                    kind="shape-mismatch",
-                )
-            dims[minus] = q
-    else:
-        same = total.eq(known_part)
-        if same.name == "NO":
-            raise ShapeError(
-                f"Reshape {node.name}: {_dims_text(x.shape)} has {total} elements, the target "
-                f"{_dims_text(tuple(ints))} holds {known_part}",
-                dims=(total, known_part),
-                suspects=_target_suspects(target, ints),
-                kind="shape-mismatch",
-            )
-    out_dims = tuple(d if d is not None else ctx.fresh(f"{node.name}_{k}") for k, d in enumerate(dims))
-    data = x.data if x.data is not None and static_numel(out_dims) == len(x.data) else None
-    return Value(x.dtype, out_dims, data, tuple(origins), x.data_origins if data is not None else None)
+    return dims, origins, minus
+
+
+def _reshape_inferred(
+    node: Node, ctx: Ctx, x: Value, target: Value, ints: list[Expr], total: Expr, known_part: Expr, minus: int
+) -> Expr:
+    """The dim a -1 stands for: the input's size over the rest of the target's, a :class:`ShapeError` when
+    both are known and do not divide (over a 0: 0 for an empty input, else a fresh symbol)."""
+    assert x.shape is not None
+    if known_part.value == 0:
+        return Expr.const(0) if total.value == 0 else ctx.fresh(f"{node.name}_{minus}")
+    q = total // known_part
+    if q.atom is not None and q.atom.startswith("floor(") and total.value is None:
+        pass
+    elif (
+        q.value is not None
+        and total.value is not None
+        and known_part.value is not None
+        and total.value % known_part.value
+    ):
+        raise _size_mismatch(
+            node,
+            target,
+            ints,
+            (total, known_part),
+            f"{_dims_text(x.shape)} ({total} elements) cannot be reshaped to {_dims_text(tuple(ints))}: {total} is "
+            f"not a multiple of {known_part}",
+        )
+    return q
+
+
+def _size_mismatch(node: Node, target: Value, ints: list[Expr], sizes: tuple[Expr, Expr], message: str) -> ShapeError:
+    """A Reshape whose input's size and target's disagree (``sizes``: the two): the error blames the target's
+    sizes, where they were made."""
+    return ShapeError(
+        f"Reshape {node.name}: {message}", dims=sizes, suspects=_target_suspects(target, ints), kind="shape-mismatch"
+    )
 
 
 def _target_suspects(target: Value, ints: list[Expr]) -> list[Suspect]:
@@ -722,4 +754,4 @@ def _eyelike(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return [Value(dtype_name(int(dt)) if dt is not None else x.dtype, x.shape, None, x.origins)]
 
 
-__all__ = ["emax", "emin", "reshape"]
+__all__ = ["emax", "emin", "reshape", "slice_bounds"]
