@@ -51,7 +51,7 @@ def arg_key(value: object) -> Hashable:
     if isinstance(value, str) and t is str:
         return value
     if t is Shape:
-        return (Shape, value._dims)  # type: ignore[attr-defined]
+        return (Shape, None if value.rank is None else value.dims)
     if value is None:
         return (None,)
     if t is int:

@@ -572,7 +572,7 @@ class Shape(Sequence[Dim]):
     @classmethod
     def _checked(cls, dims: Iterable[Dim]) -> Shape:
         """A shape of ``dims`` (already dims), its rank checked against :data:`MAX_RANK`."""
-        s = cls._of(dims)
+        s = cls.of_dims(dims)
         check_rank(len(s._dims or ()), lambda: f"the shape {shape_text(s)}")
         return s
 
@@ -584,7 +584,12 @@ class Shape(Sequence[Dim]):
         return s
 
     @classmethod
-    def _of(cls, dims: Iterable[Dim]) -> Shape:
+    def of_dims(cls, dims: Iterable[Dim]) -> Shape:
+        """A shape of these :class:`Dim` objects as they are (already checked: nothing is parsed or copied).
+
+        >>> Shape.of_dims([Dim(2), Dim.symbol("N")])
+        Shape('[2,N]')
+        """
         s = cls.__new__(cls)
         s._dims = tuple(dims)
         return s
@@ -639,7 +644,7 @@ class Shape(Sequence[Dim]):
         """This shape with its symbols replaced by the sizes in ``values``."""
         if self._dims is None:
             return self
-        return Shape._of(d.bind(values) for d in self._dims)
+        return Shape.of_dims(d.bind(values) for d in self._dims)
 
     # -- sequence protocol ----------------------------------------------------
     def __len__(self) -> int:
@@ -654,7 +659,7 @@ class Shape(Sequence[Dim]):
     def __getitem__(self, index: int | slice) -> Dim | Shape:
         dims = self.dims
         if isinstance(index, slice):
-            return Shape._of(dims[index])
+            return Shape.of_dims(dims[index])
         return dims[index]
 
     def __iter__(self) -> Iterator[Dim]:
@@ -719,7 +724,7 @@ def _parse_shape(text: str) -> Shape:
     if t == "...":
         return Shape.dynamic_rank()
     if t == "":
-        return Shape._of(())
+        return Shape.of_dims(())
     for c in _BRACKETS:  # a shape is one flat list: nested or stray brackets are refused at once
         at = t.find(c)
         if at >= 0:
@@ -745,7 +750,7 @@ def _parse_shape(text: str) -> Shape:
                 accepted="[...] alone, or a list of dims",
             )
         dims.append(_parse_dim(q, text))
-    return Shape._of(dims)
+    return Shape.of_dims(dims)
 
 
 def check_rank(rank: int, what: Callable[[], str], kind: str = "dims") -> None:

@@ -128,4 +128,4 @@ def _pdpd(a: Shape, b: Shape, axis: int, ctx: Ctx) -> Shape:
             f"{ctx.mode}: B {ctx.data} stretches A {ctx.target}, which pdpd never does ({'; '.join(odd)}); "
             "OpenVINO's broadcast_merge lets B's dim win where A's may be 1"
         )
-    return Shape._of(out)
+    return Shape.of_dims(out)

@@ -211,7 +211,7 @@ def infer_broadcast(
 def _unknown_output(target: Input) -> Shape:
     """The output when the target's values are unknown: one ``?`` per value if their number is known."""
     if target.shape.is_static:
-        return Shape._of([Dim.dynamic()] * int(target.shape[0]))
+        return Shape.of_dims([Dim.dynamic()] * int(target.shape[0]))
     return Shape.dynamic_rank()
 
 
@@ -224,7 +224,7 @@ def _unrunnable_negatives(target: Input) -> str | None:
 def _numpy(data: Shape, target: Input, ctx: Ctx) -> Inferred:
     if target.value is None:
         return Inferred(_unknown_output(target), "numpy", data)
-    t = Shape._of(target.value)
+    t = Shape.of_dims(target.value)
     if data.rank is not None:
         r, rt = data.rank, len(t)
         if rt < r:
@@ -258,7 +258,7 @@ def _axis_text(v: int) -> str:
 
 
 def _explicit(data: Shape, target: Input, axes: Input, ctx: Ctx) -> Inferred:
-    out = _unknown_output(target) if target.value is None else Shape._of(target.value)
+    out = _unknown_output(target) if target.value is None else Shape.of_dims(target.value)
     checked = False
     if data.rank is not None and target.shape.rank is not None and axes.shape.is_static:
         r, k = data.rank, int(axes.shape[0])
@@ -269,7 +269,7 @@ def _explicit(data: Shape, target: Input, axes: Input, ctx: Ctx) -> Inferred:
                 accepted=f"{r} axes, one per data axis" + (" (scalar data: 0 or 1 axis)" if r == 0 else ""),
             )
         if target.value is not None and axes.ints is not None:
-            _validate_explicit(data, Shape._of(target.value), axes.ints, ctx)
+            _validate_explicit(data, Shape.of_dims(target.value), axes.ints, ctx)
             checked = True
     vals = axes.ints
     if not checked and vals is not None:
@@ -343,10 +343,10 @@ def _validate_explicit(data: Shape, t: Shape, vals: tuple[int, ...], ctx: Ctx) -
 def _pdpd(data: Shape, target: Input, axis: int, ctx: Ctx) -> Inferred:
     if target.value is None:
         return Inferred(_unknown_output(target), "pdpd", data)
-    t = Shape._of(target.value)
+    t = Shape.of_dims(target.value)
     rt = len(t)
     if data.rank is None:
-        return Inferred(Shape._of([Dim.dynamic()] * rt), "pdpd", data)
+        return Inferred(Shape.of_dims([Dim.dynamic()] * rt), "pdpd", data)
     r = data.rank
     start = rt - r if axis == -1 else axis
     if start < 0:
@@ -391,7 +391,7 @@ def _pdpd(data: Shape, target: Input, axis: int, ctx: Ctx) -> Inferred:
             "the CPU plugin then fails ('Tile with non-positive repeats')"
         )
         unrunnable = f"the data placed at axis {start} runs past the target's last axis (the CPU plugin fails)"
-    return Inferred(Shape._of(out), "pdpd", data, start=start, unrunnable=unrunnable)
+    return Inferred(Shape.of_dims(out), "pdpd", data, start=start, unrunnable=unrunnable)
 
 
 def _bidirectional(data: Shape, target: Input, ctx: Ctx) -> Inferred:
@@ -401,7 +401,7 @@ def _bidirectional(data: Shape, target: Input, ctx: Ctx) -> Inferred:
         # OpenVINO: broadcast_merge_into(?*n, data, NUMPY), the core's bidirectional merge against ?s.
         t = _unknown_output(target)
     else:
-        t = Shape._of(target.value)
+        t = Shape.of_dims(target.value)
     out = plan_bidirectional(data, t, ctx).output_shape
     if target.value is not None and data.rank is not None:
         zeros = [

@@ -30,7 +30,7 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, repla
         return ctx.align(data, target, target, None, (), replan, attrs)
     new = set(axes)
     keep = tuple(k for k in range(target.rank) if k not in new)
-    required = Shape._of(target[k] for k in keep)
+    required = Shape.of_dims(target[k] for k in keep)
     if data.rank != len(keep):
         raise ctx.error(
             f"the data has rank {data.rank}, but the target without broadcast_axes "
@@ -49,7 +49,7 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, repla
             hint=hint,
         )
         cons.extend(c)
-    return ctx.align(data, target, Shape._of(out), keep, cons, replan, attrs)
+    return ctx.align(data, target, Shape.of_dims(out), keep, cons, replan, attrs)
 
 
 def like_axes(data: Shape, like: Shape, ctx: Ctx) -> tuple[int, ...]:

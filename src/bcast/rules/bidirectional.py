@@ -30,4 +30,4 @@ def plan_bidirectional(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
         o, c = ctx.meet(merge_multi, d, t, k)
         out.append(o)
         cons.extend(c)
-    return ctx.align(data, target, Shape._of(out), tuple(range(big_r - r, big_r)), cons, replan)
+    return ctx.align(data, target, Shape.of_dims(out), tuple(range(big_r - r, big_r)), cons, replan)

@@ -37,4 +37,4 @@ def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -
     for i, a in enumerate(axes):
         dims[a], c = ctx.meet(merge_uni, data[i], target[a], a)
         cons.extend(c)
-    return ctx.align(data, target, Shape._of(dims), axes, cons, replan, attrs)
+    return ctx.align(data, target, Shape.of_dims(dims), axes, cons, replan, attrs)

@@ -62,4 +62,4 @@ def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
             hint=" (legacy broadcasting: B's dims must equal A's, unless B has one element)",
         )
         cons.extend(c)
-    return ctx.align(b, a, Shape._of(out), mapping, cons, replan, attrs)
+    return ctx.align(b, a, Shape.of_dims(out), mapping, cons, replan, attrs)

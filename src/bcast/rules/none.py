@@ -30,4 +30,4 @@ def plan_none(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
         o, c = ctx.meet(merge_equal, d, t, k, hint=" (mode 'none' never broadcasts)")
         dims.append(o)
         cons.extend(c)
-    return ctx.align(data, target, Shape._of(dims), tuple(range(data.rank)), cons, replan)
+    return ctx.align(data, target, Shape.of_dims(dims), tuple(range(data.rank)), cons, replan)

@@ -41,7 +41,7 @@ def plan_numpy(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
     for i, d in enumerate(data.dims):
         out[off + i], c = ctx.meet(merge_uni, d, target[off + i], off + i)
         cons.extend(c)
-    return ctx.align(data, target, Shape._of(out), tuple(range(off, big_r)), cons, replan)
+    return ctx.align(data, target, Shape.of_dims(out), tuple(range(off, big_r)), cons, replan)
 
 
 def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> ElementwiseAlignment:
@@ -120,7 +120,7 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
         )
     for k, run in runs.items():
         cur[k] = _flush(run, k, cons)
-    out = Shape._of(cur)
+    out = Shape.of_dims(cur)
     ordered = [x for k in sorted(cons) for x in cons[k]]
     checked = Ctx(mode, "", "", phrase=f"shapes {_list(given)} together").check(ordered)
     return ElementwiseAlignment(mode, shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)

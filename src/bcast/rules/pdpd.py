@@ -89,4 +89,4 @@ def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
         mapping: tuple[int | None, ...] = tuple(range(start, start + rb))
     else:  # the ignored trailing 1s have no axis of A left to sit on: they are dropped
         mapping = tuple(range(start, start + kept)) + (None,) * (rb - kept)
-    return ctx.align(b, a, Shape._of(out), mapping, cons, replan, attrs)
+    return ctx.align(b, a, Shape.of_dims(out), mapping, cons, replan, attrs)
