@@ -50,7 +50,7 @@ def arg_key(value: object) -> Hashable:
         return (t, tuple(value))
     if isinstance(value, str) and t is str:
         return value
-    if t is Shape:
+    if isinstance(value, Shape) and t is Shape:
         return (Shape, None if value.rank is None else value.dims)
     if value is None:
         return (None,)

@@ -309,7 +309,7 @@ def explain_error(
         labels=labels,
         shown=None if len(shapes) == 2 else shown,
     )
-    rows = [_row_of(row, shapes[j] if row else None, rank) for j, row in zip(shown, placed, strict=False)]
+    rows = [_row_of(row, None if j is None else shapes[j], rank) for j, row in zip(shown, placed, strict=False)]
     focus = error.axis if error.axis is not None and 0 <= error.axis < rank else None
     cols = _columns(rank, focus)
     rows = [

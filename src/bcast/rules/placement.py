@@ -37,7 +37,7 @@ def placement(
     axis: int = -1,
     broadcast_axes: Sequence[int] | None = None,
     labels: Sequence[str] | None = None,
-    shown: Sequence[int] | None = None,
+    shown: Sequence[int | None] | None = None,
 ) -> tuple[int, list[Row | None]]:
     """The output's rank and, for each operand in ``shown`` (``None`` entries: a gap), where its axes land.
 
@@ -71,7 +71,8 @@ def placement(
     rank = max(ranks, default=0)
     names = tuple(labels) if labels else ()
     out: list[Row | None] = []
-    for j in range(len(shapes)) if shown is None else shown:  # only the operands shown: never operands x axes
+    order: Sequence[int | None] = range(len(shapes)) if shown is None else shown
+    for j in order:  # only the operands shown: never operands x axes
         if j is None:
             out.append(None)
             continue
