@@ -107,9 +107,10 @@ def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
         raise OnnxRunError(f"{name}: dims {shown} span more bytes than NumPy can index", shapes=(shown,))
     check_allocation(tuple(dims), dtype, mode=name, hint="the tensor is too big to load here")
     try:
-        return numpy_helper.to_array(t)
+        arr: np.ndarray = numpy_helper.to_array(t)
     except (ValueError, TypeError, KeyError) as e:
         raise OnnxRunError(f"{name}: cannot be read: {brief(str(e))}") from None
+    return arr
 
 
 def _attributes(node: onnx.NodeProto, name: str) -> dict[str, Any]:
