@@ -15,7 +15,6 @@ import numpy as np
 
 from . import engines, rules
 from .alignment import Alignment, ElementwiseAlignment, FrozenPlanError
-from .cache import PlanCache
 from .explain import explain_elementwise, explain_plan
 from .onnx.lowering import plan_to_onnx
 
@@ -138,19 +137,23 @@ class ElementwisePlan(ElementwiseAlignment):
         return self.explain()
 
 
-#: The public face of each cached alignment, kept as long as the alignment is (keyed on its identity).
-_PLANS: PlanCache[Plan] = PlanCache(4096)
-_ELEMENTWISE: PlanCache[ElementwisePlan] = PlanCache(4096)
+#: The public face of each alignment seen (keyed on its identity, which the key keeps alive): a
+#: cached alignment gives the same Plan every time. Bounded: forgotten all at once when full
+#: (a plain dict: this look-up is on the path of every bcast.plan call).
+_PLANS: dict[Alignment, Plan] = {}
+_ELEMENTWISE: dict[ElementwiseAlignment, ElementwisePlan] = {}
+_FACES = 8192
 
 
 def as_plan(al: Alignment) -> Plan:
     """``al`` as a :class:`Plan`: the same data, with the verbs (one Plan per cached alignment)."""
     if type(al) is Plan:
         return al
-    p = _PLANS.get(al)  # the key holds the alignment: an identity is never reused while cached
+    p = _PLANS.get(al)
     if p is None:
-        p = Plan._copy_of(al)
-        _PLANS.put(al, p)
+        if len(_PLANS) >= _FACES:
+            _PLANS.clear()
+        p = _PLANS[al] = Plan._copy_of(al)
     return p
 
 
