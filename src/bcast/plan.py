@@ -25,26 +25,12 @@ __all__ = ["ElementwisePlan", "FrozenPlanError", "Plan", "as_elementwise_plan", 
 
 
 class Plan(Alignment):
-    """How data of ``data_shape`` becomes ``output_shape``.
+    """How data of ``data_shape`` becomes ``output_shape``: an :class:`~bcast.alignment.Alignment` that runs.
 
-    Attributes
-    ----------
-    mode : str
-        The dialect that made the plan.
-    data_shape, target_shape, output_shape : Shape
-        The data's shape, the target as given, and the result (which a rule may
-        refine: a symbol met by a static size becomes that size).
-    axes_mapping : tuple of int or None, or None
-        For each data axis, the output axis it lands on. ``None`` for a size-1
-        data axis that the rule drops (pdpd's ignored trailing 1s); the whole
-        tuple is ``None`` when a rank is dynamic.
-    broadcast_axes : tuple of int
-        The output axes along which data is replicated: those no data axis maps
-        to, and mapped axes where a data dim 1 meets an output dim other than 1.
-    constraints : Constraints
-        What symbolic dims must satisfy for the plan to hold.
-    attrs : Mapping
-        The rule's attributes (``axis``, ``axes_mapping``...), read-only.
+    It has the alignment's attributes (``mode``, ``data_shape``, ``target_shape``,
+    ``output_shape``, ``axes_mapping``, ``broadcast_axes``, ``constraints``, ``attrs``...)
+    and the verbs: calling it gives a view, :meth:`materialize` a copy, :meth:`backward`
+    the adjoint, :meth:`explain` the picture, :meth:`to_onnx` a model.
 
     A plan is immutable: plans are cached, so one call's plan is the next identical
     call's. Setting or deleting an attribute, or an item of :attr:`attrs`, raises
@@ -163,8 +149,8 @@ def as_elementwise_plan(ea: ElementwiseAlignment) -> ElementwisePlan:
         return ea
     ep = _ELEMENTWISE.get(ea)
     if ep is None:
-        ep = ElementwisePlan(
-            ea.mode, ea.shapes, ea.output_shape, tuple(as_plan(p) for p in ea.operands), ea.constraints
-        )
-        _ELEMENTWISE.put(ea, ep)
+        if len(_ELEMENTWISE) >= _FACES:
+            _ELEMENTWISE.clear()
+        operands = tuple(as_plan(p) for p in ea.operands)
+        ep = _ELEMENTWISE[ea] = ElementwisePlan(ea.mode, ea.shapes, ea.output_shape, operands, ea.constraints)
     return ep

@@ -327,22 +327,20 @@ def _bind_symbols(al: Alignment, concrete: Shape) -> dict[str, int]:
     for i, (e, c) in enumerate(zip(expected.dims, concrete.dims, strict=True)):
         size = int(c)
         if e.name is not None and "|" not in e.name:
-            if values.setdefault(e.name, size) != size:
-                raise BroadcastError(
-                    f"{al.mode}: data of shape {concrete} gives the symbol {e.name} two sizes "
-                    f"({values[e.name]} and {size}, at data axis {i}); the plan is for data {expected}",
-                    mode=al.mode,
-                    shapes=(str(expected), str(concrete)),
-                    axis=i,
-                    dims=(str(e), str(c)),
-                )
-        elif not e.may_be(size):
-            raise BroadcastError(
-                f"{al.mode}: the plan is for data {expected}; data of shape {concrete} has "
-                f"{size} at axis {i}, where the plan admits {e}",
-                mode=al.mode,
-                shapes=(str(expected), str(concrete)),
-                axis=i,
-                dims=(str(e), str(c)),
+            if values.setdefault(e.name, size) == size:
+                continue
+            why = (
+                f"data of shape {concrete} gives the symbol {e.name} two sizes "
+                f"({values[e.name]} and {size}, at data axis {i}); the plan is for data {expected}"
             )
+        elif e.may_be(size):
+            continue
+        else:
+            why = (
+                f"the plan is for data {expected}; data of shape {concrete} has {size} at axis {i}, "
+                f"where the plan admits {e}"
+            )
+        raise BroadcastError(
+            f"{al.mode}: {why}", mode=al.mode, shapes=(str(expected), str(concrete)), axis=i, dims=(str(e), str(c))
+        )
     return values
