@@ -9,11 +9,11 @@ import numpy as np
 from .cache import NO_KEY
 from .dims import Shape, ShapeLike, given_text
 from .engines import engine_for
+from .engines.arrays import broadcast_view, check_output_rank, expand, operand
 from .engines.foreign import backend_of, shape_of
 from .engines.memory import out_of_memory
 from .engines.numpy import as_array, materialize, view
 from .errors import BroadcastError, brief
-from .ops.views import broadcast_view, check_output_rank, expand, operand
 from .plan import ElementwisePlan, Plan, as_elementwise_plan, as_plan
 from .rules import ELEMENTWISE, MAX_OPERANDS, align_elementwise, elementwise_key, make_plan, read_axes
 

@@ -16,7 +16,6 @@ import numpy as np
 from . import engines, rules
 from .alignment import Alignment, ElementwiseAlignment, FrozenPlanError
 from .explain import explain_elementwise, explain_plan
-from .onnx.lowering import plan_to_onnx
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -96,6 +95,8 @@ class Plan(Alignment):
 
         Needs the ``onnx`` package (``pip install bcast[onnx]``).
         """
+        from .onnx.lowering import plan_to_onnx  # onnx's lowering only when asked: not at start-up
+
         return plan_to_onnx(self, **options)
 
     def __str__(self) -> str:

@@ -18,10 +18,10 @@ import numpy as np
 
 from .. import ops
 from ..dims import Shape
+from ..engines.arrays import expand
 from ..engines.memory import NUMPY_MAX_DIMS, check_allocation, span_bytes
 from ..errors import BroadcastError, brief
 from ..ops import LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8
-from ..ops.views import expand
 
 __all__ = [
     "HANDLERS",

@@ -18,6 +18,7 @@ bcast.errors.BroadcastError: add: numpy: shapes (2, 3) and (3, 2) cannot be broa
 
 from __future__ import annotations
 
+from ..engines.arrays import expand as _expand
 from ..engines.memory import GuardedOperator as _Guarded
 from . import arithmetic as _arithmetic
 from . import compare as _compare
@@ -27,7 +28,6 @@ from . import normalization as _normalization
 from . import unidirectional as _unidirectional
 from . import variadic as _variadic
 from . import where as _where
-from .views import expand as _expand
 
 # Every entry point behind the last resort of engine.memory: a MemoryError that slips past the
 # allocation checks (an intermediate nobody counted) becomes a BroadcastError naming the op.

@@ -1,4 +1,4 @@
-"""Array verbs on the alignment: an operand read as an array, and a broadcast view of it.
+"""Array verbs on the alignment: an operand read as an array, and a broadcast view of it on its engine.
 
 Shared by the public functions (:func:`bcast.expand`, :func:`bcast.broadcast_like`) and
 the operators that broadcast (ONNX ``Expand``).
@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import engines
 from ..alignment import Alignment
 from ..dims import ShapeLike, shape_text
-from ..engines.foreign import foreign_namespace, shape_of
-from ..engines.memory import NUMPY_MAX_DIMS
-from ..engines.numpy import as_array
 from ..errors import BroadcastError
 from ..rules import make_plan
+from .dispatch import view
+from .foreign import foreign_namespace, shape_of
+from .memory import NUMPY_MAX_DIMS
+from .numpy import as_array
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -45,7 +45,7 @@ def broadcast_view(x: npt.ArrayLike, target: ShapeLike, mode: str, **attrs: Any)
     p = make_plan(shape_of(arr, mode), target, mode, **attrs)
     if type(arr) is np.ndarray:
         check_output_rank(p)
-    return engines.view(p, arr)  # type: ignore[no-any-return]
+    return view(p, arr)  # type: ignore[no-any-return]
 
 
 def expand(x: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
