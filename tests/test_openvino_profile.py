@@ -48,7 +48,7 @@ def to_shape(ps: Any) -> Shape:
     for d in ps:
         hi = d.get_max_length()
         dims.append(Dim(d.get_length()) if d.is_static else Dim.interval(d.get_min_length(), None if hi < 0 else hi))
-    return Shape._of(dims)
+    return Shape.of_dims(dims)
 
 
 def ov_input(spec: Any) -> Any:
