@@ -303,13 +303,16 @@ class Alignment:
 class ElementwiseAlignment:
     """Several operands broadcast to one output: one :class:`Alignment` per operand. Immutable."""
 
-    __slots__ = ("constraints", "mode", "operands", "output_shape", "shapes")
+    __slots__ = ("constraints", "mode", "operands", "output_shape", "right_aligned", "shapes")
 
     mode: str
     shapes: tuple[Shape, ...]
     output_shape: Shape
     operands: tuple[Alignment, ...]
     constraints: Constraints
+    #: Whether every operand's axes land on the output's last axes, in order (NumPy's own rule): then
+    #: the operands combine as they are, and no view needs to line them up first.
+    right_aligned: bool
 
     def __init__(
         self,
@@ -325,6 +328,7 @@ class ElementwiseAlignment:
         init(self, "output_shape", output_shape)
         init(self, "operands", tuple(operands))
         init(self, "constraints", constraints)
+        init(self, "right_aligned", all(_right_aligned(a) for a in operands))
 
     def __setattr__(self, name: str, value: object) -> None:
         _refuse(self, name, "set")
@@ -341,6 +345,13 @@ class ElementwiseAlignment:
     def __repr__(self) -> str:
         shapes = ", ".join(str(s) for s in self.shapes)
         return f"{type(self).__name__}(mode={self.mode!r}, shapes=[{shapes}] -> output={self.output_shape})"
+
+
+def _right_aligned(al: Alignment) -> bool:
+    mapping, rank = al.axes_mapping, al.output_shape.rank
+    if mapping is None or rank is None:
+        return False
+    return mapping == tuple(range(rank - len(mapping), rank))
 
 
 def static_output(al: Alignment, what: str) -> tuple[int, ...]:
