@@ -28,7 +28,7 @@ Array([[8.],
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,10 +36,18 @@ import numpy as np
 from ..alignment import Alignment, ElementwiseAlignment
 from ..errors import BroadcastError
 from . import array_api_kernels as kernels
-from .common import require_cotangent, specialized
-from .foreign import MAX_ELEMENTS, check_copy, compat, guarded
+from .common import (
+    MAX_ELEMENTS,
+    accumulator,
+    check_copy,
+    compat,
+    guarded,
+    numpy_dtype,
+    require_cotangent,
+    specialized,
+)
 
-__all__ = ["aligned_shape", "backward", "elementwise", "materialize", "namespace", "view"]
+__all__ = ["aligned_shape", "backward", "compute", "elementwise", "materialize", "namespace", "view"]
 
 
 def namespace(*arrays: Any) -> Any:
@@ -121,21 +129,31 @@ def backward(plan: Alignment, dy: Any) -> Any:
     dtype = dy.dtype
     if dtype == xp.bool:
         summed = xp.any(dy, axis=axes, keepdims=True)
-    elif xp.isdtype(dtype, ("integral", "complex floating")) or dtype in (xp.float32, xp.float64):
-        summed = xp.sum(dy, axis=axes, dtype=dtype, keepdims=True)
-    elif xp.isdtype(dtype, "real floating"):  # float16, bfloat16: a wider accumulator, cast back after
-        summed = xp.astype(xp.sum(dy, axis=axes, dtype=xp.float32, keepdims=True), dtype)
-    else:
-        raise TypeError(f"backward: a gradient must be numeric (bool sums as logical or); dy has dtype {dtype}")
+    else:  # the engines' accumulator (the TypeError for what cannot be summed): float16, bfloat16 in float32
+        own = numpy_dtype(dtype)
+        wide = accumulator(own)
+        acc = dtype if wide is own else getattr(xp, wide.name)
+        summed = xp.sum(dy, axis=axes, dtype=acc, keepdims=True)
+        if wide is not own:  # cast back after
+            summed = xp.astype(summed, dtype)
     return xp.reshape(summed, data)
 
 
-def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment, **attrs: Any) -> Any:
+def elementwise(
+    spec_name: str,
+    kernel_name: str,
+    arrays: Sequence[Any],
+    ep: ElementwiseAlignment,
+    *,
+    block: Callable[..., Any] | None = None,
+    **attrs: Any,
+) -> Any:
     """The ONNX operator ``spec_name`` on ``arrays`` broadcast together by ``ep`` (see :mod:`bcast.engines`).
 
     ``kernel_name`` is the Array API function (:data:`bcast.engines.KERNEL_NAMES`); the
     ONNX semantics it lacks (integer Div truncating toward zero, Mod's ``fmod``, Pow in the
-    base's type, BitShift past the width) are in :mod:`bcast.engines.kernels`.
+    base's type, BitShift past the width) are in :mod:`bcast.engines.array_api_kernels`.
+    ``block`` (NumPy's function for the operator) is not needed here: the library computes.
 
     >>> import bcast, array_api_strict as xp
     >>> a, b = xp.asarray([7, -7]), xp.asarray([2])
@@ -146,10 +164,12 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
     shape = tuple(ep.output_shape.to_tuple())
     widest = max(arrays, key=lambda a: _itemsize(a.dtype))
     check_copy(widest, shape, f"compute {spec_name}", mode=spec_name, copies=1 + _WORK.get(kernel_name, 0))
-    return guarded(spec_name, arrays, lambda: _elementwise(xp, kernel_name, arrays, ep))
+    # NumPy's rule is the Array API's own; the other modes place operands first, with the plan's views
+    ops = list(arrays) if ep.right_aligned else [view(p, a) for p, a in zip(ep.operands, arrays, strict=True)]
+    return guarded(spec_name, arrays, lambda: compute(xp, kernel_name, ops))
 
 
-#: arrays of the output's shape that a kernel holds at once besides its result (kernels.py's special cases)
+#: arrays of the output's shape that a kernel holds at once besides its result (array_api_kernels' special cases)
 _WORK = {
     "divide": 4,
     "remainder": 2,
@@ -167,9 +187,16 @@ def _itemsize(dtype: Any) -> int:
     return size if isinstance(size, int) else 8
 
 
-def _elementwise(xp: Any, kernel_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment) -> Any:
-    # NumPy's rule is the Array API's own; the other modes place operands first, with the plan's views
-    ops = list(arrays) if ep.mode == "numpy" else [view(p, a) for p, a in zip(ep.operands, arrays, strict=True)]
+def compute(xp: Any, kernel_name: str, ops: Sequence[Any]) -> Any:
+    """The operator whose Array API function is ``kernel_name`` on operands that broadcast by NumPy's rule.
+
+    Where is ``xp.where``; the binary kernels fold left to right over more operands (ONNX's
+    Sum, Max, Min), and Mean divides their sum by their count.
+
+    >>> import array_api_strict as xp
+    >>> compute(xp, "mean", [xp.asarray([1.0, 2.0]), xp.asarray([3.0])])
+    Array([2. , 2.5], dtype=array_api_strict.float64)
+    """
     # libraries built on NumPy (array-api-strict) would warn for what ONNX defines: inf, NaN, wrapping
     with np.errstate(all="ignore"):
         if kernel_name == "where":

@@ -1,11 +1,17 @@
-"""ONNX's operator semantics written against any Array API namespace ``xp``.
+"""ONNX's operator semantics, written once against an array namespace ``xp``.
 
 Most operators are one Array API function. The rest say here where ONNX's definition
-differs from the standard's, mirroring :mod:`bcast.ops` (whose NumPy kernels are the
-reference the tests compare with): integer Div truncates toward zero, Mod with
-``fmod=1`` takes the dividend's sign (``fmod`` is not in the standard), Pow keeps the
-base's type, BitShift by the type's width or more gives 0 (or -1), and an integer
-divisor of 0 is an error rather than a library's undefined value.
+differs from the standard's: integer Div truncates toward zero, Mod with ``fmod=1`` takes
+the dividend's sign (``fmod`` is not in the standard), Pow keeps the base's type, BitShift
+by the type's width or more gives 0 (or -1), and an integer divisor of 0 is an error
+rather than a library's undefined value.
+
+The rules themselves (:func:`no_zero_divisor`, :func:`truncation`, :func:`float_power`,
+:func:`signed_int_power`, :func:`int_float_power`, :func:`shift_counts`,
+:func:`shift_fill`) serve both kinds of arrays: :mod:`bcast.ops`'s NumPy kernels pass
+``numpy`` itself as ``xp`` (and keep their ``out=`` writes and NumPy-only fast paths),
+:func:`binary`'s kernels another library's namespace. ``xp is numpy`` also picks what
+NumPy before 2 names otherwise (``astype``, ``isdtype``, ``pow``).
 
 >>> import array_api_strict as xp
 >>> binary("divide")(xp, xp.asarray([7, -7]), xp.asarray([2, 2]))
@@ -19,26 +25,44 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import DivisionByZeroError
-from .foreign import check_copy, compat, guarded
+import numpy as np
 
-__all__ = ["binary", "gemm", "layer_normalization", "prelu", "rms_normalization"]
+from ..errors import BroadcastError, DivisionByZeroError
+from .common import check_copy, compat, guarded
+
+__all__ = [
+    "binary",
+    "float_power",
+    "gemm",
+    "int_float_power",
+    "is_integral",
+    "layer_normalization",
+    "no_zero_divisor",
+    "prelu",
+    "rms_normalization",
+    "shift_counts",
+    "shift_fill",
+    "signed_int_power",
+    "truncation",
+]
 
 Binary = Callable[[Any, Any, Any], Any]
 
 
-def _is_int(xp: Any, x: Any) -> bool:
-    return bool(xp.isdtype(x.dtype, "integral"))
+# -- what NumPy and the Array API name differently -----------------------------------------
 
 
-def _no_zero_divisor(xp: Any, op: str, y: Any) -> None:
-    """ONNX defines no integer division by zero (runtimes crash): say so, as :mod:`bcast.ops` does."""
-    if _is_int(xp, y) and _size(y) and not bool(xp.all(y != 0)):
-        zeros = int(xp.sum(xp.astype(y == 0, xp.int64)))
-        raise DivisionByZeroError(
-            f"{op}: an integer divisor is 0 (ONNX defines no result for integer division by zero); "
-            f"{zeros} of the divisor's {_size(y)} elements are 0"
-        )
+def is_integral(xp: Any, x: Any) -> bool:
+    """Whether ``x`` holds integers."""
+    return x.dtype.kind in "iu" if xp is np else bool(xp.isdtype(x.dtype, "integral"))
+
+
+def _astype(xp: Any, x: Any, dtype: Any) -> Any:
+    return x.astype(dtype, copy=False) if xp is np else xp.astype(x, dtype)
+
+
+def _pow(xp: Any) -> Any:
+    return np.power if xp is np else xp.pow
 
 
 def _size(x: Any) -> int:
@@ -48,27 +72,110 @@ def _size(x: Any) -> int:
     return n
 
 
-def _trunc_div(xp: Any, x: Any, y: Any) -> Any:
-    # C's truncation: floor, then one step back toward zero where a remainder has the other sign
+# -- the rules ----------------------------------------------------------------------------
+
+
+def no_zero_divisor(xp: Any, op: str, y: Any) -> None:
+    """ONNX defines no integer division by zero (runtimes crash): a :class:`~bcast.errors.DivisionByZeroError`."""
+    if not is_integral(xp, y) or not _size(y):
+        return
+    if xp is np:  # an integer array's truth is its being nonzero: no temporary
+        if np.all(y):
+            return
+        zeros = int(np.count_nonzero(y == 0))
+    else:
+        if bool(xp.all(y != 0)):
+            return
+        zeros = int(xp.sum(xp.astype(y == 0, xp.int64)))
+    raise DivisionByZeroError(
+        f"{op}: an integer divisor is 0 (ONNX defines no result for integer division by zero); "
+        f"{zeros} of the divisor's {_size(y)} elements are 0"
+    )
+
+
+def truncation(xp: Any, x: Any, y: Any) -> tuple[Any, Any]:
+    """Integer Div as C truncates it: the floor quotient, and where to take one step back toward zero.
+
+    The quotient is ``q + step``; the step is where a remainder has the other sign.
+    """
     q = xp.floor_divide(x, y)
-    adjust = (xp.remainder(x, y) != 0) & ((x < 0) != (y < 0))
-    return q + xp.astype(adjust, q.dtype)
+    step = (xp.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    return q, step
+
+
+def float_power(xp: Any, x: Any, y: Any) -> Any:
+    """Pow of a float base, in the base's precision but at least float32 (float16, bfloat16): to be cast back."""
+    wide = xp.float64 if x.dtype == xp.float64 else xp.float32
+    return _pow(xp)(_astype(xp, x, wide), _astype(xp, y, wide))
+
+
+def signed_int_power(xp: Any, x: Any, y: Any, power: Callable[[Any, Any], Any]) -> Any:
+    """Pow of integers whose exponents may be negative: the real result truncated toward zero.
+
+    ``power(x, n)`` is the namespace's exact power for exponents ``n >= 0`` (wrapping like
+    C). A negative exponent gives 0 for ``|x| > 1`` (a fraction), 1 for ``x = 1`` and
+    +-1 for ``x = -1``; ``0`` to a negative power has no result.
+    """
+    x, y = xp.broadcast_arrays(x, y)
+    neg = y < 0
+    if bool(xp.any(neg & (x == 0))):
+        raise DivisionByZeroError("pow: 0 raised to a negative integer power has no result")
+    negative = _negative_power(xp, x, y)  # first: its temporaries are freed before the power's (NumPy: faster)
+    return xp.where(neg, negative, power(x, xp.where(neg, 0, y)))
+
+
+def _negative_power(xp: Any, x: Any, y: Any) -> Any:
+    """What a negative exponent gives: 1 for ``x = 1``, +-1 for ``x = -1`` (odd: -1), else 0 (a fraction)."""
+    dtype = x.dtype
+    minus_one = xp.where(xp.remainder(y, 2) != 0, xp.asarray(-1, dtype=dtype), xp.asarray(1, dtype=dtype))
+    return xp.where(x == 1, 1, xp.where(x == -1, minus_one, 0))
+
+
+def int_float_power(xp: Any, x: Any, y: Any) -> Any:
+    """Pow of an integer base and a float exponent: computed in float64, truncated toward zero (to be cast back)."""
+    r = xp.trunc(_pow(xp)(_astype(xp, x, xp.float64), _astype(xp, y, xp.float64)))
+    if not bool(xp.all(xp.isfinite(r))):
+        raise BroadcastError(
+            "pow: an integer base raised to this float exponent has no integer result (inf or NaN)",
+            mode="pow",
+            accepted="exponents whose power of the base is finite",
+        )
+    return r
+
+
+def shift_counts(xp: Any, x: Any, y: Any) -> tuple[Any, Any]:
+    """BitShift's counts: where a count is within ``x``'s width, and the counts there (0 elsewhere) in ``x``'s type."""
+    bits = xp.iinfo(x.dtype).bits
+    ok = (y >= 0) & (y < bits)
+    return ok, _astype(xp, xp.where(ok, y, 0), x.dtype)
+
+
+def shift_fill(xp: Any, x: Any) -> Any:
+    """What a right shift by the width or more leaves: -1 for a negative signed value, else 0."""
+    signed = x.dtype.kind == "i" if xp is np else xp.isdtype(x.dtype, "signed integer")
+    if not signed:
+        return 0
+    return xp.where(x < 0, xp.asarray(-1, dtype=x.dtype), xp.asarray(0, dtype=x.dtype))
+
+
+# -- the Array API kernels ------------------------------------------------------------------
 
 
 def _divide(xp: Any, x: Any, y: Any) -> Any:
-    if _is_int(xp, x):
-        _no_zero_divisor(xp, "div", y)
-        return _trunc_div(xp, x, y)
+    if is_integral(xp, x):
+        no_zero_divisor(xp, "div", y)
+        q, step = truncation(xp, x, y)
+        return q + xp.astype(step, q.dtype)
     return xp.divide(x, y)
 
 
 def _remainder(xp: Any, x: Any, y: Any) -> Any:
-    _no_zero_divisor(xp, "mod", y)
+    no_zero_divisor(xp, "mod", y)
     return xp.remainder(x, y)
 
 
 def _fmod(xp: Any, x: Any, y: Any) -> Any:
-    _no_zero_divisor(xp, "mod", y)
+    no_zero_divisor(xp, "mod", y)
     native = getattr(xp, "fmod", None)  # PyTorch, CuPy, JAX have C's fmod; the standard does not
     if native is not None:
         return native(x, y)
@@ -77,40 +184,29 @@ def _fmod(xp: Any, x: Any, y: Any) -> Any:
     return xp.where((r != 0) & ((r < 0) != (x < 0)), r - y, r)
 
 
-def _pow(xp: Any, x: Any, y: Any) -> Any:
+def _power(xp: Any, x: Any, y: Any) -> Any:
     dtype = x.dtype
-    if not _is_int(xp, x):  # floats: in the base's precision, at least float32 (float16, bfloat16)
-        wide = xp.float64 if dtype == xp.float64 else xp.float32
-        return xp.astype(xp.pow(xp.astype(x, wide), xp.astype(y, wide)), dtype)
-    if _is_int(xp, y):
-        x, y = xp.broadcast_arrays(x, y)
-        neg = y < 0
-        if bool(xp.any(neg & (x == 0))):
-            raise DivisionByZeroError("pow: 0 raised to a negative integer power has no result")
-        pos = xp.pow(x, xp.astype(xp.where(neg, 0, y), dtype))  # exact, wrapping like C
-        if not bool(xp.any(neg)):
-            return pos
-        # a negative exponent: |x| > 1 gives a fraction that truncates to 0; 1 gives 1; -1 gives +-1
-        odd = xp.remainder(y, 2) != 0
-        minus_one = xp.where(odd, xp.asarray(-1, dtype=dtype), xp.asarray(1, dtype=dtype))
-        negative = xp.where(x == 1, xp.ones_like(x), xp.where(x == -1, minus_one, xp.zeros_like(x)))
-        return xp.where(neg, negative, pos)
-    r = xp.trunc(xp.pow(xp.astype(x, xp.float64), xp.astype(y, xp.float64)))
-    if not bool(xp.all(xp.isfinite(r))):
-        raise ValueError("pow: an integer base raised to this float exponent has no integer result (inf or NaN)")
-    return xp.astype(r, dtype)
+    if not is_integral(xp, x):
+        return xp.astype(float_power(xp, x, y), dtype)
+    if not is_integral(xp, y):
+        return xp.astype(int_float_power(xp, x, y), dtype)
+
+    def power(b: Any, n: Any) -> Any:
+        # the exponent in the base's type: a wider one's high bits are lost (bcast.ops's NumPy kernel keeps
+        # them with a uint64 power, which not every library has)
+        return xp.pow(b, xp.astype(n, dtype))
+
+    if not bool(xp.any(y < 0)):
+        return power(x, y)
+    return signed_int_power(xp, x, y, power)
 
 
 def _shift(left: bool) -> Binary:
     def shift(xp: Any, x: Any, y: Any) -> Any:
-        bits = xp.iinfo(x.dtype).bits
-        ok = (y >= 0) & (y < bits)
-        n = xp.astype(xp.where(ok, y, xp.zeros_like(y)), x.dtype)
-        zero = xp.zeros_like(x)
+        ok, n = shift_counts(xp, x, y)
         if left:  # the two's-complement bits shift, as C's unsigned shift: wrapping, as bcast.ops does
-            return xp.where(ok, xp.bitwise_left_shift(x, n), zero)
-        fill = xp.where(x < 0, zero - 1, zero) if xp.isdtype(x.dtype, "signed integer") else zero
-        return xp.where(ok, xp.bitwise_right_shift(x, n), fill)
+            return xp.where(ok, xp.bitwise_left_shift(x, n), xp.zeros_like(x))
+        return xp.where(ok, xp.bitwise_right_shift(x, n), shift_fill(xp, x))
 
     return shift
 
@@ -127,7 +223,7 @@ _SPECIAL: dict[str, Binary] = {
     "divide": _divide,
     "remainder": _remainder,
     "fmod": _fmod,
-    "pow": _pow,
+    "pow": _power,
     "bitwise_left_shift": _shift(True),
     "bitwise_right_shift": _shift(False),
 }

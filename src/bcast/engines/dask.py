@@ -17,8 +17,9 @@ replicated operand bigger than one output block:
 - :func:`elementwise` lines the operands up on the output's axes (``x[index]`` with
   ``None`` for new axes), gives every axis one chunking shared by all operands (the
   operands' own where they agree, else regular chunks cut to fit the limit), and runs
-  :mod:`bcast.ops` on each set of blocks, so ONNX's semantics (type rules, integer
-  division, Mod's sign...) hold exactly as for NumPy arrays;
+  the operator's NumPy function (which :mod:`bcast.ops` hands down) on each set of blocks,
+  so ONNX's semantics (type rules, integer division, Mod's sign...) hold exactly as for
+  NumPy arrays;
 - :func:`backward` sums each block over the broadcast axes and combines the partial sums
   with dask's tree reduction (``split_every``), accumulating float16 in float32.
 
@@ -40,9 +41,10 @@ array([0., 1., 2., 3., 4., 5.], dtype=float32)
 
 from __future__ import annotations
 
+import functools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dask
@@ -53,8 +55,10 @@ from dask.utils import parse_bytes
 from .. import rules
 from ..alignment import Alignment, ElementwiseAlignment, static_output
 from ..errors import BroadcastError, as_given, brief
+from ..operators import BY_NAME, check_types
+from .array_api import compute, namespace
 from .common import accumulator, require_cotangent, specialized
-from .memory import address_space_left, size_text
+from .memory import address_space_left, out_of_memory, size_text
 from .numpy import as_array
 
 __all__ = [
@@ -412,22 +416,59 @@ def _to_data_shape(plan: Alignment, g: Any) -> Any:
 
 
 # -- elementwise ops -------------------------------------------------------------------
-def _run_block(*blocks: np.ndarray, op: str, attrs: dict[str, Any]) -> np.ndarray:
-    """One block of an elementwise op: ``bcast.ops.<op>`` on the operands' blocks (NumPy broadcasts 1s)."""
-    from .. import ops
+def _run_block(*blocks: Any, block: Callable[..., Any], op: str, attrs: dict[str, Any]) -> Any:
+    """One block of an elementwise op: ``block`` on the operands' blocks (NumPy broadcasts their 1s).
 
-    result: np.ndarray = getattr(ops, op)(*blocks, **attrs)
-    return result
+    A ``MemoryError`` in a task becomes the ``BroadcastError`` that :mod:`bcast.ops` gives for it.
+    """
+    try:
+        return block(*blocks, **attrs)
+    except MemoryError as e:
+        err = out_of_memory(op, blocks, e)
+    raise err  # outside the except block: the MemoryError is neither chained nor shown
 
 
-def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment, **attrs: Any) -> Any:
+def _table_block(*blocks: Any, op: str, **attrs: Any) -> Any:
+    """The operator ``op`` on NumPy blocks from the operator table alone: its type rules, then its Array API kernel.
+
+    For callers of :func:`elementwise` that pass no ``block`` (:mod:`bcast.ops` passes its own
+    function). The kernel is :mod:`bcast.engines.array_api_kernels`'s, whose ONNX rules the
+    NumPy operators share.
+    """
+    spec = BY_NAME[op]
+    lo, hi = spec.arity
+    if not lo <= len(blocks) <= (hi or len(blocks)):
+        raise TypeError(f"{op}: {spec.onnx} takes {lo if lo == hi else f'{lo} or more'} inputs, got {len(blocks)}")
+    names = [f"data_{i}" for i in range(len(blocks))] if spec.variadic else spec.inputs
+    check_types(spec, blocks, names)
+    return compute(namespace(*blocks), spec.kernel_for(attrs), blocks)
+
+
+def _block_function(spec_name: str, block: Callable[..., Any] | None) -> Callable[..., Any]:
+    """What runs on each set of blocks: ``block``, or else the operator table's kernel for ``spec_name``."""
+    if block is not None:
+        return block
+    spec = BY_NAME.get(spec_name) if isinstance(spec_name, str) else None
+    if spec is None or spec.kernel is None:
+        raise TypeError(f"elementwise: {brief(spec_name)} is not an operator of bcast.ops")
+    return functools.partial(_table_block, op=spec_name)
+
+
+def elementwise(
+    spec_name: str,
+    kernel_name: str,
+    arrays: Sequence[Any],
+    ep: ElementwiseAlignment,
+    *,
+    block: Callable[..., Any] | None = None,
+    **attrs: Any,
+) -> Any:
     """A lazy ONNX elementwise op over dask arrays (NumPy arrays and scalars may be mixed in).
 
     Parameters
     ----------
     spec_name : str
-        The :mod:`bcast.ops` function to run on each set of blocks: ``"add"``, ``"where"``,
-        ``"mod"``, ``"max"``...
+        The :mod:`bcast.ops` name of the operator: ``"add"``, ``"where"``, ``"mod"``, ``"max"``...
     kernel_name : str
         The label of the result's tasks in dask's graph and dashboard (e.g. ONNX's ``"Add"``).
     arrays : sequence
@@ -436,6 +477,9 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
         The operands' alignment: ``ep.operands[i]`` is operand i's plan to ``ep.output_shape``
         (numpy, pdpd, none or legacy rules; the per-block op then runs under NumPy's rule,
         which is the same once the operands are lined up).
+    block : callable, optional
+        The function run on each set of NumPy blocks: :mod:`bcast.ops` passes the operator's
+        own. Without it, the operator table's type rules and Array API kernel for ``spec_name``.
     **attrs
         The op's keywords (``fmod=1``, ``direction="LEFT"``...). ``mode`` and ``axis`` are
         already in ``ep`` and ignored; ``out`` is refused (a lazy result has no out).
@@ -457,26 +501,71 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
     >>> r.chunks, r.compute().tolist()
     (((2, 2), (2,)), [[2, -1], [1, -2], [1, -2], [2, -1]])
     """
-    from .. import ops
+    fn = _block_function(spec_name, block)
+    operands, attrs = _checked(spec_name, arrays, ep, attrs)
+    # ONNX's type rules, checked now rather than in the first task: the op on empty arrays of these dtypes
+    dtype = np.asarray(fn(*(np.empty((0,), a.dtype) for a in operands), **attrs)).dtype
+    return _blockwise(fn, spec_name, kernel_name, attrs, operands, ep, dtype)
 
-    fn = getattr(ops, spec_name, None) if isinstance(spec_name, str) else None
-    if fn is None or not callable(fn):
-        raise TypeError(f"elementwise: {brief(spec_name)} is not an operator of bcast.ops")
+
+def _checked(
+    spec_name: str, arrays: Sequence[Any], ep: ElementwiseAlignment, attrs: dict[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """The operands (dask arrays, or NumPy arrays read from what else was given) and the op's keywords.
+
+    ``mode`` and ``axis`` are dropped (``ep`` has them); an ``out=`` and a count of operands
+    that ``ep`` does not align are each a ``TypeError``.
+    """
     if attrs.get("out") is not None:
         raise TypeError(
             f"{spec_name}: out= is not supported for dask arrays (the result is lazy); "
             "write it with dask.array.store(result, target)"
         )
-    attrs = {k: v for k, v in attrs.items() if k not in ("mode", "axis", "out")}
+    kept = {k: v for k, v in attrs.items() if k not in ("mode", "axis", "out")}
     if len(arrays) != len(ep.operands):
         raise TypeError(f"{spec_name}: {len(arrays)} operands, but the plan aligns {len(ep.operands)}")
     operands = [
         a if isinstance(a, da.Array) else as_array(a, f"{spec_name}: operand {i}") for i, a in enumerate(arrays)
     ]
-    # ONNX's type rules, checked now rather than in the first task: the op on empty arrays of these dtypes
-    probe = fn(*(np.empty((0,), a.dtype) for a in operands), **attrs)
-    dtype = np.asarray(probe).dtype
+    return operands, kept
 
+
+def _blockwise(
+    fn: Callable[..., Any],
+    spec_name: str,
+    kernel_name: str,
+    attrs: dict[str, Any],
+    operands: Sequence[Any],
+    ep: ElementwiseAlignment,
+    dtype: np.dtype[Any],
+) -> Any:
+    """The lazy result: the operands lined up on the output's axes, one chunking for all, ``fn`` per set of blocks."""
+    shape, aligned = _lined_up(operands, ep)
+    rank = len(shape)
+    # per operand, the output axes it spans (the others it has as 1s, broadcast per block)
+    full = [[k for k, n in enumerate(shape) if x.shape[k] == n and n != 1] for x in aligned]
+    itemsize = max(dtype.itemsize, *(a.dtype.itemsize for a in operands))
+    chunks = _shared_chunks(shape, aligned, full, itemsize, spec_name, tuple(str(a.shape) for a in operands))
+    args = _blockwise_args(aligned, full, chunks)
+    token = dask.base.tokenize(spec_name, attrs, *args[::2])
+    return da.blockwise(  # type: ignore[no-untyped-call]
+        _run_block,
+        tuple(range(rank)),
+        *args,
+        dtype=dtype,
+        meta=np.empty((0,) * rank, dtype=dtype),
+        name=f"{kernel_name}-{token}",
+        block=fn,
+        op=spec_name,
+        attrs=attrs,
+    )
+
+
+def _lined_up(operands: Sequence[Any], ep: ElementwiseAlignment) -> tuple[tuple[int, ...], list[Any]]:
+    """The output shape, and each operand indexed onto the output's axes (its broadcast axes left as 1s).
+
+    NumPy operands are specialised as dask ones are, so that both line up by the same plan.
+    """
     plans = []
     aligned: list[Any] = []
     for a, p in zip(operands, ep.operands, strict=True):
@@ -489,31 +578,24 @@ def elementwise(spec_name: str, kernel_name: str, arrays: Sequence[Any], ep: Ele
         plans.append(q)
         aligned.append(a if index is None else a[index])
     shape = static_output(plans[0], "broadcast a dask array") if plans else ()
-    rank = len(shape)
-    # per operand, the output axes it spans (the others it has as 1s, broadcast per block)
-    full = [[k for k, n in enumerate(shape) if x.shape[k] == n and n != 1] for x in aligned]
+    return shape, aligned
 
-    itemsize = max(dtype.itemsize, *(a.dtype.itemsize for a in operands))
-    chunks = _shared_chunks(shape, aligned, full, itemsize, spec_name, tuple(str(a.shape) for a in operands))
-    args: list[Any] = []
+
+def _blockwise_args(aligned: Sequence[Any], full: Sequence[list[int]], chunks: Chunks) -> list[Any]:
+    """``da.blockwise``'s (array, index) pairs: each operand chunked as ``chunks`` on the axes it spans.
+
+    One chunking for all: blockwise pairs blocks by index, and would broadcast a lone block.
+    """
+    rank = len(chunks)
     ind = tuple(range(rank))
+    args: list[Any] = []
     for x, axes in zip(aligned, full, strict=True):
         want = tuple(chunks[k] if k in axes else (x.shape[k],) for k in range(rank))
         if not isinstance(x, da.Array):
             args.extend([da.from_array(x, chunks=want), ind])  # type: ignore[no-untyped-call]
         else:
             args.extend([x if x.chunks == want else x.rechunk(want), ind])  # type: ignore[no-untyped-call]
-    token = dask.base.tokenize(spec_name, attrs, *args[::2])
-    return da.blockwise(  # type: ignore[no-untyped-call]
-        _run_block,
-        ind,
-        *args,
-        dtype=dtype,
-        meta=np.empty((0,) * rank, dtype=dtype),
-        name=f"{kernel_name}-{token}",
-        op=spec_name,
-        attrs=attrs,
-    )
+    return args
 
 
 def _shared_chunks(

@@ -21,7 +21,7 @@ from ..dims import Shape
 from ..engines.arrays import expand
 from ..engines.memory import NUMPY_MAX_DIMS, check_allocation, span_bytes
 from ..errors import BroadcastError, brief
-from ..ops import LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8
+from ..operators import BY_ONNX, LEGACY_BROADCAST, SAME_SHAPE_BEFORE_8, Spec, of_kind
 
 __all__ = [
     "HANDLERS",
@@ -105,54 +105,67 @@ class Call:
 Handler = Callable[[Call, Sequence[Any]], list[Any]]
 
 
-def _mode(call: Call) -> tuple[str, int]:
-    """ONNX's broadcasting rule for a binary node: multidirectional from opset 7, else legacy."""
-    if call.op in LEGACY_BROADCAST and call.opset < 7:
+def _mode(call: Call) -> dict[str, Any]:
+    """The ``mode`` and ``axis`` of a node whose operator broadcast the legacy way before opset 7 (multidirectional
+    from opset 7; before it, ONNX's legacy rule with ``broadcast=1``, else equal shapes)."""
+    if call.opset < 7:
         if call.flag_attr("broadcast", 0):
-            return "legacy", call.int_attr("axis", -1)
-        return "none", -1
-    return "numpy", -1
+            return {"mode": "legacy", "axis": call.int_attr("axis", -1)}
+        return {"mode": "none", "axis": -1}
+    return {"mode": "numpy", "axis": -1}
 
 
-def _binary(fn: Callable[..., np.ndarray], **fixed: str) -> Handler:
-    def run(call: Call, xs: Sequence[Any]) -> list[Any]:
-        _arity(call, xs, 2, 2)
-        mode, axis = _mode(call)
-        kw: dict[str, Any] = {}
-        if "direction" in fixed:
-            d = call.attr("direction")
-            d = d.decode("utf-8", "replace") if isinstance(d, bytes) else d
-            if d not in ("LEFT", "RIGHT"):
-                raise call.fail(f"attribute direction must be 'LEFT' or 'RIGHT', got {brief(d)}")
-            kw["direction"] = d
-        return [fn(xs[0], xs[1], mode=mode, axis=axis, **kw)]
-
-    return run
+def _same_shapes(call: Call, xs: Sequence[Any]) -> None:
+    """Before opset 8, a variadic node's inputs must have one shape."""
+    shapes = {np.shape(x) for x in xs}
+    if len(shapes) > 1:
+        given = [str(Shape(np.shape(x))) for x in xs]
+        raise BroadcastError(
+            f"{call.op} node {call.name!r} (opset {call.opset}): before opset 8 all inputs must have "
+            f"the same shape; got {', '.join(given)}",
+            mode="none",
+            shapes=given,
+            accepted="inputs of one shape (broadcasting came with opset 8)",
+        )
 
 
-def _mod(call: Call, xs: Sequence[Any]) -> list[Any]:
-    _arity(call, xs, 2, 2)
+def _direction(call: Call, xs: Sequence[Any]) -> str:
+    d = call.attr("direction")
+    d = d.decode("utf-8", "replace") if isinstance(d, bytes) else d
+    if d not in ("LEFT", "RIGHT"):
+        raise call.fail(f"attribute direction must be 'LEFT' or 'RIGHT', got {brief(d)}")
+    return str(d)
+
+
+def _fmod(call: Call, xs: Sequence[Any]) -> int:
     fmod = call.flag_attr("fmod", 0)
     if call.opset < 28 and not fmod and np.asarray(xs[0]).dtype.kind not in "iu":
         raise call.fail("before opset 28, Mod requires fmod=1 for floating-point inputs")
-    return [ops.mod(xs[0], xs[1], fmod=fmod)]
+    return fmod
 
 
-def _variadic(fn: Callable[..., np.ndarray]) -> Handler:
+#: How a node's ONNX attribute becomes a keyword of its ``bcast.ops`` function, by the keyword's
+#: name (the table's ``attributes`` of the multidirectional operators).
+_ATTRIBUTES: dict[str, Callable[[Call, Sequence[Any]], Any]] = {"direction": _direction, "fmod": _fmod}
+
+
+def _elementwise(spec: Spec, fn: Callable[..., Any]) -> Handler:
+    """The handler of a multidirectional operator, from its entry in the operator table.
+
+    The entry says how many inputs it takes, whether its opsets 1-6 broadcast only with
+    ``broadcast=1`` (``legacy_broadcast``), whether its opsets 1-7 take inputs of one shape
+    only (``same_shape_before_8``) and which attributes it has (read by :data:`_ATTRIBUTES`).
+    """
+    readers = [(name, _ATTRIBUTES[name]) for name in spec.attributes]
+
     def run(call: Call, xs: Sequence[Any]) -> list[Any]:
-        _arity(call, xs, 1, None)
-        if call.op in SAME_SHAPE_BEFORE_8 and call.opset < 8:
-            shapes = {np.shape(x) for x in xs}
-            if len(shapes) > 1:
-                given = [str(Shape(np.shape(x))) for x in xs]
-                raise BroadcastError(
-                    f"{call.op} node {call.name!r} (opset {call.opset}): before opset 8 all inputs must have "
-                    f"the same shape; got {', '.join(given)}",
-                    mode="none",
-                    shapes=given,
-                    accepted="inputs of one shape (broadcasting came with opset 8)",
-                )
-        return [fn(*xs)]
+        _arity(call, xs, *spec.arity)
+        if spec.same_shape_before_8 and call.opset < 8:
+            _same_shapes(call, xs)
+        kw = _mode(call) if spec.legacy_broadcast else {}
+        for name, read in readers:
+            kw[name] = read(call, xs)
+        return [fn(*xs, **kw)]
 
     return run
 
@@ -167,18 +180,13 @@ def _arity(call: Call, xs: Sequence[Any], lo: int, hi: int | None) -> None:
             raise call.fail(f"input {i} is required")
 
 
-def _where(call: Call, xs: Sequence[Any]) -> list[Any]:
-    _arity(call, xs, 3, 3)
-    return [ops.where(xs[0], xs[1], xs[2])]
-
-
 def _prelu(call: Call, xs: Sequence[Any]) -> list[Any]:
-    _arity(call, xs, 2, 2)
+    _arity(call, xs, *BY_ONNX["PRelu"].arity)
     return [ops.prelu(xs[0], xs[1])]
 
 
 def _gemm(call: Call, xs: Sequence[Any]) -> list[Any]:
-    _arity(call, xs, 2, 3)
+    _arity(call, xs, *BY_ONNX["Gemm"].arity)
     c = xs[2] if len(xs) > 2 else None
     trans_a, trans_b = call.flag_attr("transA", 0), call.flag_attr("transB", 0)
     a, b = np.asarray(xs[0]), np.asarray(xs[1])
@@ -205,7 +213,7 @@ def _gemm(call: Call, xs: Sequence[Any]) -> list[Any]:
 
 
 def _layer_norm(call: Call, xs: Sequence[Any]) -> list[Any]:
-    _arity(call, xs, 2, 3)
+    _arity(call, xs, *BY_ONNX["LayerNormalization"].arity)
     y, mean, inv = ops.layer_normalization(
         xs[0],
         xs[1],
@@ -218,7 +226,7 @@ def _layer_norm(call: Call, xs: Sequence[Any]) -> list[Any]:
 
 
 def _rms_norm(call: Call, xs: Sequence[Any]) -> list[Any]:
-    _arity(call, xs, 2, 2)
+    _arity(call, xs, *BY_ONNX["RMSNormalization"].arity)
     y = ops.rms_normalization(
         xs[0],
         xs[1],
@@ -250,7 +258,7 @@ def _copy_of(call: Call, x: np.ndarray, shape: tuple[int, ...] | None = None) ->
 
 
 def _expand(call: Call, xs: Sequence[Any]) -> list[Any]:
-    _arity(call, xs, 2, 2)
+    _arity(call, xs, *BY_ONNX["Expand"].arity)
     view = expand(xs[0], tuple(_int_vector(call, xs[1], "the shape input")))
     return [np.array(_copy_of(call, view))]
 
@@ -476,35 +484,16 @@ def _np_dtype(call: Call, elem_type: int) -> np.dtype[Any]:
     from onnx import helper  # the backend only runs models, so onnx is there
 
     try:
-        return np.dtype(helper.tensor_dtype_to_np_dtype(operator.index(elem_type)))
+        dtype: np.dtype[Any] = np.dtype(helper.tensor_dtype_to_np_dtype(operator.index(elem_type)))
     except (KeyError, ValueError, TypeError):
         raise call.fail(f"unknown element type {brief(elem_type)}") from None
+    return dtype
 
 
+#: Every operator the backend runs, by ONNX name: the multidirectional ones built from the operator
+#: table (each the handler of the ``bcast.ops`` function of its name), then the others.
 HANDLERS: dict[str, Handler] = {
-    "Add": _binary(ops.add),
-    "Sub": _binary(ops.sub),
-    "Mul": _binary(ops.mul),
-    "Div": _binary(ops.div),
-    "Pow": _binary(ops.pow),
-    "Mod": _mod,
-    "BitShift": _binary(ops.bitshift, direction="direction"),
-    "BitwiseAnd": _binary(ops.bitwise_and),
-    "BitwiseOr": _binary(ops.bitwise_or),
-    "BitwiseXor": _binary(ops.bitwise_xor),
-    "And": _binary(ops.and_),
-    "Or": _binary(ops.or_),
-    "Xor": _binary(ops.xor),
-    "Equal": _binary(ops.equal),
-    "Greater": _binary(ops.greater),
-    "GreaterOrEqual": _binary(ops.greater_or_equal),
-    "Less": _binary(ops.less),
-    "LessOrEqual": _binary(ops.less_or_equal),
-    "Max": _variadic(ops.max),
-    "Min": _variadic(ops.min),
-    "Mean": _variadic(ops.mean),
-    "Sum": _variadic(ops.sum),
-    "Where": _where,
+    **{spec.onnx: _elementwise(spec, getattr(ops, spec.name)) for spec in of_kind("multidirectional")},
     "PRelu": _prelu,
     "Gemm": _gemm,
     "LayerNormalization": _layer_norm,

@@ -318,6 +318,139 @@ def _shape_input(b: _Builder, sources: list[_Source], data_name: str, target_nam
     return b.node("Concat", parts, b.tensor("shape"), axis=0)
 
 
+@dataclass(frozen=True)
+class _Options:
+    """:func:`plan_to_onnx`'s options, checked: the opset, the names, the flags and the element type."""
+
+    version: int
+    data_name: str
+    output_name: str
+    target_name: str
+    prefix: str
+    graph_name: str
+    force: bool | None  # target_input
+    as_model: bool
+    check: bool
+    elem_type: int
+
+
+def _options(
+    plan: Alignment,
+    opset: object,
+    data_name: object,
+    output_name: object,
+    target_name: object,
+    target_input: object,
+    graph_name: object,
+    name_prefix: object,
+    as_model: object,
+    dtype: object,
+    check: object,
+) -> _Options:
+    """:func:`plan_to_onnx`'s options checked one by one, in the order their errors are given; then the names
+    against each other."""
+    version = _check_opset(opset)
+    data = _check_name(data_name, "data_name")
+    output = _check_name(output_name, "output_name")
+    target = _check_name(target_name, "target_name")
+    prefix = _check_name(name_prefix, "name_prefix")
+    name = _check_name(f"bcast_{plan.mode}" if graph_name is None else graph_name, "graph_name")
+    force = _check_flag(target_input, "target_input", allow_none=True)
+    model_wanted = bool(_check_flag(as_model, "as_model"))
+    check_wanted = bool(_check_flag(check, "check"))
+    elem_type = _tensor_type(dtype)
+    io_names = (data, output, target)
+    if not prefix:  # the prefix is what keeps the intermediate names apart from the caller's
+        raise BroadcastError(
+            "plan_to_onnx: name_prefix must not be empty", accepted="a non-empty prefix, e.g. 'bcast_'"
+        )
+    if "" in io_names or len(set(io_names)) != 3 or any(n.startswith(prefix) for n in io_names):
+        raise BroadcastError(
+            f"plan_to_onnx: data_name {data!r}, output_name {output!r} and target_name {target!r} "
+            f"must be non-empty, distinct, and not start with name_prefix {prefix!r}",
+            accepted="three distinct non-empty names, none starting with name_prefix",
+        )
+    return _Options(version, data, output, target, prefix, name, force, model_wanted, check_wanted, elem_type)
+
+
+def _check_plan(plan: object) -> None:
+    """The ``TypeError`` for what is not one plan (an ElementwisePlan has one per operand)."""
+    if isinstance(plan, ElementwiseAlignment):
+        raise TypeError(
+            "plan_to_onnx: an ElementwisePlan has one plan per operand; lower each of its .operands "
+            "(with distinct data_name, output_name and name_prefix)"
+        )
+    if not isinstance(plan, Alignment):
+        raise TypeError(f"plan_to_onnx: plan must be a bcast.Plan (from bcast.plan(...)), got {type(plan).__name__}")
+
+
+def _needs_target(plan: Alignment, sources: list[_Source], force: bool | None) -> bool:
+    """Whether the graph reads the target at run time; a ``BroadcastError`` when it must but may not."""
+    needs = any(s.kind == "target" for s in sources)
+    if needs and force is False:
+        k = next(k for k, s in enumerate(sources) if s.kind == "target")
+        raise BroadcastError(
+            f"{plan.mode}: cannot lower to ONNX without the target at run time: output axis {k} of "
+            f"{plan.output_shape} is {plan.output_shape[k]}, which neither the plan nor the data's shape fixes",
+            mode=plan.mode,
+            shapes=plan.given,
+            axis=k,
+            dims=(str(plan.output_shape[k]),),
+            accepted="target_input=None or True (an int64 input holding the target shape), or a plan with "
+            "static or bound output dims (plan.bind)",
+        )
+    return needs
+
+
+def _line_up(b: _Builder, plan: Alignment, mapping: tuple[int | None, ...], data_name: str) -> str:
+    """Steps 1-3 of the module docstring: the data's axes on their output axes, 1s elsewhere; the tensor's name.
+
+    The Transpose is for plans whose mapping is not sorted: no core front end makes one,
+    but a hand-built ``broadcast_in_dim`` plan may, and it lowers all the same.
+    """
+    x = data_name
+    dropped = [i for i, a in enumerate(mapping) if a is None]
+    if dropped:
+        x = b.node("Squeeze", [x, b.const("squeeze_axes", dropped)], b.tensor("squeezed"))
+    kept = [a for a in mapping if a is not None]
+    order = sorted(range(len(kept)), key=kept.__getitem__)
+    if order != list(range(len(kept))):
+        x = b.node("Transpose", [x], b.tensor("transposed"), perm=order)
+    new_axes = list(plan.new_axes or ())  # the plan's set of mapped axes, built once (a rank-32768 plan is fast)
+    if new_axes:
+        x = b.node("Unsqueeze", [x, b.const("unsqueeze_axes", new_axes)], b.tensor("aligned"))
+    return x
+
+
+def _packaged(plan: Alignment, b: _Builder, opts: _Options, needs_target: bool) -> onnx.ModelProto | onnx.GraphProto:
+    """The built nodes as a graph with the plan's inputs and output, or as a (checked) model."""
+    import onnx.helper
+    from onnx import TensorProto
+
+    inputs = [_value_info(opts.data_name, opts.elem_type, plan.data_shape)]
+    if needs_target or opts.force:
+        t_rank = plan.target_shape.rank
+        inputs.append(onnx.helper.make_tensor_value_info(opts.target_name, TensorProto.INT64, [t_rank]))
+    outputs = [_value_info(opts.output_name, opts.elem_type, plan.output_shape)]
+    graph = onnx.helper.make_graph(
+        b.nodes, opts.graph_name, inputs, outputs, initializer=b.initializers, doc_string=f"bcast {plan!r}"
+    )
+    if not opts.as_model:
+        return graph
+    opsets = [onnx.helper.make_opsetid("", opts.version)]
+    model = onnx.helper.make_model(
+        graph,
+        opset_imports=opsets,
+        producer_name="bcast",
+        ir_version=onnx.helper.find_min_ir_version_for(opsets),
+    )
+    if opts.check:
+        import onnx.checker
+
+        onnx.checker.check_model(model, full_check=True)
+    return model
+
+
 def plan_to_onnx(
     plan: Alignment,
     *,
@@ -332,7 +465,7 @@ def plan_to_onnx(
     dtype: npt.DTypeLike = np.float32,
     check: bool = True,
 ) -> onnx.ModelProto | onnx.GraphProto:
-    """An ONNX model, or graph, that broadcasts data as ``plan`` does.
+    """An ONNX model, or graph, that broadcasts data as ``plan`` does (the module docstring says how).
 
     Needs the ``onnx`` package (``pip install bcast[onnx]``); imported here, not before.
 
@@ -342,150 +475,46 @@ def plan_to_onnx(
         A plan of any core dialect, with known ranks (see :func:`bcast.plan`).
     opset : int
         The default-domain opset, from :data:`MIN_OPSET` (13) to :func:`max_opset`.
-    data_name, output_name : str
-        The names of the graph's data input and of its output.
-    target_name : str
-        The name of the extra int64 input holding the concrete target shape at run time,
-        present when some output dim is known only then (see the module docstring).
+    data_name, output_name, target_name : str
+        The graph's data input, its output, and its extra int64 input holding the concrete
+        target shape at run time (present when some output dim is known only then).
     target_input : bool or None
-        ``None``: that input exists only when needed; ``True``: always (unused when the
-        plan does not need it, so that callers get one signature); ``False``: never, and a
-        ``BroadcastError`` when the plan needs it.
-    graph_name : str, optional
-        The graph's name; ``"bcast_<mode>"`` by default.
-    name_prefix : str
-        Every node, initializer and intermediate tensor is named ``name_prefix + ...``;
-        choose one unique within a bigger graph to splice several lowerings into it.
-    as_model : bool
-        ``True``: a checked ``onnx.ModelProto``; ``False``: the ``onnx.GraphProto`` alone.
-    dtype : NumPy dtype
-        The element type of the data input and the output.
-    check : bool
-        Run ``onnx.checker.check_model(model, full_check=True)`` (strict shape inference
-        included) on a model before returning it.
+        ``None``: that input exists only when needed; ``True``: always (one signature for
+        every plan); ``False``: never, and a ``BroadcastError`` when the plan needs it.
+    graph_name, name_prefix : str
+        The graph's name (``"bcast_<mode>"`` by default), and the start of every node,
+        initializer and intermediate tensor name (choose one unique within a bigger graph
+        to splice several lowerings into it).
+    as_model, check, dtype
+        A ``onnx.ModelProto`` (checked by ``onnx.checker.check_model(model, full_check=True)``
+        unless ``check=False``) or the ``onnx.GraphProto`` alone, whose input and output
+        hold ``dtype``. A graph splices into a bigger one by copying its ``node`` and
+        ``initializer`` lists; its inputs and output are declared with the plan's shapes
+        (static sizes, symbols as ``dim_param``, other dims unknown).
 
-    Returns
-    -------
-    onnx.ModelProto or onnx.GraphProto
-        With ``as_model=False``, splice the graph into a bigger one by copying its
-        ``node`` and ``initializer`` lists: its inputs (``graph.input``: ``data_name`` and,
-        when present, ``target_name``) must name tensors of the bigger graph, and its
-        output ``output_name`` is then produced there. Inputs and output are declared
-        with the plan's shapes: static sizes, symbols as ``dim_param``, other dims unknown.
+    Raises a ``BroadcastError`` for a plan of dynamic rank, an unsupported opset, clashing
+    names, or ``target_input=False`` when the plan needs the target at run time; a
+    ``TypeError`` for options of the wrong type, or a ``plan`` that is no :class:`~bcast.Plan`.
 
-    Raises
-    ------
-    BroadcastError
-        For a plan of dynamic rank, an unsupported opset, clashing names, or
-        ``target_input=False`` when the plan needs the target at run time.
-    TypeError
-        For options of the wrong type, or a ``plan`` that is not a :class:`~bcast.Plan`.
-
-    Examples
-    --------
     >>> import pytest
     >>> onnx = pytest.importorskip("onnx")
     >>> import bcast
-    >>> p = bcast.plan("[4,5,1]", "[2,3,4,5]", "pdpd", axis=2)  # B's trailing 1 is dropped
-    >>> model = plan_to_onnx(p, opset=13)
-    >>> [n.op_type for n in model.graph.node]
-    ['Squeeze', 'Unsqueeze', 'Expand']
-    >>> [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
-    [2, 3, 4, 5]
+    >>> model = plan_to_onnx(bcast.plan("[4,5,1]", "[2,3,4,5]", "pdpd", axis=2), opset=13)  # B's 1 is dropped
+    >>> [n.op_type for n in model.graph.node], [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    (['Squeeze', 'Unsqueeze', 'Expand'], [2, 3, 4, 5])
     """
-
     try:
-        import onnx.helper  # the one place that says what is missing
+        import onnx.helper  # noqa: F401  # the one place that says what is missing
     except ImportError as e:
         raise ImportError(f"plan_to_onnx needs the onnx package (pip install bcast[onnx]): {e}") from e
-    given: object = plan  # what a caller passed, whatever the annotation says
-    if isinstance(given, ElementwiseAlignment):
-        raise TypeError(
-            "plan_to_onnx: an ElementwisePlan has one plan per operand; lower each of its .operands "
-            "(with distinct data_name, output_name and name_prefix)"
-        )
-    if not isinstance(plan, Alignment):
-        raise TypeError(f"plan_to_onnx: plan must be a bcast.Plan (from bcast.plan(...)), got {type(plan).__name__}")
-    version = _check_opset(opset)
-    data_name = _check_name(data_name, "data_name")
-    output_name = _check_name(output_name, "output_name")
-    target_name = _check_name(target_name, "target_name")
-    prefix = _check_name(name_prefix, "name_prefix")
-    name = _check_name(f"bcast_{plan.mode}" if graph_name is None else graph_name, "graph_name")
-    force = _check_flag(target_input, "target_input", allow_none=True)
-    model_wanted = _check_flag(as_model, "as_model")
-    check_wanted = _check_flag(check, "check")
-    elem_type = _tensor_type(dtype)
-    io_names = (data_name, output_name, target_name)
-    if not prefix:  # the prefix is what keeps the intermediate names apart from the caller's
-        raise BroadcastError(
-            "plan_to_onnx: name_prefix must not be empty", accepted="a non-empty prefix, e.g. 'bcast_'"
-        )
-    if "" in io_names or len(set(io_names)) != 3 or any(n.startswith(prefix) for n in io_names):
-        raise BroadcastError(
-            f"plan_to_onnx: data_name {data_name!r}, output_name {output_name!r} and target_name {target_name!r} "
-            f"must be non-empty, distinct, and not start with name_prefix {prefix!r}",
-            accepted="three distinct non-empty names, none starting with name_prefix",
-        )
-
+    _check_plan(plan)
+    opts = _options(
+        plan, opset, data_name, output_name, target_name, target_input, graph_name, name_prefix, as_model, dtype, check
+    )
     rank, mapping = _mapping_of(plan)
     sources = _expand_sources(plan, rank, mapping)
-    needs_target = any(s.kind == "target" for s in sources)
-    if needs_target and force is False:
-        k = next(k for k, s in enumerate(sources) if s.kind == "target")
-        raise BroadcastError(
-            f"{plan.mode}: cannot lower to ONNX without the target at run time: output axis {k} of "
-            f"{plan.output_shape} is {plan.output_shape[k]}, which neither the plan nor the data's shape fixes",
-            mode=plan.mode,
-            shapes=plan.given,
-            axis=k,
-            dims=(str(plan.output_shape[k]),),
-            accepted="target_input=None or True (an int64 input holding the target shape), or a plan with "
-            "static or bound output dims (plan.bind)",
-        )
-
-    b = _Builder(prefix)
-    x = data_name
-    dropped = [i for i, a in enumerate(mapping) if a is None]
-    if dropped:
-        x = b.node("Squeeze", [x, b.const("squeeze_axes", dropped)], b.tensor("squeezed"))
-    kept = [a for a in mapping if a is not None]
-    order = sorted(range(len(kept)), key=kept.__getitem__)
-    if order != list(range(len(kept))):
-        x = b.node("Transpose", [x], b.tensor("transposed"), perm=order)
-    kept_set = set(kept)  # once: a set built per axis made a rank-32768 plan take 16 s
-    new_axes = [k for k in range(rank) if k not in kept_set]
-    if new_axes:
-        x = b.node("Unsqueeze", [x, b.const("unsqueeze_axes", new_axes)], b.tensor("aligned"))
-    shape = _shape_input(b, sources, data_name, target_name)
-    b.node("Expand", [x, shape], output_name)
-
-    from onnx import TensorProto
-
-    inputs = [_value_info(data_name, elem_type, plan.data_shape)]
-    if needs_target or force:
-        t_rank = plan.target_shape.rank
-        inputs.append(onnx.helper.make_tensor_value_info(target_name, TensorProto.INT64, [t_rank]))
-    outputs = [_value_info(output_name, elem_type, plan.output_shape)]
-    graph = onnx.helper.make_graph(
-        b.nodes,
-        name,
-        inputs,
-        outputs,
-        initializer=b.initializers,
-        doc_string=f"bcast {plan!r}",
-    )
-    if not model_wanted:
-        return graph
-    opsets = [onnx.helper.make_opsetid("", version)]
-    model = onnx.helper.make_model(
-        graph,
-        opset_imports=opsets,
-        producer_name="bcast",
-        ir_version=onnx.helper.find_min_ir_version_for(opsets),
-    )
-    if check_wanted:
-        import onnx.checker
-
-        onnx.checker.check_model(model, full_check=True)
-    return model
+    needs_target = _needs_target(plan, sources, opts.force)
+    b = _Builder(opts.prefix)
+    x = _line_up(b, plan, mapping, opts.data_name)
+    b.node("Expand", [x, _shape_input(b, sources, opts.data_name, opts.target_name)], opts.output_name)
+    return _packaged(plan, b, opts, needs_target)

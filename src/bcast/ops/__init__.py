@@ -5,7 +5,9 @@ multidirectional rule (``"numpy"``), OpenVINO's ``"pdpd"`` (B placed into A at `
 or ``"none"`` (equal shapes), or ONNX's opsets 1-6 ``"legacy"`` rule (``broadcast=1``).
 ``max min mean sum`` are variadic; ``prelu``, ``gemm``'s C and the normalisations' scale
 and bias broadcast unidirectionally. The broadcasting itself is always a :class:`bcast.Plan`;
-no operator has a rule of its own. Gradients are in :mod:`bcast.ops.grad`.
+no operator has a rule of its own. Gradients are in :mod:`bcast.ops.grad`. Each operator is
+declared once, in :mod:`bcast.operators`, whose table the sets below (``MULTIDIRECTIONAL``,
+``LEGACY_BROADCAST``...) are read from.
 
 >>> import numpy as np, bcast.ops as ops
 >>> ops.add(np.zeros((2, 1, 3), np.float32), np.ones((4, 1), np.float32)).shape
@@ -20,6 +22,14 @@ from __future__ import annotations
 
 from ..engines.arrays import expand as _expand
 from ..engines.memory import GuardedOperator as _Guarded
+from ..operators import (
+    BIDIRECTIONAL,
+    LEGACY_BROADCAST,
+    MULTIDIRECTIONAL,
+    ONNX_OPERATORS,
+    SAME_SHAPE_BEFORE_8,
+    UNIDIRECTIONAL,
+)
 from . import arithmetic as _arithmetic
 from . import compare as _compare
 from . import grad
@@ -60,42 +70,6 @@ sum = _Guarded("sum", _variadic.sum, __name__)
 where = _Guarded("where", _where.where, __name__)
 expand = _Guarded("expand", _expand, __name__)
 vjp = _Guarded("vjp", grad.vjp, __name__)
-
-#: ONNX operators whose definition broadcasts, by rule (the names ONNX uses)
-MULTIDIRECTIONAL = frozenset(
-    {
-        "Add",
-        "And",
-        "BitShift",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-        "Div",
-        "Equal",
-        "Greater",
-        "GreaterOrEqual",
-        "Less",
-        "LessOrEqual",
-        "Max",
-        "Mean",
-        "Min",
-        "Mod",
-        "Mul",
-        "Or",
-        "Pow",
-        "Sub",
-        "Sum",
-        "Where",
-        "Xor",
-    }
-)
-UNIDIRECTIONAL = frozenset({"Gemm", "PRelu", "LayerNormalization", "RMSNormalization"})
-BIDIRECTIONAL = frozenset({"Expand"})
-ONNX_OPERATORS = MULTIDIRECTIONAL | UNIDIRECTIONAL | BIDIRECTIONAL
-#: Ops whose opset 1-6 versions broadcast only with ``broadcast=1`` (and an optional ``axis``).
-LEGACY_BROADCAST = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"})
-#: Ops whose opset 1-7 versions require inputs of one shape.
-SAME_SHAPE_BEFORE_8 = frozenset({"Max", "Min", "Mean", "Sum"})
 
 __all__ = [
     "BIDIRECTIONAL",

@@ -9,8 +9,6 @@ a broadcast operand.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -18,13 +16,14 @@ import numpy as np
 from .. import engines
 from ..alignment import ElementwiseAlignment
 from ..dims import Shape
-from ..engines.foreign import backend_of, foreign_namespace, kernel_name, library, numpy_dtype, one_library, shape_of
-from ..engines.numpy import as_array, check_allocation, native
-from ..engines.numpy.kernels import elementwise, fill_broadcast, internal_overlap, overlaps, same_elements
+from ..engines.foreign import backend_of, foreign_namespace, library, numpy_dtype, one_library, shape_of
+from ..engines.numpy import as_array, check_allocation, check_out, native
+from ..engines.numpy.kernels import elementwise, fill_broadcast, overlaps, same_elements
 from ..engines.numpy.pool import empty as pooled_empty
-from ..errors import BroadcastError, brief
-from ..rules import align_elementwise, make_plan
-from ._types import onnx_type
+from ..errors import BroadcastError
+from ..operators import Spec
+from ..operators import check_types as table_check_types
+from ..rules import OPERATOR_MODES, align_elementwise, make_plan, operator_mode
 
 __all__ = [
     "MODES",
@@ -39,37 +38,12 @@ __all__ = [
     "unidirectional",
 ]
 
-#: OpenVINO's auto_broadcast names for binary ops, plus ONNX's legacy (opset 1-6) rule.
-MODES = ("numpy", "pdpd", "none", "legacy")
+#: OpenVINO's auto_broadcast names for binary ops, plus ONNX's legacy (opset 1-6) rule (:mod:`bcast.rules`'s).
+MODES = OPERATOR_MODES
 
 Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
-
-
-@dataclass(frozen=True)
-class Spec:
-    """An ONNX operator's name, input names and type constraints."""
-
-    onnx: str
-    inputs: tuple[str, ...]
-    types: frozenset[str]
-    bool_output: bool = False
-    #: the type set of the second input when it differs (Pow's T1); ``None``: same as the first
-    second_types: frozenset[str] | None = None
-
-    @cached_property  # an op's name is read on every call: computed once
-    def name(self) -> str:
-        return _snake(self.onnx)
-
-
-#: ONNX names whose bcast function is not their plain snake_case (acronyms, one-word names)
-_IRREGULAR = {"PRelu": "prelu", "BitShift": "bitshift", "RMSNormalization": "rms_normalization"}
-
-
-def _snake(name: str) -> str:
-    if name in _IRREGULAR:
-        return _IRREGULAR[name]
-    out = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-    return out + "_" if out in ("and", "or") else out
+#: an operator's public function, run by an engine on NumPy blocks of another library's arrays (Dask's)
+Block = Callable[..., Any]
 
 
 def read(spec: Spec, values: Sequence[object], names: Sequence[str] | None = None) -> list[np.ndarray]:
@@ -95,30 +69,9 @@ def read(spec: Spec, values: Sequence[object], names: Sequence[str] | None = Non
     return arrays
 
 
-def _types_text(types: frozenset[str]) -> str:
-    return ", ".join(sorted(types))
-
-
 def check_types(spec: Spec, arrays: Sequence[np.ndarray], names: Sequence[str] | None = None) -> None:
-    """ONNX's type constraints: each input's element type is allowed, and inputs of ``T`` agree."""
-    names = names or spec.inputs
-    first = None
-    for i, (x, n) in enumerate(zip(arrays, names, strict=True)):
-        allowed = spec.second_types if (i == 1 and spec.second_types is not None) else spec.types
-        t = onnx_type(x.dtype if type(x) is np.ndarray else numpy_dtype(x.dtype))
-        if t not in allowed:
-            raise TypeError(
-                f"{spec.name}: input {n} has dtype {x.dtype} (ONNX {t}); {spec.onnx} takes {_types_text(allowed)}"
-            )
-        if i == 1 and spec.second_types is not None:
-            continue
-        if first is None:
-            first = (n, x.dtype, t)
-        elif t != first[2] or (t != "string" and native(x.dtype) != native(first[1])):  # byte order is no type
-            raise TypeError(
-                f"{spec.name}: inputs {first[0]} and {n} must have the same type (ONNX's T), got "
-                f"{first[1]} and {x.dtype}; cast one of them first"
-            )
+    """ONNX's type constraints (the operator table's): each input's type is allowed, those of ``T`` agree."""
+    table_check_types(spec, arrays, names, numpy_dtype)
 
 
 def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> tuple[list[np.ndarray], tuple[int, ...]]:
@@ -129,23 +82,14 @@ def aligned(spec: Spec, arrays: Sequence[np.ndarray], mode: str, axis: int) -> t
     """
     ep = operand_plans(spec, arrays, mode, axis)
     out_shape = ep.output_shape.to_tuple()
-    if ep.mode == "numpy":
+    if ep.right_aligned:  # the operands combine as they are (NumPy's own rule lines them up)
         return list(arrays), out_shape
     return [engines.view(p, x) for p, x in zip(ep.operands, arrays, strict=True)], out_shape
 
 
 def operand_plans(spec: Spec, arrays: Sequence[Any], mode: str, axis: int) -> ElementwiseAlignment:
     """The elementwise plan of the inputs' shapes in ``mode``, its errors worded for ``spec``."""
-    if not isinstance(mode, str):
-        raise TypeError(f"{spec.name}: mode must be a string, one of {', '.join(map(repr, MODES))}; got {brief(mode)}")
-    m = mode.strip().lower()
-    if m not in MODES or (m != "numpy" and len(arrays) != 2):
-        allowed = MODES if len(arrays) == 2 else ("numpy",)
-        raise BroadcastError(
-            f"{spec.name}: unknown mode {mode!r} for {len(arrays)} inputs; accepted: {', '.join(map(repr, allowed))}",
-            mode=mode,
-            accepted=", ".join(allowed),
-        )
+    m = operator_mode(mode, len(arrays), spec.name)
     try:
         # tuple(): another library's shape type (torch.Size...) reads, and is quoted, as NumPy's
         shapes = [x.shape if type(x) is np.ndarray else shape_of(x, m) for x in arrays]
@@ -182,27 +126,12 @@ def output(spec: Spec, shape: tuple[int, ...], dtype: np.dtype[Any], out: object
     if out is None:
         check_allocation(shape, dtype, mode=spec.name)
         return pooled_empty(shape, dtype)
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"{spec.name}: out must be a NumPy array, got {type(out).__name__}")
-    if out.shape != shape:
-        raise BroadcastError(
-            f"{spec.name}: out has shape {Shape(out.shape)}, but the result has shape {Shape(shape)}",
-            mode=spec.name,
-            shapes=(str(Shape(out.shape)), str(Shape(shape))),
-        )
-    if native(out.dtype) != native(dtype):
-        raise TypeError(f"{spec.name}: out has dtype {out.dtype}, but {spec.onnx} gives {dtype} here")
-    if not out.flags.writeable:
-        raise BroadcastError(f"{spec.name}: out is read-only", mode=spec.name)
-    if internal_overlap(out):
-        raise BroadcastError(
-            f"{spec.name}: out has internal overlap (strides {out.strides} for shape {Shape(out.shape)} make "
-            "two of its elements share memory), so it cannot hold a result; pass a fresh array, "
-            "or np.ascontiguousarray of it",
-            mode=spec.name,
-            accepted="an out whose elements do not share memory",
-        )
-    return out
+
+    def dtype_error(got: np.dtype[Any]) -> str | None:
+        same = native(got) == native(dtype)  # byte order is no type
+        return None if same else f"out has dtype {got}, but {spec.onnx} gives {dtype} here"
+
+    return check_out(out, shape, spec.name, "the result has shape", dtype_error)
 
 
 def overlapping(dest: np.ndarray, operands: Sequence[np.ndarray]) -> bool:
@@ -250,12 +179,15 @@ def run_binary(
     axis: int,
     out: object,
     attrs: dict[str, Any] | None = None,
+    *,
+    block: Block,
 ) -> np.ndarray:
     """Read, type-check and align two inputs, then let ``kernel`` write the result into ``out``.
 
-    ``attrs`` are the operator's attributes (Mod's ``fmod``...), for engines of other libraries.
+    ``attrs`` are the operator's attributes (Mod's ``fmod``...), and ``block`` its public
+    function, for engines of other libraries (see :func:`run_foreign`).
     """
-    return run_nary(spec, kernel, (a, b), mode, axis, out, attrs=attrs)
+    return run_nary(spec, kernel, (a, b), mode, axis, out, attrs=attrs, block=block)
 
 
 def run_nary(
@@ -267,6 +199,8 @@ def run_nary(
     out: object,
     names: Sequence[str] | None = None,
     attrs: dict[str, Any] | None = None,
+    *,
+    block: Block,
 ) -> np.ndarray:
     """``kernel`` folded over the inputs left to right (variadic ops), into one output.
 
@@ -279,7 +213,7 @@ def run_nary(
     arrays = read(spec, values, names)
     check_types(spec, arrays, names)
     if foreign(arrays):  # another library's arrays: its engine computes the op
-        return run_foreign(spec, arrays, mode, axis, out, attrs or {})  # type: ignore[no-any-return]
+        return run_foreign(spec, arrays, mode, axis, out, attrs or {}, block)  # type: ignore[no-any-return]
     ops, shape = aligned(spec, natives(arrays), mode, axis)
     dest = output(spec, shape, result_dtype(spec, arrays[0]), out)
     if len(ops) == 1:
@@ -341,13 +275,20 @@ def foreign(arrays: Sequence[object]) -> bool:
     return not all(isinstance(a, np.ndarray) for a in arrays)
 
 
-def run_foreign(spec: Spec, arrays: Sequence[Any], mode: str, axis: int, out: object, attrs: dict[str, Any]) -> Any:
-    """An operator on arrays of another Array API library, by that library's engine (:mod:`bcast.engines`)."""
+def run_foreign(
+    spec: Spec, arrays: Sequence[Any], mode: str, axis: int, out: object, attrs: dict[str, Any], block: Block
+) -> Any:
+    """An operator on arrays of another Array API library, by that library's engine (:mod:`bcast.engines`).
+
+    ``block`` is the operator's public function: the engine of a library whose arrays
+    hold NumPy blocks (Dask) runs it on each set of blocks, so that ONNX's semantics hold
+    there exactly as here; the others compute with the table's Array API kernel.
+    """
     foreign = next(x for x in arrays if not isinstance(x, np.ndarray))
     no_out(spec, out, foreign)
     ep = operand_plans(spec, arrays, mode, axis)
     return backend_of(foreign).elementwise(  # type: ignore[union-attr]
-        spec.name, kernel_name(spec.name, attrs), list(arrays), ep, **attrs
+        spec.name, spec.kernel_for(attrs), list(arrays), ep, block=block, **attrs
     )
 
 

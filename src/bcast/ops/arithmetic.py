@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import BroadcastError, DivisionByZeroError, brief
-from ._base import Kernel, Spec, run_binary, ufunc_kernel
-from ._types import FLOATS, NUMERIC
+from ..engines import array_api_kernels as kernels
+from ..errors import brief
+from ..operators import BY_NAME
+from ._base import Kernel, run_binary, ufunc_kernel
 
 __all__ = ["add", "div", "mod", "mul", "pow", "sub"]
 
-ADD = Spec("Add", ("A", "B"), NUMERIC)
-SUB = Spec("Sub", ("A", "B"), NUMERIC)
-MUL = Spec("Mul", ("A", "B"), NUMERIC)
-DIV = Spec("Div", ("A", "B"), NUMERIC)
-MOD = Spec("Mod", ("A", "B"), NUMERIC)
-POW = Spec("Pow", ("X", "Y"), frozenset({"int32", "int64"}) | FLOATS, second_types=NUMERIC)
+ADD, SUB, MUL, DIV, MOD, POW = (BY_NAME[n] for n in ("add", "sub", "mul", "div", "mod", "pow"))
 
 
 def add(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -35,7 +31,7 @@ def add(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     >>> ops.add(np.zeros((2, 3, 4, 5)), np.ones((3, 1)), mode="pdpd", axis=1).shape
     (2, 3, 4, 5)
     """
-    return run_binary(ADD, _add, a, b, mode, axis, out)
+    return run_binary(ADD, _add, a, b, mode, axis, out, block=add)
 
 
 def sub(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -45,7 +41,7 @@ def sub(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     >>> ops.sub(np.array([5, 7], np.int32), np.array(2, np.int32))
     array([3, 5], dtype=int32)
     """
-    return run_binary(SUB, _sub, a, b, mode, axis, out)
+    return run_binary(SUB, _sub, a, b, mode, axis, out, block=sub)
 
 
 def mul(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -56,7 +52,7 @@ def mul(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     array([[10., 20.],
            [20., 40.]])
     """
-    return run_binary(MUL, _mul, a, b, mode, axis, out)
+    return run_binary(MUL, _mul, a, b, mode, axis, out, block=mul)
 
 
 def div(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -70,7 +66,7 @@ def div(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     >>> ops.div(np.array([7, -7], np.int64), np.array([2], np.int64))
     array([ 3, -3])
     """
-    return run_binary(DIV, _div, a, b, mode, axis, out)
+    return run_binary(DIV, _div, a, b, mode, axis, out, block=div)
 
 
 def mod(
@@ -88,7 +84,7 @@ def mod(
     """
     if isinstance(fmod, bool) or fmod not in (0, 1):
         raise TypeError(f"mod: fmod must be 0 or 1, got {brief(fmod)}")
-    return run_binary(MOD, _fmod if fmod else _mod_floor, a, b, mode, axis, out, {"fmod": int(fmod)})
+    return run_binary(MOD, _fmod if fmod else _mod_floor, a, b, mode, axis, out, {"fmod": int(fmod)}, block=mod)
 
 
 def pow(x: object, y: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -104,7 +100,7 @@ def pow(x: object, y: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     >>> ops.pow(np.array([4.0], np.float32), np.array([2], np.int64))
     array([16.], dtype=float32)
     """
-    return run_binary(POW, _pow, x, y, mode, axis, out)
+    return run_binary(POW, _pow, x, y, mode, axis, out, block=pow)
 
 
 _add = ufunc_kernel(np.add)
@@ -112,64 +108,41 @@ _sub = ufunc_kernel(np.subtract)
 _mul = ufunc_kernel(np.multiply)
 
 
-def _no_zero_divisor(op: str, y: np.ndarray) -> None:
-    if y.dtype.kind in "iu" and y.size and not np.all(y):
-        raise DivisionByZeroError(
-            f"{op}: an integer divisor is 0 (ONNX defines no result for integer division by zero); "
-            f"{int(np.count_nonzero(y == 0))} of the divisor's {y.size} elements are 0"
-        )
-
-
 def _div(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    if x.dtype.kind in "iu":
-        _no_zero_divisor("div", y)
-        # C's truncation: floor, then one step back toward zero where a remainder has the other sign
-        q = np.floor_divide(x, y)
-        adjust = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
-        np.add(q, adjust, out=out, casting="unsafe")
+    if kernels.is_integral(np, x):
+        kernels.no_zero_divisor(np, "div", y)
+        q, step = kernels.truncation(np, x, y)
+        np.add(q, step, out=out, casting="unsafe")
         return
     with np.errstate(divide="ignore", invalid="ignore"):
         np.divide(x, y, out=out)
 
 
 def _mod_floor(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    if x.dtype.kind in "iu":
-        _no_zero_divisor("mod", y)
+    kernels.no_zero_divisor(np, "mod", y)
     # floats (allowed with fmod=0 since Mod-28): NumPy's floor remainder has ONNX's special cases
     with np.errstate(divide="ignore", invalid="ignore"):
         np.remainder(x, y, out=out)
 
 
 def _fmod(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    if x.dtype.kind in "iu":
-        _no_zero_divisor("mod", y)
+    kernels.no_zero_divisor(np, "mod", y)
     with np.errstate(divide="ignore", invalid="ignore"):
         np.fmod(x, y, out=out)
 
 
 def _pow(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    if x.dtype.kind == "f" or x.dtype.kind == "V" or not _is_int(x):
-        # floats: in the base's precision (at least float32 for the ml_dtypes ones)
-        wide = np.float64 if x.dtype == np.float64 else np.float32
-        with np.errstate(all="ignore"):
-            np.copyto(out, np.power(x.astype(wide, copy=False), y.astype(wide, copy=False)), casting="unsafe")
-        return
-    if _is_int(y) and (y.dtype.kind == "u" or not np.any(y < 0)):
-        with np.errstate(all="ignore"):
-            np.copyto(out, _int_power(x, y), casting="unsafe")  # exact, wrapping like C
-        return
-    if _is_int(y):
-        _int_pow_signed(x, y, out)
-        return
+    """ONNX's Pow by the rules of :mod:`bcast.engines.array_api_kernels`, with NumPy's exact wide integer power."""
+    is_int = kernels.is_integral
     with np.errstate(all="ignore"):
-        r = np.trunc(np.power(x.astype(np.float64), y.astype(np.float64)))
-    if not np.all(np.isfinite(r)):
-        raise BroadcastError(
-            "pow: an integer base raised to this float exponent has no integer result (inf or NaN)",
-            mode="pow",
-            accepted="exponents whose power of the base is finite",
-        )
-    np.copyto(out, r, casting="unsafe")
+        if not is_int(np, x):  # floats: in the base's precision (at least float32 for the ml_dtypes ones)
+            np.copyto(out, kernels.float_power(np, x, y), casting="unsafe")
+            return
+        if is_int(np, y) and (y.dtype.kind == "u" or not np.any(y < 0)):
+            np.copyto(out, _int_power(x, y), casting="unsafe")  # exact, wrapping like C
+            return
+        r = kernels.signed_int_power(np, x, y, _int_power) if is_int(np, y) else kernels.int_float_power(np, x, y)
+    np.copyto(out, r, casting="unsafe")  # a truncated float power beyond the base's range warns, as NumPy's casts do
 
 
 def _int_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -184,24 +157,6 @@ def _int_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return same
     r: np.ndarray = np.power(x.astype(np.uint64), y.astype(np.uint64)).astype(x.dtype)
     return r
-
-
-def _is_int(a: np.ndarray) -> bool:
-    return a.dtype.kind in "iu"
-
-
-def _int_pow_signed(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
-    """Integer powers with negative exponents: the real result truncated toward zero."""
-    xb, yb = np.broadcast_arrays(x, y)
-    neg = yb < 0
-    if np.any(neg & (xb == 0)):
-        raise DivisionByZeroError("pow: 0 raised to a negative integer power has no result")
-    with np.errstate(all="ignore"):
-        pos = _int_power(xb, np.where(neg, 0, yb))
-    odd = (yb % 2) != 0
-    # |x| > 1 gives a fraction that truncates to 0; x = 1 gives 1; x = -1 gives +-1
-    negative = np.where(xb == 1, 1, np.where(xb == -1, np.where(odd, -1, 1), 0)).astype(x.dtype)
-    np.copyto(out, np.where(neg, negative, pos), casting="unsafe")
 
 
 KERNELS: dict[str, Kernel] = {"add": _add, "sub": _sub, "mul": _mul, "div": _div}

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Spec, run_binary, ufunc_kernel
-from ._types import BOOL, NUMERIC
+from ..operators import BY_NAME
+from ._base import run_binary, ufunc_kernel
 
 __all__ = ["equal", "greater", "greater_or_equal", "less", "less_or_equal"]
 
-EQUAL = Spec("Equal", ("A", "B"), NUMERIC | BOOL | frozenset({"string"}), bool_output=True)
-GREATER = Spec("Greater", ("A", "B"), NUMERIC, bool_output=True)
-GREATER_OR_EQUAL = Spec("GreaterOrEqual", ("A", "B"), NUMERIC, bool_output=True)
-LESS = Spec("Less", ("A", "B"), NUMERIC, bool_output=True)
-LESS_OR_EQUAL = Spec("LessOrEqual", ("A", "B"), NUMERIC, bool_output=True)
+EQUAL, GREATER, GREATER_OR_EQUAL, LESS, LESS_OR_EQUAL = (
+    BY_NAME[n] for n in ("equal", "greater", "greater_or_equal", "less", "less_or_equal")
+)
 
 
 def equal(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -24,7 +22,7 @@ def equal(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.
     array([[ True, False],
            [False,  True]])
     """
-    return run_binary(EQUAL, _equal, a, b, mode, axis, out)
+    return run_binary(EQUAL, _equal, a, b, mode, axis, out, block=equal)
 
 
 def greater(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -34,7 +32,7 @@ def greater(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: n
     >>> ops.greater(np.array([1, 5]), np.array(3))
     array([False,  True])
     """
-    return run_binary(GREATER, ufunc_kernel(np.greater), a, b, mode, axis, out)
+    return run_binary(GREATER, ufunc_kernel(np.greater), a, b, mode, axis, out, block=greater)
 
 
 def greater_or_equal(
@@ -46,7 +44,7 @@ def greater_or_equal(
     >>> ops.greater_or_equal(np.array([1, 3]), np.array(3))
     array([False,  True])
     """
-    return run_binary(GREATER_OR_EQUAL, ufunc_kernel(np.greater_equal), a, b, mode, axis, out)
+    return run_binary(GREATER_OR_EQUAL, ufunc_kernel(np.greater_equal), a, b, mode, axis, out, block=greater_or_equal)
 
 
 def less(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -56,7 +54,7 @@ def less(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.n
     >>> ops.less(np.array([1, 5]), np.array(3))
     array([ True, False])
     """
-    return run_binary(LESS, ufunc_kernel(np.less), a, b, mode, axis, out)
+    return run_binary(LESS, ufunc_kernel(np.less), a, b, mode, axis, out, block=less)
 
 
 def less_or_equal(
@@ -68,7 +66,7 @@ def less_or_equal(
     >>> ops.less_or_equal(np.array([3, 5]), np.array(3))
     array([ True, False])
     """
-    return run_binary(LESS_OR_EQUAL, ufunc_kernel(np.less_equal), a, b, mode, axis, out)
+    return run_binary(LESS_OR_EQUAL, ufunc_kernel(np.less_equal), a, b, mode, axis, out, block=less_or_equal)
 
 
 def _equal(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:

@@ -40,6 +40,7 @@ from ..dims import Shape
 from ..engines.foreign import foreign_namespace, is_dask, numpy_dtype, one_library, shape_of
 from ..engines.numpy import as_array
 from ..errors import BroadcastError, brief
+from ..operators import BY_NAME, DIFFERENTIABLE, Spec
 from ..rules import align_elementwise, make_plan
 
 __all__ = ["DIFFERENTIABLE", "vjp"]
@@ -162,6 +163,7 @@ def _pow_rule(xp: Any, x: Any, y: Any, g: Any) -> tuple[Any, Any]:
     return gx, gy
 
 
+#: the elementwise rules of the binary operators, by the operator table's gradient names
 _BINARY: dict[str, Callable[[Any, Any, Any, Any], tuple[Any, Any]]] = {
     "add": lambda xp, x, y, g: (g, g),
     "sub": lambda xp, x, y, g: (g, -g),
@@ -198,7 +200,7 @@ def _spread(xp: Any, op: str, inputs: Sequence[object], dy: object, mode: str, a
     return tuple(_reduce(xp, p, g, x) for p, x in zip(plans, xs, strict=True))
 
 
-def _where(xp: Any, condition: object, x: object, y: object, dy: object) -> Grads:
+def _where(xp: Any, condition: object, x: object, y: object, *, dy: object) -> Grads:
     c = _read(xp, condition, "where: input condition")
     if c.dtype != xp.bool:
         raise TypeError(f"where: the condition must be bool, as in the forward operator; got {c.dtype}")
@@ -210,7 +212,7 @@ def _where(xp: Any, condition: object, x: object, y: object, dy: object) -> Grad
     return None, _reduce(xp, px, xp.where(cv, g, 0), xa), _reduce(xp, py, xp.where(cv, 0, g), ya)
 
 
-def _prelu(xp: Any, x: object, slope: object, dy: object) -> Grads:
+def _prelu(xp: Any, x: object, slope: object, *, dy: object) -> Grads:
     xa, sa = _read(xp, x, "prelu: input X"), _read(xp, slope, "prelu: input slope")
     _floats("prelu", (xa, sa))
     xs = _shape(xa, "prelu")
@@ -253,7 +255,7 @@ def _gemm(
     return tuple(grads)
 
 
-def _expand(xp: Any, x: object, shape: object, dy: object) -> Grads:
+def _expand(xp: Any, x: object, shape: object, *, dy: object) -> Grads:
     xa = _read(xp, x, "expand: input")
     _floats("expand", (xa,))
     p = make_plan(_shape(xa, "expand"), shape, "bidirectional")
@@ -261,11 +263,14 @@ def _expand(xp: Any, x: object, shape: object, dy: object) -> Grads:
     return (_reduce(xp, p, g, xa), None)
 
 
+#: the rules of the variadic operators, by the operator table's gradient names
+_VARIADIC: dict[str, Callable[..., Grads]] = {"extreme": _extreme, "spread": _spread}
+#: the rules of the others, which take their inputs (and attributes) as the operator does
+_OWN: dict[str, Callable[..., Grads]] = {"where": _where, "prelu": _prelu, "gemm": _gemm, "expand": _expand}
+
+#: the input names of the operators with rules of their own, as the table declares them
 _NAMES: dict[str, tuple[str, ...]] = {
-    "where": ("condition", "X", "Y"),
-    "prelu": ("X", "slope"),
-    "gemm": ("A", "B", "C"),
-    "expand": ("input",),
+    s.name: s.inputs for s in (BY_NAME[n] for n in DIFFERENTIABLE) if s.gradient in _OWN
 }
 
 
@@ -279,18 +284,12 @@ def _namespace(op: str, inputs: Sequence[object], dy: object) -> Any:
     values = (*(inputs[:1] if op == "expand" else inputs), dy)  # expand's shape is no array
     if not any(type(v) is not np.ndarray and foreign_namespace(v) is not None for v in values):
         return np
+    binary = BY_NAME[op].gradient in _BINARY
     names = [
-        _NAMES[op][i] if op in _NAMES else (("A", "B")[i] if op in _BINARY else f"data_{i}")
-        for i in range(len(values) - 1)
+        _NAMES[op][i] if op in _NAMES else (("A", "B")[i] if binary else f"data_{i}") for i in range(len(values) - 1)
     ]
     names.append("dy")
     return one_library(f"vjp: {op}", values, names)
-
-
-_GEMM_ATTRIBUTES = ("alpha", "beta", "trans_a", "trans_b")
-
-#: the operators :func:`vjp` differentiates
-DIFFERENTIABLE = ("add", "sub", "mul", "div", "pow", "max", "min", "mean", "sum", "where", "prelu", "gemm", "expand")
 
 
 def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -1, **attributes: Any) -> Grads:
@@ -334,33 +333,32 @@ def vjp(op: str, *inputs: object, dy: object, mode: str = "numpy", axis: int = -
         raise TypeError(
             f"vjp: unknown or non-differentiable operator {brief(op)}; accepted: {', '.join(DIFFERENTIABLE)}"
         )
-    if op not in ("gemm",) and attributes:
-        raise TypeError(f"vjp: {op} takes no attributes, got {sorted(attributes)}")
-    if op == "gemm" and set(attributes) - set(_GEMM_ATTRIBUTES):
-        raise TypeError(
-            f"vjp: gemm takes the attributes {', '.join(_GEMM_ATTRIBUTES)}; "
-            f"got {sorted(set(attributes) - set(_GEMM_ATTRIBUTES))}"
-        )
-    if op not in ("add", "sub", "mul", "div", "pow", "max", "min", "mean", "sum") and (mode != "numpy" or axis != -1):
-        raise TypeError(f"vjp: {op} broadcasts by ONNX's own rule; it takes no mode or axis")
-    arity = {"where": 3, "prelu": 2, "expand": 2}
-    if op in _BINARY and len(inputs) != 2:
-        raise TypeError(f"vjp: {op} takes 2 inputs, got {len(inputs)}")
-    if op in ("max", "min", "mean", "sum") and not inputs:
-        raise TypeError(f"vjp: {op} takes one or more inputs, got none")
-    if op == "gemm" and len(inputs) not in (2, 3):
-        raise TypeError(f"vjp: gemm takes 2 or 3 inputs, got {len(inputs)}")
-    if op in arity and len(inputs) != arity[op]:
-        raise TypeError(f"vjp: {op} takes {arity[op]} inputs, got {len(inputs)}")
+    spec = BY_NAME[op]
+    _check_call(spec, len(inputs), mode, axis, attributes)
     xp = _namespace(op, inputs, dy)
-    if op in _BINARY:
-        return _binary(xp, op, inputs[0], inputs[1], dy, mode, axis, _BINARY[op])
-    if op in ("max", "min", "mean", "sum"):
-        return (_extreme if op in ("max", "min") else _spread)(xp, op, inputs, dy, mode, axis)
-    if op == "gemm":
-        return _gemm(xp, *inputs, dy=dy, **attributes)
-    if op == "where":
-        return _where(xp, inputs[0], inputs[1], inputs[2], dy)
-    if op == "prelu":
-        return _prelu(xp, inputs[0], inputs[1], dy)
-    return _expand(xp, inputs[0], inputs[1], dy)
+    rule = str(spec.gradient)
+    if rule in _BINARY:
+        return _binary(xp, op, inputs[0], inputs[1], dy, mode, axis, _BINARY[rule])
+    if rule in _VARIADIC:
+        return _VARIADIC[rule](xp, op, inputs, dy, mode, axis)
+    return _OWN[rule](xp, *inputs, dy=dy, **attributes)
+
+
+def _check_call(spec: Spec, n: int, mode: str, axis: int, attributes: dict[str, Any]) -> None:
+    """The ``TypeError`` for attributes, a mode or a count of inputs that the table says the operator does not take."""
+    op = spec.name
+    if not spec.attributes and attributes:
+        raise TypeError(f"vjp: {op} takes no attributes, got {sorted(attributes)}")
+    if set(attributes) - set(spec.attributes):
+        raise TypeError(
+            f"vjp: {op} takes the attributes {', '.join(spec.attributes)}; "
+            f"got {sorted(set(attributes) - set(spec.attributes))}"
+        )
+    if not spec.takes_mode and (mode != "numpy" or axis != -1):
+        raise TypeError(f"vjp: {op} broadcasts by ONNX's own rule; it takes no mode or axis")
+    lo, hi = spec.arity
+    if hi is None and n < lo:
+        raise TypeError(f"vjp: {op} takes one or more inputs, got none")
+    if hi is not None and not lo <= n <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} or {hi}"
+        raise TypeError(f"vjp: {op} takes {want} inputs, got {n}")

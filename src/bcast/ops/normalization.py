@@ -12,13 +12,13 @@ from ..engines.foreign import numpy_dtype
 from ..engines.memory import check_allocations
 from ..engines.numpy import native
 from ..errors import BroadcastError, brief
-from ._base import Spec, as_library, check_types, foreign, read, unidirectional
-from ._types import FLOATS, float32_attribute
+from ..operators import BY_NAME, Spec
+from ._base import as_library, check_types, foreign, read, unidirectional
+from ._types import float32_attribute
 
 __all__ = ["layer_normalization", "rms_normalization"]
 
-LAYER_NORMALIZATION = Spec("LayerNormalization", ("X", "Scale", "B"), FLOATS)
-RMS_NORMALIZATION = Spec("RMSNormalization", ("X", "scale"), FLOATS)
+LAYER_NORMALIZATION, RMS_NORMALIZATION = BY_NAME["layer_normalization"], BY_NAME["rms_normalization"]
 
 #: ONNX TensorProto element types allowed as stash_type, and the NumPy dtype each names.
 _STASH = {1: "float32", 16: "bfloat16"}  # ONNX's U: float or bfloat16
@@ -138,8 +138,7 @@ def rms_normalization(
     """
     spec = RMS_NORMALIZATION
     xa, sa = read(spec, (x, scale))
-    for name, arr in (("X", xa), ("scale", sa)):
-        check_types(Spec(spec.onnx, (name,), spec.types), (arr,))
+    check_types(spec, (xa, sa))  # X is T, scale is V: each on its own
     if xa.ndim == 0:
         raise BroadcastError(f"{spec.name}: X must have rank >= 1, got a scalar", mode=spec.name)
     ax = _axis(spec, axis, xa.ndim)

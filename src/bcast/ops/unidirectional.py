@@ -8,11 +8,13 @@ import numpy as np
 
 from ..dims import Shape
 from ..engines import array_api_kernels as kernels
+from ..engines.common import accumulator
 from ..engines.foreign import numpy_dtype
 from ..engines.memory import check_allocations
+from ..engines.numpy import native
 from ..errors import BroadcastError, brief
+from ..operators import BY_NAME
 from ._base import (
-    Spec,
     as_library,
     check_types,
     copy_into,
@@ -24,13 +26,11 @@ from ._base import (
     read,
     unidirectional,
 )
-from ._types import FLOATS, float32_attribute
+from ._types import float32_attribute
 
 __all__ = ["gemm", "prelu"]
 
-_NUMERIC_32_64 = FLOATS | frozenset({"int32", "int64", "uint32", "uint64"})
-PRELU = Spec("PRelu", ("X", "slope"), _NUMERIC_32_64)
-GEMM = Spec("Gemm", ("A", "B", "C"), _NUMERIC_32_64)
+PRELU, GEMM = BY_NAME["prelu"], BY_NAME["gemm"]
 
 
 def prelu(x: object, slope: object, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -162,10 +162,8 @@ def _check_room(
 
 
 def _accumulator(dtype: np.dtype, alpha: float, beta: float) -> np.dtype:
-    """Half floats accumulate in float32; integers in their own type (wrapping as runtimes do),
-    unless alpha or beta has a fraction, which needs float64 and truncates at the end."""
-    if dtype.kind in "iu":
-        return dtype if alpha.is_integer() and beta.is_integer() else np.dtype(np.float64)
-    if dtype == np.float64 or dtype == np.float32:
-        return dtype
-    return np.dtype(np.float32)
+    """The engines' accumulator (half floats in float32, integers in their own type, wrapping as
+    runtimes do), but float64 for integers when alpha or beta has a fraction (truncated at the end)."""
+    if dtype.kind in "iu" and not (alpha.is_integer() and beta.is_integer()):
+        return np.dtype(np.float64)
+    return accumulator(native(dtype))

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Spec, foreign, run_nary, ufunc_kernel
-from ._types import FLOATS, NUMERIC
+from ..operators import BY_NAME, Spec
+from ._base import Block, foreign, run_nary, ufunc_kernel
 
 __all__ = ["max", "mean", "min", "sum"]
 
-MAX = Spec("Max", ("data_0",), NUMERIC)
-MIN = Spec("Min", ("data_0",), NUMERIC)
-MEAN = Spec("Mean", ("data_0",), FLOATS)
-SUM = Spec("Sum", ("data_0",), FLOATS)
+MAX, MIN, MEAN, SUM = (BY_NAME[n] for n in ("max", "min", "mean", "sum"))
 
 
 def _names(n: int) -> list[str]:
     return [f"data_{i}" for i in range(n)]
 
 
-def _variadic(spec: Spec, fn: np.ufunc, inputs: tuple[object, ...], mode: str, axis: int, out: object) -> np.ndarray:
+def _variadic(
+    spec: Spec, fn: np.ufunc, inputs: tuple[object, ...], mode: str, axis: int, out: object, block: Block
+) -> np.ndarray:
     if not inputs:
         raise TypeError(f"{spec.name}: {spec.onnx} takes one or more inputs, got none")
-    return run_nary(spec, ufunc_kernel(fn), inputs, mode, axis, out, _names(len(inputs)))
+    return run_nary(spec, ufunc_kernel(fn), inputs, mode, axis, out, _names(len(inputs)), block=block)
 
 
 def max(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -33,7 +32,7 @@ def max(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | 
     array([[3, 5],
            [4, 5]], dtype=int32)
     """
-    return _variadic(MAX, np.maximum, inputs, mode, axis, out)
+    return _variadic(MAX, np.maximum, inputs, mode, axis, out, max)
 
 
 def min(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -43,7 +42,7 @@ def min(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | 
     >>> ops.min(np.array([1.0, 5.0]), np.array([3.0]))
     array([1., 3.])
     """
-    return _variadic(MIN, np.minimum, inputs, mode, axis, out)
+    return _variadic(MIN, np.minimum, inputs, mode, axis, out, min)
 
 
 def sum(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -54,7 +53,7 @@ def sum(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | 
     array([[3., 3., 3.],
            [3., 3., 3.]])
     """
-    return _variadic(SUM, np.add, inputs, mode, axis, out)
+    return _variadic(SUM, np.add, inputs, mode, axis, out, sum)
 
 
 def mean(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -64,7 +63,7 @@ def mean(*inputs: object, mode: str = "numpy", axis: int = -1, out: np.ndarray |
     >>> ops.mean(np.array([1.0, 2.0]), np.array([3.0]))
     array([2. , 2.5])
     """
-    total = _variadic(MEAN, np.add, inputs, mode, axis, out)
+    total = _variadic(MEAN, np.add, inputs, mode, axis, out, mean)
     if foreign((total,)):  # another library's engine computed the whole mean
         return total
     np.divide(total, len(inputs), out=total, casting="unsafe")

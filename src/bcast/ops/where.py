@@ -7,14 +7,13 @@ import numpy as np
 from ..engines.numpy import native
 from ..engines.numpy.kernels import blockwise
 from ..engines.numpy.pool import empty as pooled_empty
-from ._base import Spec, aligned, check_types, copy_into, foreign, natives, output, overlapping, read, run_foreign
-from ._types import ALL, BOOL
+from ..operators import BY_NAME, Spec
+from ._base import aligned, check_types, copy_into, foreign, natives, output, overlapping, read, run_foreign
 
 __all__ = ["where"]
 
-WHERE = Spec("Where", ("X", "Y"), ALL)
-_COND = Spec("Where", ("condition",), BOOL)
-_ALL = Spec("Where", ("condition", "X", "Y"), ALL)
+WHERE = BY_NAME["where"]  # condition, X, Y: the condition is ONNX's B, X and Y are T
+_COND = Spec(WHERE.onnx, WHERE.inputs[:1], WHERE.types_of(0))  # the condition alone, of its own ONNX B
 
 
 def where(condition: object, x: object, y: object, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -25,12 +24,11 @@ def where(condition: object, x: object, y: object, *, out: np.ndarray | None = N
     array([[1, 2],
            [0, 0]])
     """
-    cond, *xs = read(_ALL, (condition, x, y))  # read together: one library (and device) for all three
-    check_types(_COND, (cond,))
-    check_types(WHERE, xs)
+    cond, *xs = read(WHERE, (condition, x, y))  # read together: one library (and device) for all three
+    check_types(WHERE, (cond, *xs))
     if foreign((cond, *xs)):  # torch, cupy, jax, dask...
-        return run_foreign(_ALL, (cond, *xs), "numpy", -1, out, {})  # type: ignore[no-any-return]
-    ops, shape = aligned(_ALL, natives((cond, *xs)), "numpy", -1)
+        return run_foreign(WHERE, (cond, *xs), "numpy", -1, out, {}, where)  # type: ignore[no-any-return]
+    ops, shape = aligned(WHERE, natives((cond, *xs)), "numpy", -1)
     dest = output(WHERE, shape, native(xs[0].dtype), out)
     if out is not None and overlapping(dest, ops):
         # blocks of out are written, on several threads, while other blocks of the inputs are

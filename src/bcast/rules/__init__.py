@@ -30,6 +30,7 @@ __all__ = [
     "ELEMENTWISE_MODES",
     "MAX_OPERANDS",
     "MODES",
+    "OPERATOR_MODES",
     "PLANS",
     "Ctx",
     "align_elementwise",
@@ -38,6 +39,7 @@ __all__ = [
     "check_axes",
     "make_plan",
     "normalize_mode",
+    "operator_mode",
     "plan_axes",
     "plan_bidirectional",
     "plan_explicit",
@@ -198,6 +200,39 @@ def _make_plan(
 
 #: The modes of an elementwise operation (two or more operands broadcast to one output).
 ELEMENTWISE_MODES = ("numpy", "pdpd", "none", "bidirectional", "legacy")
+
+#: The modes of an operator on arrays (:mod:`bcast.ops`): all the elementwise ones but bidirectional.
+OPERATOR_MODES = tuple(m for m in ELEMENTWISE_MODES if m != "bidirectional")
+
+
+def operator_mode(mode: object, operands: int, context: str) -> str:
+    """``mode`` as the operator ``context`` on ``operands`` inputs takes it, in lower case.
+
+    ``numpy`` takes any number of operands, the others exactly two. A ``TypeError`` for a
+    mode that is no string, a :class:`~bcast.errors.BroadcastError` for one the operator
+    does not take, both worded for ``context``.
+
+    >>> operator_mode(" PDPD", 2, "add")
+    'pdpd'
+    >>> operator_mode("pdpd", 3, "max")
+    Traceback (most recent call last):
+    ...
+    bcast.errors.BroadcastError: max: unknown mode 'pdpd' for 3 inputs; accepted: 'numpy'
+    """
+    if not isinstance(mode, str):
+        raise TypeError(
+            f"{context}: mode must be a string, one of {', '.join(map(repr, OPERATOR_MODES))}; got {brief(mode)}"
+        )
+    m = mode.strip().lower()
+    if m not in OPERATOR_MODES or (m != "numpy" and operands != 2):
+        allowed = OPERATOR_MODES if operands == 2 else ("numpy",)
+        raise BroadcastError(
+            f"{context}: unknown mode {mode!r} for {operands} inputs; accepted: {', '.join(map(repr, allowed))}",
+            mode=mode,
+            accepted=", ".join(allowed),
+        )
+    return m
+
 
 #: The most operands one elementwise call takes (NumPy's own ``broadcast_shapes`` takes any number;
 #: past this many, a call is a mistake or an attack, refused before any is read).

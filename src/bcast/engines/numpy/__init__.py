@@ -6,6 +6,7 @@ symbolic dims is first specialised to the array's concrete shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from .pool import empty as pooled_empty
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
 
-__all__ = ["as_array", "backward", "check_allocation", "materialize", "native", "view"]
+__all__ = ["as_array", "backward", "check_allocation", "check_out", "materialize", "native", "view"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, np.generic)
 
@@ -122,31 +123,48 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
     return result
 
 
-def _check_out(out: object, shape: tuple[int, ...], x: np.ndarray, plan: Alignment) -> np.ndarray:
-    """Refuse an ``out`` that cannot take the broadcast; the data to read (a copy where ``out`` overlaps it)."""
+def check_out(
+    out: object, shape: tuple[int, ...], who: str, result: str, dtype_error: Callable[[np.dtype[Any]], str | None]
+) -> np.ndarray:
+    """``out`` if it can hold a result of ``shape``: a writeable NumPy array of that shape whose elements do
+    not share memory, and of a dtype ``dtype_error`` accepts (it returns the complaint, or ``None``).
+
+    ``who`` starts each message (the mode, or the operator); ``result`` names the result in it
+    (``"the result has shape"``). Every writer into ``out=`` (broadcasts, operators) checks here.
+    """
     if not isinstance(out, np.ndarray):
-        raise TypeError(f"{plan.mode}: out must be a NumPy array, got {type(out).__name__}")
+        raise TypeError(f"{who}: out must be a NumPy array, got {type(out).__name__}")
     if out.shape != shape:
         raise BroadcastError(
-            f"{plan.mode}: out has shape {Shape(out.shape)}, but the broadcast's output is {Shape(shape)}",
-            mode=plan.mode,
+            f"{who}: out has shape {Shape(out.shape)}, but {result} {Shape(shape)}",
+            mode=who,
             shapes=(str(Shape(out.shape)), str(Shape(shape))),
         )
-    if not _same_type(out.dtype, x.dtype):
-        raise TypeError(
-            f"{plan.mode}: out has dtype {out.dtype}, but the data is {x.dtype}; "
-            "a broadcast does not convert (cast the data first)"
-        )
+    problem = dtype_error(out.dtype)
+    if problem is not None:
+        raise TypeError(f"{who}: {problem}")
     if not out.flags.writeable:
-        raise BroadcastError(f"{plan.mode}: out is read-only", mode=plan.mode)
+        raise BroadcastError(f"{who}: out is read-only", mode=who)
     if internal_overlap(out):
         raise BroadcastError(
-            f"{plan.mode}: out has internal overlap (strides {out.strides} for shape {Shape(out.shape)} make "
+            f"{who}: out has internal overlap (strides {out.strides} for shape {Shape(out.shape)} make "
             "two of its elements share memory), so it cannot hold a result; pass a fresh array, "
             "or np.ascontiguousarray of it",
-            mode=plan.mode,
+            mode=who,
             accepted="an out whose elements do not share memory",
         )
+    return out
+
+
+def _check_out(out: object, shape: tuple[int, ...], x: np.ndarray, plan: Alignment) -> np.ndarray:
+    """Refuse an ``out`` that cannot take the broadcast; the data to read (a copy where ``out`` overlaps it)."""
+
+    def dtype_error(dtype: np.dtype[Any]) -> str | None:
+        if _same_type(dtype, x.dtype):
+            return None
+        return f"out has dtype {dtype}, but the data is {x.dtype}; a broadcast does not convert (cast the data first)"
+
+    out = check_out(out, shape, plan.mode, "the broadcast's output is", dtype_error)
     if overlaps(out, x):
         # the units write out in any order, on several threads, while they read x: read a copy
         # (the data, not the output: a broadcast's data is the smaller of the two)

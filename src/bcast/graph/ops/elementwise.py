@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...dims import Tri
-from ...ops import LEGACY_BROADCAST, MULTIDIRECTIONAL, SAME_SHAPE_BEFORE_8
+from ...operators import LEGACY_BROADCAST, MULTIDIRECTIONAL, SAME_SHAPE_BEFORE_8
 from ..context import Ctx
 from ..expr import Expr, emax, emin
 from ..model import Node, Origin, Value
