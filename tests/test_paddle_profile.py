@@ -159,10 +159,10 @@ def test_unchecked_bound_has_no_defined_result(xs: tuple[int, ...], ys: tuple[in
     n = int(np.prod(xs)), int(np.prod(ys))
     proc = _child((xs, ys, axis, "add", "float32", [1.0] * n[0], [1.0] * n[1]))
     out = proc.stdout
-    # Paddle neither raises cleanly nor gives a shape that follows from its own rules:
-    # it dies (SIGABRT), or it drops the overflowing dims of the small operand
-    assert "RAISED" not in out
-    assert proc.returncode != 0 or "RESULT" in out
+    # Paddle writes past a buffer here, so what follows is undefined: it dies (SIGABRT, the usual
+    # outcome), drops the overflowing dims of the small operand, or (seen once in CI, the heap
+    # already corrupted) raises; never a clean refusal before writing, which is what bcast gives
+    assert proc.returncode != 0 or "RESULT" in out or "RAISED" in out
 
 
 # --- values -------------------------------------------------------------------------------
