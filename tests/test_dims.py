@@ -56,7 +56,7 @@ def test_static_dims_are_ints() -> None:
 
 def test_non_static_dims() -> None:
     assert Dim("?") == Dim(-1) == Dim.dynamic()
-    assert Dim("?") != 0 and Dim("N") != 3
+    assert Dim("?") != Dim(0) and Dim("N") != Dim(3)  # dim against dim; against a size see below
     assert Dim(2, 5) == Dim("2..5") and Dim(2, None) == Dim("2..")
     assert Dim("N").is_symbolic and not Dim("?").is_symbolic
     assert (Dim("2..5").lo, Dim("2..5").hi) == (2, 5)
@@ -135,3 +135,25 @@ def test_intersect_and_hull() -> None:
     assert Dim("2..3").hull(Dim("5..8")) == Dim("2..8")
     assert Dim("?").intersect(Dim(4)) == 4
     assert Dim("N").may_be(0) and not Dim("2..3").may_be(1)
+
+
+@pytest.mark.parametrize("text", ["N", "?", "2..4", "1..", "N|M"])
+@pytest.mark.parametrize("size", [0, 1, 3, np.int64(1)])
+def test_an_unknown_dim_against_a_size_is_no_silent_false(text: str, size: int) -> None:
+    """``Shape.parse("[N]")[0] == 1`` has no yes-or-no answer: a TypeError pointing at the three-valued eq."""
+    d = Shape.parse(f"[{text}]")[0]
+    with pytest.raises(TypeError, match=r"dim\.eq\(") as e:
+        _ = d == size
+    assert text.split("|")[0] in str(e.value)
+    with pytest.raises(TypeError, match=r"dim\.eq\("):
+        _ = size == d  # the reflected comparison too
+    with pytest.raises(TypeError, match=r"dim\.eq\("):
+        _ = d != size
+    assert d.eq(size) in (Tri.MAYBE, Tri.NO)  # the question asked the right way has an answer
+
+
+def test_dims_still_compare_as_dims_and_static_dims_as_ints() -> None:
+    n, three = Shape.parse("[N]")[0], Shape.parse("[3]")[0]
+    assert n == Shape.parse("[N]")[0] and n != three and three != n  # dim against dim: what they are
+    assert three == 3 and 3 == three and three != 4  # noqa: SIM300 - the reflected comparison is the point
+    assert n != "N" and n is not None and (n == True) is False  # noqa: E712 - a bool is no size

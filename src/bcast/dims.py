@@ -405,6 +405,13 @@ class _VarDim(Dim):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _VarDim):
             return (self._lo, self._hi, self._name) == (other._lo, other._hi, other._name)
+        if isinstance(other, (int, np.integer)) and not isinstance(other, (bool, Dim)):
+            # a size, not a dim (dims compare by what they are): "is N equal to 1?" has no yes-or-no
+            # answer, so refuse, as Tri's truth value does, rather than say False
+            raise TypeError(
+                f"{self} == {int(other)}: the dim {self} is not a known size, so the answer may be yes or no; "
+                f"ask dim.eq({int(other)}) for a three-valued answer (Tri.YES, Tri.NO or Tri.MAYBE)"
+            )
         return False
 
     def __ne__(self, other: object) -> bool:
