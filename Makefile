@@ -17,12 +17,23 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
+# Each step says what it shows. Two of them exit 1 on purpose: the demo checks that they do (0
+# would be the failure there), so `make demo` itself succeeds only when every step behaves.
 demo: $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[onnx]"
-	@# the sample model has a deliberate bug: check exits 1 when it finds problems (0 would be wrong)
-	$(BIN)/bcast check --sample; test $$? -eq 1
-	$(BIN)/bcast explain "[16]" "[1,16,50,50]" --mode explicit --axes-mapping 1
-	$(BIN)/bcast explain "[2,3]" "[4,3,3]"; test $$? -eq 1
+	@echo '== installing bcast with the onnx extra (pip install -e ".[onnx]") into $(VENV)'
+	@$(BIN)/python -m pip install -q -e ".[onnx]"
+	@echo
+	@echo '== 1. bcast check --sample: the sample ONNX model shipped with bcast has a DELIBERATE broadcasting bug'
+	@echo '==    (an Add of [4,16,8,8] and [16,8]) and two symbolic constraints; check reports them and exits 1, as it should'
+	@$(BIN)/bcast check --sample; status=$$?; test $$status -eq 1 || { echo "demo: expected exit status 1 from check, got $$status"; exit 1; }
+	@echo
+	@echo '== 2. bcast explain: a worked example of the OpenVINO Broadcast-1 text (explicit mode), which broadcasts; exits 0'
+	@$(BIN)/bcast explain "[16]" "[1,16,50,50]" --mode explicit --axes-mapping 1
+	@echo
+	@echo '== 3. bcast explain on two shapes that do NOT broadcast ([2,3] and [4,3,3]): it explains the clash and exits 1, on purpose'
+	@$(BIN)/bcast explain "[2,3]" "[4,3,3]"; status=$$?; test $$status -eq 1 || { echo "demo: expected exit status 1 from explain, got $$status"; exit 1; }
+	@echo
+	@echo '== demo done: every step gave the exit status it should'
 
 bench: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[test]"

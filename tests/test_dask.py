@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-da = pytest.importorskip("dask.array", reason="the dask backend needs dask[array] (pip install bcast[dask])")
+da = pytest.importorskip("dask.array", reason='the dask backend needs dask[array] (pip install "bcast[dask]")')
 dask = pytest.importorskip("dask", reason="the dask backend needs dask")
 
 import bcast  # noqa: E402

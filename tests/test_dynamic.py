@@ -1,7 +1,7 @@
 """Dynamic, interval and symbolic dims in every dialect.
 
 Interval outcomes are OpenVINO's ``Dimension::broadcast_merge`` as listed in
-../shared/reference/openvino.md section 2 (checked there against openvino 2026.4.1).
+docs/reference/openvino.md section 2 (checked there against openvino 2026.4.1).
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-onnx = pytest.importorskip("onnx", reason="the oracle is ONNX (pip install bcast[onnx])")
-ort = pytest.importorskip("onnxruntime", reason="the oracle is onnxruntime (pip install bcast[onnx])")
+onnx = pytest.importorskip("onnx", reason='the oracle is ONNX (pip install "bcast[onnx]")')
+ort = pytest.importorskip("onnxruntime", reason='the oracle is onnxruntime (pip install "bcast[onnx]")')
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 

@@ -411,7 +411,7 @@ def test_a_torch_tensor_without_array_api_compat_names_the_extra(call: str) -> N
     assert_refused(
         out,
         kinds=("TypeError",),
-        contains=("torch.Tensor", "array-api-compat", "pip install 'bcast[array-api]'"),
+        contains=("torch.Tensor", "array-api-compat", 'pip install "bcast[array-api]"'),
         seconds=TORCH_SECONDS,
     )
     assert "ModuleNotFoundError" in out.bases  # code that catches ImportError still does

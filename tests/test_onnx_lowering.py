@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 import bcast
 from bcast import BroadcastError, Constraints, Plan, Shape
 
-onnx = pytest.importorskip("onnx", reason="the ONNX lowering needs the onnx package (pip install bcast[onnx])")
-ort = pytest.importorskip("onnxruntime", reason="the emitted graphs are run in onnxruntime (pip install bcast[onnx])")
+onnx = pytest.importorskip("onnx", reason='the ONNX lowering needs the onnx package (pip install "bcast[onnx]")')
+ort = pytest.importorskip("onnxruntime", reason='the emitted graphs are run in onnxruntime (pip install "bcast[onnx]")')
 
 from onnx import helper, shape_inference  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402

@@ -9,7 +9,7 @@ OpenVINO's Broadcast-1 (``opset1``) and Broadcast-3 (``opset3``) with int64 Cons
   ``bcast.broadcast_to`` as a view and with ``copy=True``.
 
 The cases where the core intentionally differs from OpenVINO are kept out of the generated cases, each
-next to the section of ../shared/reference/openvino.md ("ref") that documents it; the ones that are
+next to the section of docs/reference/openvino.md ("ref") that documents it; the ones that are
 shape-level differences are pinned in tests of their own at the bottom.
 """
 

@@ -1,4 +1,4 @@
-"""Every worked example of ../shared/specs, as a table: the expected results are the texts'."""
+"""Every worked example of docs/specs, as a table: the expected results are the texts'."""
 
 from __future__ import annotations
 

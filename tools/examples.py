@@ -1,6 +1,6 @@
 """Every worked example of the specification texts, as data.
 
-The expected results are copied from the texts themselves (``../shared/specs``), not
+The expected results are copied from the texts themselves (``docs/specs``), not
 computed: the tour prints them next to what bcast does, and the test suite asserts
 that the two agree.
 """

@@ -42,11 +42,21 @@ def _columns(rank: int, focus: int | None = None) -> list[int | None]:
     return [*range(_HEAD_COLS), None, *middle, None, *range(rank - _TAIL_COLS, rank)]
 
 
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 line``, ``2 lines``, ``1,024 lines``: a count and its noun, singular only for one."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _size_one(d: Dim) -> bool:
+    """Whether ``d`` is known to be 1: an output axis of size 1 replicates nothing, new or not."""
+    return isinstance(d, StaticDim) and d == 1
+
+
 def _lines_window(lines: list[str]) -> list[str]:
     if len(lines) <= _MAX_LINES:
         return lines
     skipped = len(lines) - _HEAD_LINES - _TAIL_LINES
-    return [*lines[:_HEAD_LINES], f"... ({skipped:,} more lines) ...", *lines[len(lines) - _TAIL_LINES :]]
+    return [*lines[:_HEAD_LINES], f"... ({_count(skipped, 'more line')}) ...", *lines[len(lines) - _TAIL_LINES :]]
 
 
 def _axes_list(axes: Sequence[int]) -> str:
@@ -54,6 +64,11 @@ def _axes_list(axes: Sequence[int]) -> str:
     if len(axes) <= 24:
         return ", ".join(map(str, axes))
     return ", ".join([*map(str, axes[:16]), f"...({len(axes) - 20:,} more)...", *map(str, axes[-4:])])
+
+
+def _output_axes(axes: Sequence[int]) -> str:
+    """``output axis 2`` for one axis, ``output axes 0, 2`` for several."""
+    return f"output {'axis' if len(axes) == 1 else 'axes'} {_axes_list(axes)}"
 
 
 def _row_cells(plan: Alignment, cols: list[int | None]) -> list[str]:
@@ -108,9 +123,14 @@ def _table(
 
 def _copies(d: Dim) -> str:
     if d.is_static:
-        n = int(d)
-        return f"{n} cop{'y' if n == 1 else 'ies'}"
+        return _count(int(d), "copy", "copies")
     return f"{dim_text(d)} copies"
+
+
+def _replicating(plan: Alignment) -> set[int]:
+    """The plan's broadcast axes that replicate: all but those of output size 1 (a new axis of size 1 adds nothing)."""
+    out = plan.output_shape
+    return {k for k in plan.broadcast_axes or () if not _size_one(out[k])}
 
 
 def _replication_lines(plan: Alignment, who: str) -> list[str]:
@@ -132,7 +152,10 @@ def _replication_lines(plan: Alignment, who: str) -> list[str]:
         else:
             lines.append(f"{who} axis {i} ({d}) -> output axis {a} ({dim_text(o)})")
     for k in plan.new_axes or ():
-        lines.append(f"output axis {k} ({dim_text(out[k])}) is new: {who} replicated, {_copies(out[k])}")
+        if _size_one(out[k]):
+            lines.append(f"output axis {k} (1) is new, of size 1: nothing is replicated along it")
+        else:
+            lines.append(f"output axis {k} ({dim_text(out[k])}) is new: {who} replicated, {_copies(out[k])}")
     return _lines_window(lines)
 
 
@@ -157,7 +180,7 @@ def explain_plan(plan: Alignment, *, colour: bool = False) -> str:
     else:
         rank = plan.output_shape.rank or 0
         cols = _columns(rank)
-        broadcast = set(plan.broadcast_axes or ())
+        broadcast = _replicating(plan)
         maybe = set(plan.maybe_broadcast_axes or ())
         marks = ["" if k is None else "^" if k in broadcast else "?" if k in maybe else "" for k in cols]
         marked = any(marks)
@@ -177,8 +200,10 @@ def explain_plan(plan: Alignment, *, colour: bool = False) -> str:
         lines.extend(_table(rows, styles, colour))
         lines.append("")
         lines.extend(_replication_lines(plan, who))
-        if not plan.broadcast_axes and not plan.maybe_broadcast_axes:
-            lines.append(f"nothing is replicated: the output is the {who} itself")
+        if not broadcast and not maybe:
+            new = len(plan.new_axes or ())
+            as_is = f"with {'a new axis' if new == 1 else 'new axes'} of size 1" if new else "itself"
+            lines.append(f"nothing is replicated: the output is the {who} {as_is}")
     if plan.constraints:
         lines.append(_constraints_line(plan.constraints))
     return "\n".join(lines)
@@ -192,12 +217,13 @@ def _replicated(p: Alignment, rank: int) -> tuple[int, set[int]]:
     """An operand's replicated output axes as (``off``, ``rep``): every axis below ``off``, and ``rep``.
 
     An elementwise operand maps onto the last output axes, so this costs the operand's own
-    rank, not the output's (an explanation of 20,000 operands stays linear).
+    rank, not the output's (an explanation of 20,000 operands stays linear). The axes below
+    ``off`` that have output size 1 replicate nothing: :func:`_leading` leaves them out.
     """
     mapping = p.axes_mapping or ()
     r = len(mapping)
     if mapping != tuple(range(rank - r, rank)):  # not right-aligned: the general (output-rank) way
-        return 0, set(p.broadcast_axes or ())
+        return 0, _replicating(p)
     out, data = p.output_shape, p.data_shape
     rep = set()
     for i, d in enumerate(data):
@@ -208,6 +234,11 @@ def _replicated(p: Alignment, rank: int) -> tuple[int, set[int]]:
     return rank - r, rep
 
 
+def _leading(off: int, ones: set[int]) -> list[int]:
+    """The output axes below ``off`` (those an operand lacks) that replicate it: not those of size 1."""
+    return [k for k in range(off) if k not in ones] if ones else list(range(off))
+
+
 def explain_elementwise(ep: ElementwiseAlignment, *, colour: bool = False) -> str:
     shown = _window(len(ep.shapes), _MAX_ROWS, _HEAD_ROWS, _TAIL_ROWS)
     shapes = ", ".join(_GAP if j is None else shape_text(ep.shapes[j]) for j in shown)
@@ -216,6 +247,7 @@ def explain_elementwise(ep: ElementwiseAlignment, *, colour: bool = False) -> st
         lines.append("  (a rank is dynamic: the axes cannot be lined up until it is known)")
     else:
         rank = ep.output_shape.rank
+        ones = {k for k, d in enumerate(ep.output_shape) if _size_one(d)}
         cols = _columns(rank)
         replicated = {j: _replicated(ep.operands[j], rank) for j in shown if j is not None}
         rows = [("output axis", _axis_cells(cols))]
@@ -229,7 +261,7 @@ def explain_elementwise(ep: ElementwiseAlignment, *, colour: bool = False) -> st
             off, rep = replicated[j]
             r = len(rows)
             for c, k in enumerate(cols):
-                if k is not None and (k < off or k in rep):
+                if k is not None and ((k < off and k not in ones) or k in rep):
                     styles[(r, c)] = "rep"
                     if cells[c] != "-":
                         cells[c] += "*"
@@ -242,12 +274,12 @@ def explain_elementwise(ep: ElementwiseAlignment, *, colour: bool = False) -> st
         lines.append("")
         for j in shown:
             if j is None:
-                lines.append(f"... ({len(ep.operands) - _HEAD_ROWS - _TAIL_ROWS:,} more operands) ...")
+                lines.append(f"... ({_count(len(ep.operands) - _HEAD_ROWS - _TAIL_ROWS, 'more operand')}) ...")
                 continue
             off, rep = replicated[j]
-            axes = [*range(off), *sorted(rep)]
+            axes = [*_leading(off, ones), *sorted(rep)]
             if axes:
-                lines.append(f"operand {j} is replicated along output axes {_axes_list(axes)}")
+                lines.append(f"operand {j} is replicated along {_output_axes(axes)}")
             else:
                 lines.append(f"operand {j} is not replicated")
     if ep.constraints:

@@ -93,7 +93,7 @@ class Plan(Alignment):
     def to_onnx(self, **options: Any) -> Any:
         """An ONNX model (or graph) that realises this broadcast; see :func:`bcast.onnx.lowering.plan_to_onnx`.
 
-        Needs the ``onnx`` package (``pip install bcast[onnx]``).
+        Needs the ``onnx`` package (``pip install "bcast[onnx]"``).
         """
         from .onnx.lowering import plan_to_onnx  # onnx's lowering only when asked: not at start-up
 

@@ -117,7 +117,7 @@ def compat(x: object) -> Any:
         extra = "dask" if library_root(x) == "dask" else "array-api"
         err = MissingExtraError(
             f"bcast: a {library(x)} is computed on through the Array API, which needs the array-api-compat "
-            f"package; install it with: pip install 'bcast[{extra}]'"
+            f'package; install it with: pip install "bcast[{extra}]"'
         )
         err.name = "array_api_compat"
         raise err from None

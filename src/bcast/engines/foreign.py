@@ -34,8 +34,8 @@ own. Copies are checked before they are made, as NumPy's are: a result too big f
 memory there is (on the CPU) is a :class:`~bcast.errors.BroadcastError`, never a
 ``MemoryError`` or PyTorch's allocator error.
 
-Arrays of these libraries need ``array-api-compat`` (``pip install 'bcast[array-api]'``;
-Dask: ``'bcast[dask]'``); without it, such an array is a :class:`MissingExtraError`
+Arrays of these libraries need ``array-api-compat`` (``pip install "bcast[array-api]"``;
+Dask: ``pip install "bcast[dask]"``); without it, such an array is a :class:`MissingExtraError`
 (a ``TypeError`` and an ``ImportError``) that says so.
 
 >>> import numpy as np

@@ -2,7 +2,7 @@
 
 ``bcast.onnx.backend`` implements ``onnx.backend.base.Backend``; ``Plan.to_onnx``
 (:mod:`bcast.onnx.lowering`) emits a graph that realises a plan. Both need the ``onnx``
-package (``pip install bcast[onnx]``), which is imported when one of their names is first
+package (``pip install "bcast[onnx]"``), which is imported when one of their names is first
 used: ``import bcast`` (or ``import bcast.onnx``) alone never imports it.
 """
 

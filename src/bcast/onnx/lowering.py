@@ -467,7 +467,7 @@ def plan_to_onnx(
 ) -> onnx.ModelProto | onnx.GraphProto:
     """An ONNX model, or graph, that broadcasts data as ``plan`` does (the module docstring says how).
 
-    Needs the ``onnx`` package (``pip install bcast[onnx]``); imported here, not before.
+    Needs the ``onnx`` package (``pip install "bcast[onnx]"``); imported here, not before.
 
     Parameters
     ----------
@@ -506,7 +506,7 @@ def plan_to_onnx(
     try:
         import onnx.helper  # noqa: F401  # the one place that says what is missing
     except ImportError as e:
-        raise ImportError(f"plan_to_onnx needs the onnx package (pip install bcast[onnx]): {e}") from e
+        raise ImportError(f'plan_to_onnx needs the onnx package (pip install "bcast[onnx]"): {e}') from e
     _check_plan(plan)
     opts = _options(
         plan, opset, data_name, output_name, target_name, target_input, graph_name, name_prefix, as_model, dtype, check
