@@ -697,10 +697,14 @@ RULE_VIOLATIONS = cases(
     ),
     ("axes-out-of-range", Bad(_axes((2, 4), (2, 4), [2]), BE, "axes", ("(2, 4)",), 2, accepted=r"0\.\.1")),
     ("axes-huge", Bad(_axes((3,), (2, 3), [2**64]), BE, "axes", ("(3,)", "(2, 3)"), accepted=r"0\.\.1")),
-    ("axes-duplicate", Bad(_axes((4,), (2, 3, 4), [0, 0]), BE, "axes", ("(4,)", "(2, 3, 4)"), 0, accepted=r"once")),
+    # broadcast_axes is nGraph's AxisSet: a repeated axis counts once, the order does not matter
+    (
+        "axes-duplicate",
+        Bad(_axes((4,), (2, 3, 4), [0, 0]), BE, "axes", ("(4,)", "(2, 3, 4)"), accepted=r"data of shape \[3,4\]"),
+    ),
     (
         "axes-unsorted",
-        Bad(_axes((4,), (2, 3, 4), [1, 0]), BE, "axes", ("(4,)", "(2, 3, 4)"), 0, accepted=r"increasing"),
+        Bad(_axes((3,), (2, 3, 4), [1, 0]), BE, "axes", ("(3,)", "(2, 3, 4)"), 2, accepted=r"data of shape \[4\]"),
     ),
     ("axes-negative", Bad(_axes((3, 4), (2, 3, 4), [-3]), BE, "axes", ("(3, 4)", "(2, 3, 4)"), accepted=r"0\.\.2")),
     ("axes-scalar-target", Bad(_axes((3,), (), [0]), BE, "axes", ("(3,)", "()"), 0, accepted=r"scalar")),
@@ -763,12 +767,11 @@ RULE_VIOLATIONS = cases(
     (
         "broadcast_like-initial-duplicate",
         Bad(
-            lambda: bcast.broadcast_like(X3, (4, 4, 3), initial_broadcast_axes=[0, 0]),
+            lambda: bcast.broadcast_like(X3, (4, 4, 3), initial_broadcast_axes=[0, 0]),  # an AxisSet: 0 once
             BE,
             "like",
             ("(3,)", "(4, 4, 3)"),
-            0,
-            accepted=r"once",
+            accepted=r"data of shape \[4,3\]",
         ),
     ),
     (
@@ -1324,8 +1327,9 @@ def _failing_calls_with_inputs() -> dict[str, Callable[[np.ndarray, list[int]], 
         "broadcast_to-clash": lambda x, axes: bcast.broadcast_to(x, (2, 4)),
         "broadcast_to-copy-clash": lambda x, axes: bcast.broadcast_to(x, (2, 4), copy=True),
         "explicit-unsorted": lambda x, axes: bcast.broadcast_to(x, (3, 3), "explicit", axes_mapping=axes, copy=True),
-        "axes-unsorted": lambda x, axes: bcast.broadcast_to(x, (3, 3, 3), "axes", broadcast_axes=axes),
-        "broadcast_like-unsorted": lambda x, axes: bcast.broadcast_like(x, (3, 3, 3), initial_broadcast_axes=axes),
+        # unsorted broadcast_axes are valid (an AxisSet); the target's last dim 4 refuses the data (3,)
+        "axes-unsorted": lambda x, axes: bcast.broadcast_to(x, (3, 3, 4), "axes", broadcast_axes=axes),
+        "broadcast_like-unsorted": lambda x, axes: bcast.broadcast_like(x, (3, 3, 4), initial_broadcast_axes=axes),
         "materialize-wrong-shape": lambda x, axes: bcast.plan((3,), (2, 3)).materialize(x.reshape(3, 1)),
         "backward-wrong-shape": lambda x, axes: bcast.plan((1,), (3,)).backward(x.reshape(1, 3)),
         "unbroadcast-clash": lambda x, axes: bcast.unbroadcast(x, (2,)),

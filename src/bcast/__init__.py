@@ -11,13 +11,15 @@ Shape('[1,16,50,50]')
 Limits on input (so that no argument can make a call hang or exhaust memory):
 :data:`MAX_RANK` (32768) dims per shape and entries per axis list, :data:`MAX_DIM`
 (``2**63 - 1``) per dim; past them a call raises :class:`BroadcastError` naming the value and the
-limit. Arrays made by :func:`broadcast_to`, :func:`expand` and :func:`broadcast_like` have at most
-NumPy's 64 dims.
+limit. Arrays made by :func:`broadcast_to`, :func:`broadcast_arrays`, :func:`expand` and
+:func:`broadcast_like` have at most NumPy's 64 dims.
 """
 
 from __future__ import annotations
 
 from .api import (
+    ResultShape,
+    broadcast_arrays,
     broadcast_like,
     broadcast_shapes,
     broadcast_to,
@@ -59,9 +61,11 @@ __all__ = [
     "ElementwisePlan",
     "IntegerOverflowError",
     "Plan",
+    "ResultShape",
     "Shape",
     "Tri",
     "__version__",
+    "broadcast_arrays",
     "broadcast_like",
     "broadcast_shapes",
     "broadcast_to",

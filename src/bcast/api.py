@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from .cache import NO_KEY
-from .dims import Shape, ShapeLike, given_text
+from .constraints import Constraints
+from .dims import Dim, Shape, ShapeLike, given_text
 from .engines import engine_for
+from .engines import view as engine_view
 from .engines.arrays import broadcast_view, check_output_rank, expand, operand
-from .engines.foreign import backend_of, shape_of
+from .engines.foreign import backend_of, foreign_namespace, shape_of
 from .engines.memory import out_of_memory
 from .engines.numpy import as_array, materialize, view
 from .errors import BroadcastError, brief
@@ -21,6 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
 
 __all__ = [
+    "ResultShape",
+    "broadcast_arrays",
     "broadcast_like",
     "broadcast_shapes",
     "broadcast_to",
@@ -36,6 +40,34 @@ __all__ = [
 ELEMENTWISE_PLANS = ELEMENTWISE
 #: The most operands one elementwise call takes.
 MAX_OPERANDS = MAX_OPERANDS
+
+
+class ResultShape(Shape):
+    """A :class:`Shape` that carries what its symbols must satisfy for it to hold.
+
+    Returned by :func:`broadcast_shapes` and :func:`infer`; it equals, hashes and prints as
+    the plain shape, so it is used wherever a :class:`Shape` is.
+
+    >>> import bcast
+    >>> s = bcast.broadcast_shapes("[N,3]", "[4,1]")
+    >>> s, s.constraints
+    (Shape('[4,3]'), Constraints(['N in {1, 4}']))
+    >>> s == bcast.Shape("[4,3]") == (4, 3)
+    True
+    >>> bcast.broadcast_shapes((2, 1), (3,)).constraints
+    Constraints([])
+    """
+
+    __slots__ = ("constraints",)
+    constraints: Constraints
+
+    @classmethod
+    def of(cls, shape: Shape, constraints: Constraints) -> ResultShape:
+        """``shape`` (its dims shared, not copied) with ``constraints``."""
+        r = cls.__new__(cls)
+        r._dims = shape._dims
+        r.constraints = constraints
+        return r
 
 
 def plan(
@@ -109,15 +141,21 @@ def infer(
     Shape('[2,3,6]')
     >>> bcast.infer("[?,3]", "[2..4,N]")
     Shape('[2..4,3]')
+
+    The result carries what the symbols must satisfy (:class:`ResultShape`):
+
+    >>> bcast.infer("[N,1]", "[4,5]").constraints
+    Constraints(['N in {1, 4}'])
     """
-    return make_plan(
+    al = make_plan(
         data_shape,
         target_shape,
         mode,
         axes_mapping=axes_mapping,
         axis=axis,
         broadcast_axes=broadcast_axes,
-    ).output_shape
+    )
+    return ResultShape.of(al.output_shape, al.constraints)
 
 
 def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> ElementwisePlan:
@@ -134,24 +172,79 @@ def elementwise_plan(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
     return as_elementwise_plan(align_elementwise(shapes, mode, axis))
 
 
-def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> Shape:
+@overload
+def broadcast_shapes(
+    *shapes: Shape | str | int | tuple[int, ...] | list[int], mode: str = "numpy", axis: int = -1
+) -> ResultShape: ...
+@overload
+def broadcast_shapes(
+    *shapes: ShapeLike, mode: str = "numpy", axis: int = -1
+) -> ResultShape | tuple[int | None, ...]: ...
+def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) -> ResultShape | tuple[int | None, ...]:
     """The shape that elementwise operands broadcast to.
 
     ``numpy`` (multidirectional, ONNX and NumPy) takes any number of shapes; ``pdpd``,
-    ``legacy`` and ``none`` take two (A, B).
+    ``legacy`` and ``none`` take two (A, B). The result is a :class:`ResultShape`: a
+    :class:`Shape` whose ``.constraints`` say what its symbols must satisfy.
 
     >>> import bcast
     >>> bcast.broadcast_shapes((1, 4, 5), (2, 3, 1, 1))
     Shape('[2,3,4,5]')
-    >>> bcast.broadcast_shapes("[N,3]", "[4,1]")
-    Shape('[4,3]')
+    >>> s = bcast.broadcast_shapes("[N,3]", "[4,1]")
+    >>> s, s.constraints
+    (Shape('[4,3]'), Constraints(['N in {1, 4}']))
+
+    The Array API form: shapes given as tuples (or lists) of ints and ``None`` (a dim of
+    unknown size) give a plain tuple. The standard (2025.12, ``broadcast_shapes``) says
+    that "dimensions of unknown size must be propagated to the returned shape": an output
+    axis where any operand has ``None`` is ``None``, whether the others are 1 or larger
+    (array-api-extra does the same). The known sizes must still agree with each other.
+
+    >>> bcast.broadcast_shapes((2, None), (1, 3))
+    (2, None)
+    >>> bcast.broadcast_shapes((None, 1), (4, 3), (3,))
+    (None, 3)
+    >>> bcast.broadcast_shapes([None], [1])
+    (None,)
+    >>> bcast.broadcast_shapes((None, 3), (4,))
+    Traceback (most recent call last):
+    ...
+    bcast.errors.BroadcastError: numpy: shapes (?, 3) and (4,) cannot be broadcast together: ...
+
+    (bcast's own form is sharper: ``"[?,3]"`` with ``"[4,3]"`` gives ``[4,3]``, since the
+    unknown dim can only be 1 or 4 there.)
     """
     key = elementwise_key(shapes, mode, axis)
     if key is not NO_KEY:  # the hot path: one dictionary look-up
         ea = ELEMENTWISE.get(key)
         if ea is not None:
-            return ea.output_shape
-    return align_elementwise(shapes, mode, axis).output_shape
+            return ResultShape.of(ea.output_shape, ea.constraints)
+    if any(_has_none(s) for s in shapes):
+        return _array_api_shapes(shapes, mode, axis)
+    ea = align_elementwise(shapes, mode, axis)
+    return ResultShape.of(ea.output_shape, ea.constraints)
+
+
+def _has_none(shape: object) -> bool:
+    """Whether ``shape`` is in the Array API form with an unknown dim (``None``); by identity, no ``__eq__`` called."""
+    return isinstance(shape, (tuple, list)) and any(d is None for d in shape)
+
+
+def _array_api_shapes(shapes: tuple[ShapeLike, ...], mode: str, axis: int) -> tuple[int | None, ...]:
+    """:func:`broadcast_shapes` of Array API shapes (``None`` for an unknown size): a tuple, ``None`` where unknown."""
+    unknown = Dim("?")
+    given = tuple(tuple(unknown if d is None else d for d in s) if isinstance(s, (tuple, list)) else s for s in shapes)
+    ea = align_elementwise(given, mode, axis)
+    out: list[int | None] = [int(d) if d.is_static else None for d in ea.output_shape.dims]
+    for s, op in zip(shapes, ea.operands, strict=True):
+        if not (isinstance(s, (tuple, list)) and _has_none(s)):
+            continue
+        mapping = op.axes_mapping or ()
+        for j, d in enumerate(s):
+            k = mapping[j] if j < len(mapping) else None
+            if d is None and k is not None:
+                out[k] = None
+    return tuple(out)
 
 
 def broadcast_to(
@@ -163,8 +256,13 @@ def broadcast_to(
     axis: int = -1,
     broadcast_axes: Any = None,
     copy: bool = False,
+    subok: bool = False,
 ) -> np.ndarray:
     """Broadcast ``x`` to ``target_shape`` in ``mode``: a read-only view, or a copy.
+
+    ``subok=True`` keeps an ndarray subclass (``np.matrix``, a masked array...) as
+    ``np.broadcast_to`` does; by default the result is a plain ndarray. Another library's
+    array (PyTorch, CuPy, JAX, Dask...) is broadcast on its own engine, in its own namespace.
 
     >>> import bcast, numpy as np
     >>> bcast.broadcast_to(np.array([1, 2]), (2, 3, 2), "explicit", axes_mapping=[1])
@@ -178,6 +276,7 @@ def broadcast_to(
     """
     if not isinstance(copy, bool):
         raise TypeError(f"copy must be True or False, got {type(copy).__name__} {brief(copy)}")
+    _check_subok(subok)
     try:
         if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:  # torch, cupy, jax, dask...
             shape = shape_of(x, str(mode))  # an Array API array: its shape as ints (Dask: checked known)
@@ -186,32 +285,115 @@ def broadcast_to(
             )
             return engine.materialize(fp, x) if copy else engine.view(fp, x)  # type: ignore[no-any-return]
         arr = x if type(x) is np.ndarray else as_array(x)
+        base = arr if type(arr) is np.ndarray else arr.view(np.ndarray)  # a subclass: its data, as a plain ndarray
         p = make_plan(
             arr.shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes
         )
         check_output_rank(p)
-        return materialize(p, arr) if copy else view(p, arr)
+        result = materialize(p, base) if copy else view(p, base)
+        return _as_subclass(arr, result) if subok else result
     except MemoryError as e:  # the last resort: every copy is checked before it is made
         err = out_of_memory("broadcast_to", (x,), e)
     raise err  # outside the except block: no MemoryError chained to it
 
 
-def broadcast_like(x: npt.ArrayLike, like_shape: ShapeLike, initial_broadcast_axes: Any = None) -> np.ndarray:
-    """nGraph v0 ``BroadcastLike``: ``x`` broadcast to ``like_shape`` (a read-only view).
+def _check_subok(subok: object) -> None:
+    if not isinstance(subok, (bool, np.bool_)):
+        raise TypeError(f"subok must be True or False, got {type(subok).__name__} {brief(subok)}")
 
+
+def _as_subclass(original: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """``result`` viewed as ``original``'s ndarray subclass, finalized from ``original`` (as NumPy's ``subok``)."""
+    if type(original) is type(result):
+        return result
+    out = result.view(type(original))
+    out.__array_finalize__(original)
+    return out
+
+
+def broadcast_arrays(*arrays: Any, subok: bool = False) -> tuple[Any, ...]:
+    """NumPy's ``broadcast_arrays``: the arrays broadcast against each other (multidirectional).
+
+    A tuple (as NumPy 2 returns), one entry per array, all of the common shape. An array that
+    already has that shape comes back as it is; the others are views that share its memory.
+    As in NumPy, those views report themselves writeable when their array is, but writing
+    to one warns (``DeprecationWarning``; reading ``flags.writeable`` warns ``FutureWarning``)
+    and they export read-only buffers; set ``flags.writeable`` to opt out of the warning. A
+    read-only array gives a read-only view. ``subok=True`` keeps ndarray subclasses. Another
+    library's array (PyTorch, array_api_strict...) is broadcast on its own engine and stays in
+    its own namespace. Incompatible shapes raise :class:`BroadcastError`, a ``ValueError``.
+
+    >>> import bcast, numpy as np
+    >>> x, y = bcast.broadcast_arrays(np.array([[1, 2, 3]]), np.array([[4], [5]]))
+    >>> x
+    array([[1, 2, 3],
+           [1, 2, 3]])
+    >>> y
+    array([[4, 4, 4],
+           [5, 5, 5]])
+    """
+    _check_subok(subok)
+    ops: list[Any] = []
+    for i, a in enumerate(arrays):
+        if foreign_namespace(a) is not None:
+            ops.append(a)
+            continue
+        arr = as_array(a, f"arrays[{i}]")
+        ops.append(arr if subok or type(arr) is np.ndarray else arr.view(np.ndarray))
+    shapes = [shape_of(a, "numpy") for a in ops]
+    out = align_elementwise(tuple(shapes)).output_shape.to_tuple() if ops else ()
+    result: list[Any] = []
+    for a, shape in zip(ops, shapes, strict=True):
+        if shape == out:
+            result.append(a)
+            continue
+        p = make_plan(shape, out, "numpy")
+        if not isinstance(a, np.ndarray):  # another library's array, on its engine
+            result.append(engine_view(p, a))
+            continue
+        v = view(p, a if type(a) is np.ndarray else a.view(np.ndarray))
+        v = _as_subclass(a, v) if subok else v
+        if getattr(a.flags, "_writeable_no_warn", False):  # NumPy's compatibility: writeable, warning on write
+            v.flags.writeable = True
+            setattr(v.flags, "_warn_on_write", True)  # noqa: B010 - a private flag the stubs do not declare
+        result.append(v)
+    return tuple(result)
+
+
+def broadcast_like(x: npt.ArrayLike, like: Any, initial_broadcast_axes: Any = None) -> np.ndarray:
+    """nGraph v0 ``BroadcastLike``: ``x`` broadcast to the shape of ``like`` (a read-only view).
+
+    ``like`` is a shape, or an array (NumPy's or another library's) whose shape is taken. A
+    1-D integer NumPy array is a shape, as in every shape argument of bcast (``np.array([3, 2])``
+    is the shape ``(3, 2)``): to broadcast like such an array, pass its ``.shape``.
     With no initial axes, ``x`` is left-aligned: a data dim 1 under a larger like dim
     and every like axis past the data's rank are broadcast (nGraph's designed rule).
+    ``initial_broadcast_axes`` is an axis set: order does not matter, a repeat counts once.
 
     >>> import bcast, numpy as np
     >>> bcast.broadcast_like(np.array([1, 2, 3]), (3, 2))
     array([[1, 1],
            [2, 2],
            [3, 3]])
+    >>> bcast.broadcast_like(np.array([1, 2, 3]), np.zeros((3, 2))).shape
+    (3, 2)
     """
+    like_shape = shape_of(like, "like") if _is_array(like) else like
     initial = (
         None if initial_broadcast_axes is None else read_axes(initial_broadcast_axes, "initial_broadcast_axes", "like")
     )
     return broadcast_view(x, like_shape, "like", broadcast_axes=initial)
+
+
+def _is_array(x: object) -> bool:
+    """Whether ``x`` stands for its own shape: another library's array, or a NumPy array or scalar
+    that is not a shape already (a 1-D integer array and an integer are read as shapes, as in
+    every shape argument of bcast)."""
+    if isinstance(x, np.ndarray):
+        return not (x.ndim == 1 and x.dtype.kind in "iu")
+    if isinstance(x, np.generic):
+        return not isinstance(x, np.integer)
+    return foreign_namespace(x) is not None
 
 
 def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:

@@ -3,17 +3,42 @@
 ``broadcast_axes`` are the output axes that are *new*; the data must equal the output
 with those axes removed, exactly: no 1 is ever stretched. ``BroadcastLike`` derives the
 axes from a "like" shape by nGraph's designed rule (reference/ngraph-paddle.md section 2).
+
+``broadcast_axes`` is nGraph's ``AxisSet``: a set, so its order does not matter and a
+repeated axis counts once; it is read as its sorted unique axes. A negative or
+out-of-range axis is still an error.
 """
 
 from __future__ import annotations
 
 from ..alignment import Alignment, Realign
 from ..constraints import Constraint
-from ..dims import Shape, Tri, dim_text, shape_text
+from ..dims import Shape, Tri, dim_text, int_text, shape_text
 from ..merge import merge_equal
-from .common import Ctx, axes_text, check_axes
+from .common import Ctx, axes_text
 
-__all__ = ["like_axes", "plan_axes", "plan_like"]
+__all__ = ["axis_set", "like_axes", "plan_axes", "plan_like"]
+
+
+def axis_set(axes: tuple[int, ...], name: str, rank: int | None, ctx: Ctx) -> tuple[int, ...]:
+    """nGraph's ``AxisSet``: ``axes`` checked in range (each as given), then sorted, each once.
+
+    >>> axis_set((2, 0, 2), "broadcast_axes", 3, Ctx("axes", "[3]", "[2,3,4]"))
+    (0, 2)
+    """
+    for i, a in enumerate(axes):
+        if a < 0:
+            raise ctx.error(
+                f"{name}[{i}] = {int_text(a)} is negative",
+                accepted="axes counted from 0 in the output" + (f", i.e. 0..{rank - 1}" if rank else ""),
+            )
+        if rank is not None and a >= rank:
+            raise ctx.error(
+                f"{name}[{i}] = {int_text(a)} is out of range for the output of rank {rank}",
+                axis=a,
+                accepted=f"axes 0..{rank - 1}" if rank else "no axis at all (the target is a scalar)",
+            )
+    return tuple(sorted(set(axes)))
 
 
 def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, replan: Realign | None = None) -> Alignment:
@@ -24,8 +49,8 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, repla
 
     replan = replan or again
 
+    axes = axis_set(axes, "broadcast_axes", target.rank, ctx)
     attrs = {"broadcast_axes": axes}
-    check_axes(axes, "broadcast_axes", target.rank, ctx, want="the output")
     if target.rank is None or data.rank is None:
         return ctx.align(data, target, target, None, (), replan, attrs)
     new = set(axes)
