@@ -28,7 +28,7 @@ demo: $(BIN)/python
 	@$(BIN)/bcast check --sample; status=$$?; test $$status -eq 1 || { echo "demo: expected exit status 1 from check, got $$status"; exit 1; }
 	@echo
 	@echo '== 2. bcast explain: a worked example of the OpenVINO Broadcast-1 text (explicit mode), which broadcasts; exits 0'
-	@$(BIN)/bcast explain "[16]" "[1,16,50,50]" --mode explicit --axes-mapping 1
+	@$(BIN)/bcast explain "[16]" --to "[1,16,50,50]" --mode explicit --axes-mapping 1
 	@echo
 	@echo '== 3. bcast explain on two shapes that do NOT broadcast ([2,3] and [4,3,3]): it explains the clash and exits 1, on purpose'
 	@$(BIN)/bcast explain "[2,3]" "[4,3,3]"; status=$$?; test $$status -eq 1 || { echo "demo: expected exit status 1 from explain, got $$status"; exit 1; }

@@ -194,7 +194,7 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
     rc, out, _ = _run(capsys, "check", "--sample", "--json")
     assert rc == 1
     payload = json.loads(out)
-    # the schema of docs/checker.md, version 2
+    # the schema of docs/checker.md, version 3
     assert list(payload) == [
         "version",
         "model",
@@ -207,7 +207,7 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
         "constraints",
         "unchecked",
     ]
-    assert payload["version"] == 2 and payload["clean"] is False and payload["format"] == "onnx"
+    assert payload["version"] == 3 and payload["clean"] is False and payload["format"] == "onnx"
     assert payload["model"] == sample_model_path()
     assert payload["summary"] == {
         "broadcasting_nodes": 7,
@@ -654,9 +654,12 @@ def test_quiet_prints_only_problem_lines(capsys: pytest.CaptureFixture[str]) -> 
     rc, out, err = _run(capsys, "check", "--sample", "--quiet")
     assert rc == 1 and err == ""
     lines = out.splitlines()
-    assert len(lines) == len(check(sample_model_path()).problems) == 3
+    report = check(sample_model_path())
+    assert len(lines) == len(report.problems) + len(report.constraints) + 1 == 6  # the combined result last
     assert all(ln.startswith(f"{sample_model_path()}: ") for ln in lines)
     assert lines[0].startswith(f"{sample_model_path()}: add_mask (Add): cannot-broadcast: ")
+    assert lines[3] == f"{sample_model_path()}: symbol N: {{1, 4}} (from gate)"
+    assert lines[-1] == f"{sample_model_path()}: 3 problems (1 error, 2 warnings) from 3 root causes"
     if LIGHT:
         rc, out, _ = _run(capsys, "check", LIGHT[0], "--quiet")
         assert (rc, out) == (0, "")
@@ -806,10 +809,13 @@ EXPLAIN_ERRORS = [
     # argv, row labels, clash axis, the dims at the clash
     (["[2,3]", "[4,3,3]"], ("operand 0", "operand 1"), 1, {"2", "3"}),
     (["[1,4,5]", "[2,3,1,1]", "[6]"], ("operand 0", "operand 1", "operand 2"), 3, {"5", "1", "6"}),
-    (["[3,1,5]", "[4,4,5]", "--mode", "numpy"], ("data", "target"), 0, {"3", "4"}),
-    (["[3,4]", "[3,5,6]", "--mode", "explicit", "--axes-mapping", "0,1"], ("data", "target"), 1, {"4", "5"}),
-    (["[3,5]", "[2,3,4,5]", "--mode", "pdpd"], ("A", "B"), 2, {"3", "4"}),
-    (["[3,4]", "[2,3,5,5]", "--mode", "pdpd", "--axis", "1"], ("A", "B"), 2, {"4", "5"}),
+    (["[3,1,5]", "--to", "[4,4,5]", "--mode", "numpy"], ("data", "target"), 0, {"3", "4"}),
+    (["[3,4]", "--to", "[3,5,6]", "--mode", "explicit", "--axes-mapping", "0,1"], ("data", "target"), 1, {"4", "5"}),
+    (["[3,5]", "--to", "[2,3,4,5]", "--mode", "pdpd"], ("A", "B"), 2, {"3", "4"}),
+    (["[3,4]", "--to", "[2,3,5,5]", "--mode", "pdpd", "--axis", "1"], ("A", "B"), 2, {"4", "5"}),
+    # the elementwise form of pdpd: A then B, B into A at --axis, as bcast.broadcast_shapes
+    (["[2,3,4,5]", "[3,5]", "--mode", "pdpd"], ("A", "B"), 2, {"3", "4"}),
+    (["[2,3,5,5]", "[3,4]", "--mode", "pdpd", "--axis", "1"], ("A", "B"), 2, {"4", "5"}),
 ]
 
 
@@ -822,6 +828,8 @@ def test_explain_marks_the_clash(
     shapes = [tuple(int(d) for d in s.strip("[]").split(",")) for s in argv if s.startswith("[")]
     if "explicit" in argv:
         assert _ov_rejects(shapes[0], shapes[1], "explicit", (0, 1))
+    elif "pdpd" in argv and "--to" not in argv:
+        pass  # the same shapes as the data -> target cases above, as A B
     elif "pdpd" in argv:
         if "--axis" not in argv:
             assert _ov_rejects(shapes[0], shapes[1], "pdpd", None)
@@ -852,10 +860,11 @@ def _replicated_mask(data: tuple[int, ...], out: tuple[int, ...], placed: tuple[
 
 SVGS = [
     # argv, output shape, operands (shape, shape placed at the output's rank)
-    (["[3,1]", "[2,3,4]", "--mode", "numpy"], (2, 3, 4), [((3, 1), (1, 3, 1))]),
+    (["[3,1]", "--to", "[2,3,4]", "--mode", "numpy"], (2, 3, 4), [((3, 1), (1, 3, 1))]),
+    (["[3,1]", "--to", "[2,3,4]"], (2, 3, 4), [((3, 1), (1, 3, 1))]),
     (["[1,4,5]", "[2,3,1,1]"], (2, 3, 4, 5), [((1, 4, 5), (1, 1, 4, 5)), ((2, 3, 1, 1), (2, 3, 1, 1))]),
     (["[4,1]", "[4]", "[2,1,1]"], (2, 4, 4), [((4, 1), (1, 4, 1)), ((4,), (1, 1, 4)), ((2, 1, 1), (2, 1, 1))]),
-    (["[3]", "[2,3,4]", "--mode", "explicit", "--axes-mapping", "1"], (2, 3, 4), [((3,), (1, 3, 1))]),
+    (["[3]", "--to", "[2,3,4]", "--mode", "explicit", "--axes-mapping", "1"], (2, 3, 4), [((3,), (1, 3, 1))]),
     (["[1]", "[5]"], (5,), [((1,), (1,)), ((5,), (5,))]),
 ]
 
@@ -890,7 +899,7 @@ def test_explain_svg(
 
 def test_explain_svg_counts_for_a_small_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # [3,1] -> [2,3,4]: the grid is axes 1, 2 (3 x 4); axis 2 is a stretched 1, so 3 rows x 3 columns are copies.
-    _run(capsys, "explain", "[3,1]", "[2,3,4]", "--mode", "numpy", "--svg", str(tmp_path / "b.svg"))
+    _run(capsys, "explain", "[3,1]", "--to", "[2,3,4]", "--mode", "numpy", "--svg", str(tmp_path / "b.svg"))
     text = (tmp_path / "b.svg").read_text()
     assert text.count('fill="url(#hatch)"') == 9
     assert "replicated along output axes 0, 2" in text
@@ -903,8 +912,9 @@ def test_explain_svg_unwritable(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 INFER = [
     (["[N,1]", "[4,5]"], "[4,5]", "N", lambda n: _numpy_broadcasts((n, 1), (4, 5))),
-    (["[N]", "[4]", "--mode", "numpy"], "[4]", "N", lambda n: _broadcasts_to((n,), (4,))),
-    (["[4]", "[N]", "--mode", "numpy"], "[4]", "N", lambda n: _broadcasts_to((4,), (n,))),
+    (["[N]", "--to", "[4]", "--mode", "numpy"], "[4]", "N", lambda n: _broadcasts_to((n,), (4,))),
+    (["[4]", "--to", "[N]"], "[4]", "N", lambda n: _broadcasts_to((4,), (n,))),
+    (["[4]", "[N]", "--mode", "numpy"], "[4]", "N", lambda n: _numpy_broadcasts((4,), (n,))),
     (["[N,3]", "[5,1]"], "[5,3]", "N", lambda n: _numpy_broadcasts((n, 3), (5, 1))),
     (["[2,N,1]", "[6]", "[3,1]"], "[2,3,6]", "N", lambda n: _numpy_broadcasts((2, n, 1), (6,), (3, 1))),
 ]

@@ -67,7 +67,7 @@ def test_infer_elementwise(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_explain_explicit(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", "[512,512]", "[8,512,512,16]", "--mode", "explicit", "--axes-mapping", "1,2"]) == 0
+    assert main(["explain", "[512,512]", "--to", "[8,512,512,16]", "--mode", "explicit", "--axes-mapping", "1,2"]) == 0
     out = capsys.readouterr().out
     assert "output axis 0 (8) is new" in out and "output axis 3 (16) is new" in out
 
@@ -75,15 +75,17 @@ def test_explain_explicit(capsys: pytest.CaptureFixture[str]) -> None:
 def test_error_exit_code_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["infer", "[3]", "[2]"]) == 1
     assert "output axis 0" in capsys.readouterr().err
-    assert main(["infer", "[3,1]", "[2,4]", "--mode", "numpy", "--json"]) == 1
+    assert main(["infer", "[3,1]", "--to", "[2,4]", "--mode", "numpy", "--json"]) == 1
     err = json.loads(capsys.readouterr().out)["error"]
-    assert err["axis"] == 0 and err["dims"] == ["3", "2"] and err["mode"] == "numpy"
+    assert err["axis"] == 0 and err["dims"] == [3, 2] and err["mode"] == "numpy"
+    assert err["shapes"] == [[3, 1], [2, 4]]
 
 
 def test_json_plan(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["infer", "[3]", "[2,3]", "--mode", "axes", "--broadcast-axes", "0", "--json"]) == 0
+    assert main(["infer", "[3]", "--to", "[2,3]", "--mode", "axes", "--broadcast-axes", "0", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["output_shape"] == "[2,3]" and d["axes_mapping"] == [1] and d["broadcast_axes"] == [0]
+    assert d["output_shape"] == [2, 3] and d["axes_mapping"] == [1] and d["broadcast_axes"] == [0]
+    assert d["form"] == "data-to-target" and d["data_shape"] == [3] and d["target_shape"] == [2, 3]
 
 
 def test_module_entry_point_runs_the_tour() -> None:

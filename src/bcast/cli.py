@@ -17,38 +17,118 @@ from .files import show
 
 __all__ = ["main"]
 
-_EPILOG = """examples:
+_EXIT = """exit status, the same for every command: 0 success (a clean model, shapes that broadcast),
+1 problems found (a model's problems, shapes that clash), 2 a usage error or unreadable input
+(a bad argument or mode, a shape that cannot be read, a model that cannot be read or is no valid
+graph), 3 an internal error (a bug of bcast: rerun with --debug and report it)
+"""
+
+_EPILOG = (
+    """examples:
   bcast check model.onnx                       every broadcasting node of an ONNX model, and its problems
   bcast check model.xml --json                 the same for an OpenVINO IR (.xml + .bin), as JSON
   bcast check --sample                         the sample model shipped with bcast (it has a bug)
-  bcast infer "[16,1,1]" "[1,16,50,50]"        numpy mode: -> [1,16,50,50]
-  bcast infer "[N,1]" "[4,5]"                  prints the shape and: N in {1, 4}
-  bcast explain "[512,512]" "[8,512,512,16]" --mode explicit --axes-mapping 1,2
+  bcast infer "[3,1]" "[1,4]"                  elementwise operands A B: -> [3,4]
+  bcast infer "[16,1,1]" --to "[1,16,50,50]"   data -> target: -> [1,16,50,50]
+  bcast explain "[512,512]" --to "[8,512,512,16]" --mode explicit --axes-mapping 1,2
   bcast explain "[1,4,5]" "[2,3,1,1]" --svg b.svg   elementwise operands, and a picture
 
-exit status: 0 success (a clean model, shapes that broadcast), 1 problems found (a model's
-problems, shapes that clash), 2 bad input (a model that cannot be read or is no valid graph,
-a bad argument), 3 an internal error (a bug of bcast: rerun with --debug and report it)
+`bcast check` reads ONNX models with the onnx package: pip install "bcast[onnx]"
 
+"""
+    + _EXIT
+    + """
 limits: a SHAPE argument has at most 64 dims and 4096 characters; see `bcast check --help`
 for the limits on models
 """
+)
 
 _CHECK_EPILOG = """examples:
   bcast check model.onnx            a report: nodes, symbolic dims, problems
   bcast check model.xml --json      OpenVINO IR (the .bin beside it), machine-readable
-  bcast check model.onnx --quiet    one line per problem, nothing else
+  bcast check model.onnx --quiet    one line per problem, then the combined result; nothing when clean
+  bcast check model.onnx --quiet --json   only the problems and the verdict, as JSON
+  bcast check model.onnx --html r.html    also write the report as an HTML page
   bcast check --sample              the sample model shipped with bcast
 
+ONNX models need the onnx package: pip install "bcast[onnx]" (OpenVINO IR needs nothing more)
+
 exit status: 0 no problems, 1 problems found, 2 the model cannot be read (missing, not a regular
-file, too large, truncated, not a model, not a valid graph), 3 an internal error (a bug of bcast:
-rerun with --debug for the traceback, and report it)
+file, too large, truncated, not a model, not a valid graph) or a usage error, 3 an internal error
+(a bug of bcast: rerun with --debug for the traceback, and report it)
 
 limits: only regular files are read (no FIFO, device or directory); an .onnx file of at most
 2 GiB (protobuf's limit; external data files are never read); an IR .xml of at most 128 MiB (its
 .bin is read only for the few small constants that give shapes); ranks and constant shapes of at
 most 64 values; TensorIterator/Loop/If bodies nested at most 32 deep
 """
+
+#: what each mode does in each form: (A B ..., DATA --to TARGET); every mode of bcast.MODES (a test checks it)
+_MODE_HELP = {
+    "numpy": (
+        "multidirectional (NumPy, ONNX), any number of operands",
+        "one-directional (Broadcast-1 numpy, ONNX unidirectional)",
+    ),
+    "bidirectional": ("two operands, as numpy", "DATA * ones(TARGET) (Broadcast-3, ONNX Expand)"),
+    "pdpd": ("B broadcast into A starting at --axis (-1: right-aligned), B -> A only", "DATA is B, TARGET is A"),
+    "legacy": (
+        "ONNX opset 1-6 broadcast=1: B broadcast into A at --axis (-1: right-aligned)",
+        "DATA is B, TARGET is A",
+    ),
+    "none": ("the shapes must be equal", "DATA must equal TARGET"),
+    "explicit": (None, "DATA axis i lands on TARGET axis --axes-mapping[i]"),
+    "axes": (None, "nGraph Broadcast, output = TARGET; --broadcast-axes are the new output axes"),
+    "like": (None, "nGraph BroadcastLike; --broadcast-axes are the initial axes"),
+}
+
+
+def _mode_lines(mode: str) -> str:
+    both, one_way = _MODE_HELP[mode]
+    operands = "A B [C ...]" if mode == "numpy" else "A B"
+    first = f"{operands}: {both}" if both else "needs --to (there is no elementwise form)"
+    return f"  {mode:<14} {first}\n  {'':<14} DATA --to TARGET: {one_way}"
+
+
+def _shapes_description(name: str) -> str:
+    what = {
+        "infer": "Print the output shape, then one line per constraint on a symbolic dim.",
+        "explain": "Show how the shapes line up, what is replicated, and where they clash.",
+    }[name]
+    modes = "\n".join(_mode_lines(m) for m in _MODE_HELP)
+    return f"""{what}
+
+two forms:
+  elementwise     bcast {name} A B [C ...]      the operands of one elementwise operation,
+                  as bcast.broadcast_shapes(A, B, ..., mode=, axis=) / bcast.elementwise_plan
+  data -> target  bcast {name} DATA --to TARGET  DATA broadcast to TARGET,
+                  as bcast.infer(DATA, TARGET, mode, ...) / bcast.plan
+
+modes (--mode; numpy, the default, means the same as no --mode in each form):
+{modes}
+"""
+
+
+def _shapes_epilog(name: str) -> str:
+    if name == "infer":
+        examples = """examples:
+  bcast infer "[3,1]" "[1,4]"                   elementwise A B: -> [3,4]
+  bcast infer "[N,1]" "[4,5]"                   -> [4,5] and N in {1, 4}
+  bcast infer "[2,3,4,5]" "[3,4]" --mode pdpd --axis 1   A B: B into A at axis 1 -> [2,3,4,5]
+  bcast infer "[3,1]" --to "[2,1,6]" --mode bidirectional   data -> target: -> [2,3,6]
+  bcast infer "[16,1,1]" --to "[1,16,50,50]"    data -> target, one-directional numpy
+  bcast infer "[3,4]" --to "[2,3,4,5]" --mode pdpd --axis 1   DATA is B, TARGET is A
+  bcast infer "[3,1]" "[1,4]" --json            shapes as lists: static dims ints, symbols strings
+"""
+    else:
+        examples = """examples:
+  bcast explain "[1,4,5]" "[2,3,1,1]"           elementwise A B: the axes lined up
+  bcast explain "[1,4,5]" "[2,3,1,1]" --svg b.svg   and a picture
+  bcast explain "[3,1,5]" "[4,4,5]" --svg c.svg     a clash: the table and the picture mark it (exit 1)
+  bcast explain "[2,3,4,5]" "[3,4]" --mode pdpd --axis 1   A B: B into A at axis 1
+  bcast explain "[512,512]" --to "[8,512,512,16]" --mode explicit --axes-mapping 1,2
+  bcast explain "[16,1,1]" --to "[1,16,50,50]"  data -> target, one-directional numpy
+"""
+    return examples + "\n" + _EXIT
 
 
 #: exit statuses (see --help)
@@ -97,23 +177,55 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("model", nargs="?", metavar="MODEL", help="an .onnx file, or an OpenVINO IR .xml (with its .bin)")
     c.add_argument("--sample", action="store_true", help="check the sample model shipped with bcast")
     c.add_argument("--json", action="store_true", help="machine-readable output")
-    c.add_argument("--quiet", action="store_true", help="only the problems, one per line; no progress bar")
+    c.add_argument(
+        "--quiet",
+        action="store_true",
+        help="only the problems, one per line, then the combined result (symbolic dims, the count); nothing for a"
+        " clean model; no progress bar. With --json: the JSON without its nodes",
+    )
+    c.add_argument("--html", metavar="FILE", default=None, help="also write the report as an HTML page to FILE")
     c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the report")
     _debug_flag(c)
     for name, helptext in (
-        ("infer", "print the output shape (and constraints)"),
-        ("explain", "show how the shapes line up and what is replicated"),
+        ("infer", "print the output shape (and constraints): A B... elementwise, or DATA --to TARGET"),
+        ("explain", "show how the shapes line up and what is replicated: A B..., or DATA --to TARGET"),
     ):
-        p = sub.add_parser(name, help=helptext, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-        p.add_argument("shapes", nargs="+", metavar="SHAPE", help='shapes such as "[2,?,1..8,N]"')
-        p.add_argument("--mode", default=None, help="numpy (default), bidirectional, explicit, pdpd, axes, like, none")
-        p.add_argument("--axes-mapping", type=_ints, default=None, help="explicit mode: e.g. 1,2")
-        p.add_argument("--axis", type=int, default=-1, help="pdpd mode: start axis of B in A")
-        p.add_argument("--broadcast-axes", type=_ints, default=None, help="axes / like mode: e.g. 0,2")
-        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p = sub.add_parser(
+            name,
+            help=helptext,
+            usage=f"bcast {name} A B [C ...] [--mode numpy|bidirectional|pdpd|legacy|none] [--axis K] [options]\n"
+            f"       bcast {name} DATA --to TARGET [--mode MODE] [--axes-mapping I,J] [--axis K]"
+            " [--broadcast-axes I,J] [options]",
+            description=_shapes_description(name),
+            epilog=_shapes_epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument(
+            "shapes",
+            nargs="+",
+            metavar="SHAPE",
+            help='shapes such as "[2,?,1..8,N]": the operands A B..., or with --to the one DATA shape',
+        )
+        p.add_argument(
+            "--to", metavar="TARGET", default=None, help="the data -> target form: broadcast the DATA shape to TARGET"
+        )
+        p.add_argument("--mode", default=None, metavar="MODE", help=f"one of {', '.join(_MODE_HELP)} (see above)")
+        p.add_argument("--axes-mapping", type=_ints, default=None, metavar="I,J", help="explicit mode (--to): e.g. 1,2")
+        p.add_argument(
+            "--axis",
+            type=int,
+            default=-1,
+            help="pdpd and legacy modes: where B starts in A (-1: right-aligned)",
+        )
+        p.add_argument(
+            "--broadcast-axes", type=_ints, default=None, metavar="I,J", help="axes / like mode (--to): e.g. 0,2"
+        )
+        p.add_argument("--json", action="store_true", help="machine-readable output (shapes as lists)")
         p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the table")
         if name == "explain":
-            p.add_argument("--svg", metavar="FILE", default=None, help="also draw the broadcast as an SVG picture")
+            p.add_argument(
+                "--svg", metavar="FILE", default=None, help="also draw the broadcast (or the clash) as an SVG picture"
+            )
         _debug_flag(p)
     return ap
 
@@ -236,76 +348,73 @@ def _check_command(args: argparse.Namespace) -> int:
         print("bcast check: give a MODEL path or --sample (one of them)", file=sys.stderr)
         return 2
     path = sample_model_path() if args.sample else args.model
-    return run_check(path, as_json=args.json, quiet=args.quiet, colour=args.color, debug=args.debug)
+    return run_check(path, as_json=args.json, quiet=args.quiet, colour=args.color, debug=args.debug, html=args.html)
 
 
 def _shapes_command(args: argparse.Namespace) -> int:
     from .check.command import use_colour
 
-    shapes = args.shapes
+    shapes = [*args.shapes, *([args.to] if args.to is not None else [])]
     for s in shapes:
         if len(s) > MAX_SHAPE_CHARS or s.count(",") >= MAX_SHAPE_DIMS:
             what = f"{len(s):,} characters" if len(s) > MAX_SHAPE_CHARS else f"{s.count(',') + 1:,} dims"
-            print(
-                f"bcast {args.command}: error: the shape {brief(s, 80)} has {what}; a shape argument has at most "
+            return _usage_error(
+                args,
+                f"the shape {brief(s, 80)} has {what}; a shape argument has at most "
                 f"{MAX_SHAPE_DIMS} dims and {MAX_SHAPE_CHARS:,} characters",
-                file=sys.stderr,
             )
-            return BAD_INPUT
-    mode = args.mode or "numpy"
+    refusal = _bad_argument(args)
+    if refusal is not None:  # a usage error or a shape that cannot be read: exit 2, before anything else
+        return _usage_error(args, refusal)
+    mode = _mode_of(args)
     colour = use_colour(sys.stdout, args.color)
     drawn: object = None
-    refusal = _bad_argument(shapes, mode)
-    if refusal is not None:  # an argument that is no shape or no mode: bad input, not a clash
-        if args.json:
-            print(
-                json.dumps(
-                    {"error": refusal.to_dict() if isinstance(refusal, BroadcastError) else {"message": str(refusal)}},
-                    indent=2,
-                )
-            )
-        print(f"bcast {args.command}: error: {show(refusal, 1800)}", file=sys.stderr)
-        return BAD_INPUT
     try:
-        if len(shapes) == 2 and (args.mode is not None or args.axes_mapping or args.broadcast_axes):
+        if args.to is not None:
             p = plan(
-                shapes[0],
-                shapes[1],
+                args.shapes[0],
+                args.to,
                 mode,
                 axes_mapping=args.axes_mapping,
                 axis=args.axis,
                 broadcast_axes=args.broadcast_axes,
             )
             out, cons, text = p.output_shape, p.constraints, p.explain(colour=colour)
-            payload = p.to_dict()
+            payload = _plan_json(p)
             drawn = p
         else:
             ep = elementwise_plan(*shapes, mode=mode, axis=args.axis)
             out, cons, text = ep.output_shape, ep.constraints, ep.explain(colour=colour)
             drawn = ep
             payload = {
+                "form": "elementwise",
                 "mode": mode,
-                "shapes": shapes,
-                "output_shape": str(out),
-                "constraints": cons.to_list(),
+                "axis": args.axis if mode in _AXIS_MODES else None,
+                "shapes": [_shape_json(s) for s in ep.shapes],
+                "output_shape": _shape_json(out),
+                "constraints": [_constraint_json(c) for c in cons],
             }
-    except (BroadcastError, TypeError) as e:
+    except TypeError as e:  # an argument the mode does not take, a count of shapes it does not take
+        return _usage_error(args, e)
+    except BroadcastError as e:  # shapes that clash
+        if getattr(args, "svg", None) is not None:
+            clash = e
+            status = _draw(args, lambda: _clash_picture(clash, args, mode))
+            if status:
+                return status
         if args.json:
-            info = e.to_dict() if isinstance(e, BroadcastError) else {"message": str(e)}
-            print(json.dumps({"error": info}, indent=2))
-        elif args.command == "explain" and isinstance(e, BroadcastError):
+            print(json.dumps({"error": _error_json(e)}, indent=2))
+        elif args.command == "explain":
             print(_explain_failure(e, args, mode, colour))
         else:
-            print(f"error: {show(e, 1800)}", file=sys.stderr)
+            print(f"bcast {args.command}: {show(e, 1800)}", file=sys.stderr)
         return PROBLEMS
     if getattr(args, "svg", None) is not None:
         from .svg import broadcast_svg
 
-        try:
-            _write_text(args.svg, broadcast_svg(drawn))
-        except (OSError, ValueError) as e:
-            print(f"error: cannot write the picture to {show(args.svg, 300)}: {show(e, 600)}", file=sys.stderr)
-            return BAD_INPUT
+        status = _draw(args, lambda: broadcast_svg(drawn))
+        if status:
+            return status
     if args.json:
         print(json.dumps(payload, indent=2))
     elif args.command == "infer":
@@ -314,57 +423,170 @@ def _shapes_command(args: argparse.Namespace) -> int:
             print(c)
     else:
         print(text)
-    return 0
+    return OK
 
 
-def _write_text(path: str, text: str) -> None:
-    """Write ``text`` to ``path``; a FIFO nobody reads is an error at once (ENXIO), never a hang."""
-    import errno
-    import fcntl
+#: the modes that take --axis (B into A at an axis), and those that exist only as data -> target
+_AXIS_MODES = ("pdpd", "legacy")
 
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+def _mode_of(args: argparse.Namespace) -> str:
+    from .rules import normalize_mode
+
+    return normalize_mode(args.mode or "numpy")
+
+
+def _usage_error(args: argparse.Namespace, why: object) -> int:
+    """A usage error (a bad argument, mode or shape): one line on stderr (and the error as JSON with --json); 2."""
+    message = f"bcast {args.command}: error: {show(why, 1800)}"
+    if args.json:
+        info = why.to_dict() if isinstance(why, BroadcastError) else {"message": str(why)}
+        print(json.dumps({"error": {**info, "usage": True}}, indent=2))
+    print(message, file=sys.stderr)
+    return BAD_INPUT
+
+
+def _draw(args: argparse.Namespace, picture: Any) -> int:
     try:
-        fd = os.open(path, flags, 0o666)
-    except OSError as e:
-        if e.errno == errno.ENXIO:
-            raise OSError(errno.ENXIO, "a FIFO that no process reads") from None
-        raise
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # a reader may be slow
-    with open(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+        _write_text(args.svg, picture())
+    except (OSError, ValueError) as e:
+        print(f"error: cannot write the picture to {show(args.svg, 300)}: {show(e, 600)}", file=sys.stderr)
+        return BAD_INPUT
+    return OK
 
 
-def _bad_argument(shapes: list[str], mode: str) -> BroadcastError | TypeError | None:
-    """Why a shape argument cannot be read, or the mode is none of bcast's; ``None`` when both are fine."""
+def _bad_argument(args: argparse.Namespace) -> BroadcastError | TypeError | str | None:
+    """Why the arguments cannot be used (a shape that cannot be read, a mode that is none of bcast's or
+    none of this form's, an option of the other form); ``None`` when they are fine. Checked before anything runs."""
     from .dims import Shape
-    from .rules import normalize_mode  # the rules own the mode names
+    from .rules import ELEMENTWISE_MODES, MODES, normalize_mode  # the rules own the mode names
 
     try:
-        for s in shapes:
+        mode = normalize_mode(args.mode or "numpy")
+    except (BroadcastError, TypeError) as e:
+        return e
+    if args.to is None:
+        if mode not in ELEMENTWISE_MODES:
+            return (
+                f"mode {mode!r} broadcasts one shape to another: give it as DATA --to TARGET "
+                f'(e.g. bcast {args.command} "[3,4]" --to "[3,5,6]" --mode {mode}); without --to the shapes '
+                f"are elementwise operands A B..., whose modes are {', '.join(ELEMENTWISE_MODES)}"
+            )
+        for option, value in (("--axes-mapping", args.axes_mapping), ("--broadcast-axes", args.broadcast_axes)):
+            if value is not None:
+                owner = "explicit" if option == "--axes-mapping" else "axes and like"
+                return f"{option} belongs to the data -> target form (DATA --to TARGET, mode {owner})"
+    elif len(args.shapes) != 1:
+        return (
+            f"with --to, give one DATA shape (got {len(args.shapes)}): bcast {args.command} DATA --to TARGET; "
+            f"without --to, the shapes are elementwise operands A B..."
+        )
+    if mode not in MODES:  # pragma: no cover - normalize_mode allows only these
+        return f"unknown mode {brief(mode)}"
+    try:
+        for s in [*args.shapes, *([args.to] if args.to is not None else [])]:
             Shape(s)
-        normalize_mode(mode)
     except (BroadcastError, TypeError) as e:
         return e
     return None
 
 
+def _shape_json(shape: Any) -> list[int | str] | None:
+    """A shape as JSON: a list whose static dims are ints and the others strings (``None``: unknown rank)."""
+    from .dims import Shape
+
+    s = shape if isinstance(shape, Shape) else Shape(shape)
+    if s.rank is None:
+        return None
+    return [_dim_json(d) for d in s]
+
+
+def _dim_json(d: Any) -> int | str:
+    if isinstance(d, int):
+        return d
+    if getattr(d, "is_static", False):
+        return int(d.value)
+    text = str(d)
+    return int(text) if text.isdigit() else text
+
+
+def _constraint_json(c: Any) -> dict[str, Any]:
+    d: dict[str, Any] = c.to_dict()
+    d["allowed"] = [_dim_json(x) for x in c.allowed]
+    return d
+
+
+def _plan_json(p: Any) -> dict[str, Any]:
+    d: dict[str, Any] = p.to_dict()
+    return {
+        "form": "data-to-target",
+        **d,
+        "data_shape": _shape_json(p.data_shape),
+        "target_shape": _shape_json(p.target_shape),
+        "output_shape": _shape_json(p.output_shape),
+        "constraints": [_constraint_json(c) for c in p.constraints],
+    }
+
+
+def _error_json(e: BroadcastError) -> dict[str, Any]:
+    d = e.to_dict()
+    shapes: list[list[int | str] | str | None] = []
+    for s in d.get("shapes") or ():
+        try:
+            shapes.append(_shape_json(s))
+        except (BroadcastError, TypeError, ValueError):
+            shapes.append(str(s))
+    d["shapes"] = shapes
+    d["dims"] = [_dim_json(x) for x in d.get("dims") or ()]
+    return d
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path``; a FIFO nobody reads is an error at once (ENXIO), never a hang."""
+    from .check.command import write_text
+
+    write_text(path, text)
+
+
+def _lined_up(args: argparse.Namespace, mode: str) -> tuple[list[Any], tuple[str, ...] | None]:
+    """The shapes as the mode lines them up, (A, B) for pdpd and legacy, and the rows' labels."""
+    from .dims import Shape
+
+    if args.to is None:
+        return [Shape(s) for s in args.shapes], None
+    data, target = Shape(args.shapes[0]), Shape(args.to)
+    if mode in _AXIS_MODES:
+        return [target, data], None  # the data is B, the target A: placement lines up (A, B)
+    return [data, target], ("data", "target")
+
+
+def _clash_picture(e: BroadcastError, args: argparse.Namespace, mode: str) -> str:
+    from .svg import clash_svg
+
+    shapes, labels = _lined_up(args, mode)
+    return clash_svg(
+        e,
+        shapes,
+        mode,
+        axes_mapping=args.axes_mapping,
+        axis=args.axis,
+        broadcast_axes=args.broadcast_axes,
+        labels=labels,
+    )
+
+
 def _explain_failure(e: BroadcastError, args: argparse.Namespace, mode: str, colour: bool) -> str:
     """The shapes lined up as the mode places them, with the clash marked (falls back to the message)."""
-    from .dims import Shape
     from .explain import explain_error
 
     try:
-        shapes = [Shape(s) for s in args.shapes]
+        shapes, labels = _lined_up(args, mode)
     except (BroadcastError, TypeError):
         return f"error: {e}"
-    two_as_plan = len(shapes) == 2 and (args.mode is not None or args.axes_mapping or args.broadcast_axes)
-    labels = ("data", "target") if two_as_plan and mode not in ("pdpd", "legacy") else None
-    if two_as_plan and mode in ("pdpd", "legacy"):
-        shapes.reverse()  # the plan form takes B (the data) first; explain_error lines up (A, B)
     return explain_error(
         e,
         shapes,
-        show(mode, 80),  # printed in the heading: a mode the rules refused may hold anything
+        show(mode, 80),
         axes_mapping=args.axes_mapping,
         axis=args.axis,
         broadcast_axes=args.broadcast_axes,

@@ -7,14 +7,15 @@ operand really holds is solid, a cell that exists only by replication is hatched
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from html import escape
 
 from .alignment import Alignment, ElementwiseAlignment
-from .dims import shape_text
+from .dims import Shape, shape_text
 from .errors import BroadcastError
 
-__all__ = ["broadcast_svg"]
+__all__ = ["broadcast_svg", "clash_svg"]
 
 _CELL = 22
 _MAX_ROWS, _MAX_COLS = 6, 8
@@ -149,3 +150,112 @@ def broadcast_svg(p: Alignment | ElementwiseAlignment) -> str:
         f'<text x="10" y="20" font-size="14">{title}</text>'
     )
     return head + "".join(parts) + "</svg>\n"
+
+
+_CLASH = "#d9534f"
+
+
+def clash_svg(
+    error: BroadcastError,
+    shapes: Sequence[Shape],
+    mode: str,
+    *,
+    axes_mapping: Sequence[int] | None = None,
+    axis: int = -1,
+    broadcast_axes: Sequence[int] | None = None,
+    labels: Sequence[str] | None = None,
+) -> str:
+    """An SVG picture of shapes that cannot be broadcast: each operand's dims in the output axes where
+    ``mode`` places them (:func:`bcast.rules.placement.placement`), the clashing output axis
+    (``error.axis``) marked in red.
+
+    >>> import bcast
+    >>> shapes = [bcast.Shape.parse("[3,1,5]"), bcast.Shape.parse("[4,4,5]")]
+    >>> try:
+    ...     bcast.broadcast_shapes(*shapes)
+    ... except bcast.BroadcastError as e:
+    ...     svg = clash_svg(e, shapes, "numpy")
+    >>> svg.startswith("<svg") and 'data-clash-axis="0"' in svg
+    True
+    """
+    from .rules.placement import placement
+
+    clash = error.axis
+    title = f"cannot broadcast {', '.join(shape_text(s, 60) for s in shapes[:_MAX_PANELS])}" + (
+        f", ...({len(shapes) - _MAX_PANELS:,} more)" if len(shapes) > _MAX_PANELS else ""
+    )
+    title += f" ({mode})"
+    if any(s.rank is None for s in shapes):
+        rank, pairs = 0, []
+    else:
+        n = len(shapes)
+        shown = list(range(n)) if n <= _MAX_PANELS else [*range(_MAX_PANELS - 2), n - 2, n - 1]
+        rank, rows = placement(
+            shapes,
+            mode,
+            axes_mapping=axes_mapping,
+            axis=axis,
+            broadcast_axes=broadcast_axes,
+            labels=labels,
+            shown=shown,
+        )
+        pairs = [
+            (r, shapes[j])
+            for j, r in zip(shown if len(rows) == len(shown) else range(n), rows, strict=False)
+            if r is not None
+        ]
+    lo = 0 if rank <= 2 * _MAX_COLS else max(0, min(rank - 2 * _MAX_COLS, (clash or 0) - _MAX_COLS))
+    cols = list(range(lo, min(rank, lo + 2 * _MAX_COLS)))
+    label_w = 8 * max([len("output axis"), *(len(r.label) for r, _ in pairs)]) + 10
+    cell_w = 44
+    x0, y0 = 10 + label_w, 50
+    parts: list[str] = []
+    parts.append(f'<text x="10" y="{y0 + 15}" font-size="12" font-weight="bold">output axis</text>')
+    for k, ax in enumerate(cols):
+        parts.append(f'<text x="{x0 + k * cell_w + 14}" y="{y0 + 15}" font-size="12">{ax}</text>')
+    for i, (row, shape) in enumerate(pairs):
+        y = y0 + (i + 1) * _CELL * 1.4
+        parts.append(f'<text x="10" y="{y + 15}" font-size="12" font-weight="bold">{escape(row.label)}</text>')
+        where = {ax: j for j, ax in enumerate(row.axes) if ax is not None}
+        for k, ax in enumerate(cols):
+            j = where.get(ax)
+            text = "-" if j is None else str(shape[j])
+            fill = _CLASH if ax == clash and j is not None else (_HOLD if j is not None else "#eeeeee")
+            colour = "white" if j is not None else "#777"
+            parts.append(
+                f'<rect x="{x0 + k * cell_w}" y="{y}" width="{cell_w - 4}" height="{_CELL}" fill="{fill}" '
+                f'stroke="#555" stroke-width="0.5"/>'
+                f'<text x="{x0 + k * cell_w + 4}" y="{y + 15}" font-size="11" fill="{colour}">'
+                f"{escape(_short(text))}</text>"
+            )
+    bottom = y0 + (len(pairs) + 1) * _CELL * 1.4
+    if clash is not None and clash in cols:
+        k = cols.index(clash)
+        parts.append(
+            f'<rect x="{x0 + k * cell_w - 2}" y="{y0}" width="{cell_w}" height="{bottom - y0 + 4}" fill="none" '
+            f'stroke="{_CLASH}" stroke-width="2.5" class="clash" data-clash-axis="{clash}">'
+            f"<title>clash at output axis {clash}</title></rect>"
+        )
+        parts.append(
+            f'<text x="{x0 + k * cell_w + 12}" y="{bottom + 20}" font-size="16" font-weight="bold" '
+            f'fill="{_CLASH}">X</text>'
+        )
+    where_text = f"clash at output axis {clash}" if clash is not None else "the shapes clash"
+    note_y = bottom + 42
+    parts.append(f'<text x="10" y="{note_y}" font-size="12" fill="{_CLASH}">{escape(where_text)}</text>')
+    lines = textwrap.wrap(str(error)[:1800], 110, max_lines=6, placeholder=" ...")
+    for i, line in enumerate(lines):
+        parts.append(f'<text x="10" y="{note_y + 18 * (i + 1)}" font-size="11" fill="#333">{escape(line)}</text>')
+    width = max(x0 + len(cols) * cell_w + 20, 10 + 7 * min(len(title), 120), 800 if lines else 0)
+    height = int(note_y + 18 * (len(lines) + 1))
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif">'
+        f'<rect width="{width}" height="{height}" fill="white"/>'
+        f'<text x="10" y="20" font-size="14">{escape(title)}</text>'
+    )
+    return head + "".join(parts) + "</svg>\n"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 6 else text[:5] + "…"

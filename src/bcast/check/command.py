@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -12,7 +13,7 @@ from typing import Any, TextIO
 from ..files import CheckInputError, path_text, show
 from .checker import check
 
-__all__ = ["run_check", "use_colour"]
+__all__ = ["run_check", "use_colour", "write_text"]
 
 #: a check that has run this long gets a progress bar (on a terminal, without --quiet)
 DELAY_S = 1.0
@@ -58,10 +59,25 @@ _PHASES = {"read": "reading", "propagate": "propagating", "check": "checking"}
 
 
 def run_check(
-    path: str, *, as_json: bool = False, quiet: bool = False, colour: str = "auto", debug: bool = False
+    path: str,
+    *,
+    as_json: bool = False,
+    quiet: bool = False,
+    colour: str = "auto",
+    debug: bool = False,
+    html: str | None = None,
 ) -> int:
     """Check ``path`` and print the report; the exit status says clean (0), problems (1), unreadable (2)
-    or an internal error of bcast (3: one line saying so, the traceback with ``debug``)."""
+    or an internal error of bcast (3: one line saying so, the traceback with ``debug``).
+
+    ``quiet``: only the problems and the combined result (with ``as_json``, the JSON without its
+    ``nodes`` and ``unchecked``). ``html``: also write the report as an HTML page to that path."""
+    render_html: Any = None
+    if html is not None:
+        try:  # bcast.check.html, imported only when asked for
+            render_html = importlib.import_module(f"{__package__}.html").render_html
+        except (ImportError, AttributeError) as e:
+            return _fail(path, f"--html is not available in this installation of bcast: {e}", 2, as_json, None)
     bar = _Bar(quiet)
     try:
         report = check(path, progress=bar, debug=debug)
@@ -78,7 +94,12 @@ def run_check(
         hint = "" if debug else " (rerun with --debug for the traceback)"
         msg = f"internal error while checking {path_text(path)}: {what}; this is a bug of bcast{hint}, please report it"
         return _fail(path, msg, 3, as_json, bar)
-    payload: Any = report.to_dict()
+    if render_html is not None and html is not None:
+        try:
+            write_text(html, render_html(report))
+        except (OSError, ValueError) as e:
+            return _fail(path, f"cannot write the HTML report to {path_text(html)}: {show(e, 600)}", 2, as_json, None)
+    payload: Any = report.to_dict(quiet=quiet)
     if as_json:
         print(json.dumps(payload, indent=2))
     elif quiet:
@@ -89,9 +110,27 @@ def run_check(
     return 0 if report.clean else 1
 
 
-def _fail(path: str, message: str, status: int, as_json: bool, bar: _Bar) -> int:
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path``; a FIFO nobody reads is an error at once (ENXIO), never a hang."""
+    import errno
+    import fcntl
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "a FIFO that no process reads") from None
+        raise
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # a reader may be slow
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _fail(path: str, message: str, status: int, as_json: bool, bar: _Bar | None) -> int:
     """One line on stderr (and with --json, the error as JSON on stdout); the exit status."""
-    bar.clear()
+    if bar is not None:
+        bar.clear()
     if as_json:
         print(json.dumps({"model": path, "error": message, "status": status}, indent=2))
     sys.stderr.write(f"bcast check: {show(message)}\n")

@@ -32,7 +32,9 @@ __all__ = [
 
 
 #: the version of the JSON that ``bcast check --json`` writes (docs/checker.md gives its schema)
-JSON_VERSION = 2
+JSON_VERSION = 3
+#: a bounded interval of allowed sizes up to this wide is listed size by size (``{1, 2}``, not ``{1..2}``)
+MAX_SPELLED_SIZES = 64
 
 ShapeJSON = list[int | str] | None
 
@@ -271,9 +273,9 @@ class Report:
                         dims=(sym,),
                     )
                 )
-            else:
-                text = "{" + ", ".join(str(d) for d in allowed) + "}"
-            sizes = None if allowed is None else tuple(int(d) if d.is_static else str(d) for d in allowed)
+            sizes = None if allowed is None else _sizes(allowed)
+            if sizes:
+                text = "{" + ", ".join(str(d) for d in sizes) + "}"
             self.constraints.append(SymbolReport(sym, text, nodes, sizes))
         self._pending.clear()
         order = {k: i for i, k in enumerate(KINDS)}
@@ -291,7 +293,16 @@ class Report:
     def clean(self) -> bool:
         return not self.problems
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, quiet: bool = False) -> dict[str, Any]:
+        """The report as JSON data (docs/checker.md gives the schema); ``quiet`` (``--quiet --json``): only
+        the verdict, the problems, their root causes and the combined constraints, no nodes."""
+        full = self._to_dict()
+        if quiet:
+            for key in ("nodes", "unchecked"):
+                del full[key]
+        return full
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "version": JSON_VERSION,
             "model": self.model,
@@ -389,8 +400,26 @@ class Report:
 
     def problem_lines(self) -> list[str]:
         """One line per problem (``--quiet``): ``model: node (op): kind: message [root cause: name]``, safe for a
-        terminal."""
+        terminal; then, when there are problems, the combined result: one line per symbolic dim
+        (``model: symbol N: {1, 4} (from gate)``) and the count (``model: 3 problems (1 error,
+        2 warnings) from 3 root causes``). A clean model gives no line."""
+        if not self.problems:
+            return []
         model = show(self.model, 400)
+        errors = sum(p.is_error for p in self.problems)
+        warnings = len(self.problems) - errors
+        n, roots = len(self.problems), len(self.root_causes)
+        summary = (
+            f"{model}: {n} problem{'s' if n != 1 else ''} ({errors} error{'s' if errors != 1 else ''}, "
+            f"{warnings} warning{'s' if warnings != 1 else ''}) from {roots} root cause{'s' if roots != 1 else ''}"
+        )
+        symbols = [
+            f"{model}: symbol {show(c.dim, NAME_CHARS)}: {show(c.allowed)} (from {_names(c.nodes)})"
+            for c in self.constraints
+        ]
+        return [*self._problem_lines(model), *symbols, summary]
+
+    def _problem_lines(self, model: str) -> list[str]:
         return [
             f"{model}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}): {show(p.kind, 40)}: {show(p.message)}"
             + (f" [root cause: {show(p.root, 4 * NAME_CHARS)}]" if p.root and p.root != p.node else "")
@@ -404,6 +433,20 @@ COLUMN_CHARS = 48
 MAX_LISTED = 8
 #: a report lists its broadcasting nodes one per line up to this many
 MAX_NODE_LINES = 40
+
+
+def _sizes(allowed: Iterable[Any]) -> tuple[int | str, ...]:
+    """Allowed sizes as data: static dims as ints, a narrow bounded interval spelled out (1..2: 1, 2), a wide or
+    unbounded one as text ("8..", "2..1000")."""
+    out: list[int | str] = []
+    for d in allowed:
+        if d.is_static:
+            out.append(int(d.value))
+        elif d.hi is not None and d.hi - d.lo < MAX_SPELLED_SIZES:
+            out.extend(range(d.lo, d.hi + 1))
+        else:
+            out.append(str(d))
+    return tuple(out)
 
 
 def _first(items: tuple[str, ...]) -> str:
