@@ -58,15 +58,13 @@ class ResultShape(Shape):
     Constraints([])
     """
 
-    __slots__ = ("constraints",)
     constraints: Constraints
 
     @classmethod
     def of(cls, shape: Shape, constraints: Constraints) -> ResultShape:
         """``shape`` (its dims shared, not copied) with ``constraints``."""
-        r = cls.__new__(cls)
-        r._dims = shape._dims
-        r.constraints = constraints
+        r: ResultShape = cls._make(shape._dims)
+        object.__setattr__(r, "constraints", constraints)
         return r
 
 

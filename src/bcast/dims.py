@@ -31,7 +31,7 @@ import itertools
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Union, overload
+from typing import TYPE_CHECKING, Any, SupportsIndex, Union, overload
 
 import numpy as np
 
@@ -535,8 +535,11 @@ def _dim_from_number(value: object, where: Where) -> Dim:
 ShapeLike: TypeAlias = Union["Shape", str, Sequence[Any], int, Any]
 
 
-class Shape(Sequence[Dim]):
-    """An immutable shape: a sequence of :class:`Dim`, or the dynamic rank ``[...]``.
+class Shape(tuple[Dim, ...]):
+    """An immutable shape: a tuple of :class:`Dim`, or the dynamic rank ``[...]``.
+
+    A static shape is a tuple of ints (its dims are ``int`` subclasses), so it goes wherever
+    NumPy's shape tuples go: ``s + (1,)``, ``json.dumps(s)``, ``np.zeros(s)``, ``torch.zeros(s)``.
 
     >>> s = Shape.parse("[2,?,1..8,4..,N]")
     >>> s.rank, s.is_static, str(s)
@@ -549,22 +552,40 @@ class Shape(Sequence[Dim]):
     ('[...]', '[]')
     """
 
-    __slots__ = ("_dims",)
+    # a tuple subclass cannot have slots of its own: _dims lives in the instance dict
     _dims: tuple[Dim, ...] | None
 
-    def __init__(self, dims: ShapeLike = ()) -> None:
+    def __new__(cls, dims: ShapeLike = ()) -> Shape:
+        made: Shape
         if isinstance(dims, Shape):
-            self._dims = dims._dims
-            return
+            made = cls._make(dims._dims)
+            return made
         try:
             if isinstance(dims, str):
-                self._dims = _parse_shape(_plain(dims))._dims
+                made = cls._make(_parse_shape(_plain(dims))._dims)
             else:
-                self._dims = _dims_from_sequence(dims)
+                made = cls._make(_dims_from_sequence(dims))
+            return made
         except BroadcastError as e:
             if not e.shapes:  # name the shape as the user gave it
                 e.shapes = (given_text(dims, 4 * QUOTE_CHARS),)
             raise
+
+    @classmethod
+    def _make(cls, dims: tuple[Dim, ...] | None) -> Any:
+        """A shape holding ``dims`` (``None``: the dynamic rank, an empty tuple with no length)."""
+        s = tuple.__new__(cls, dims or ())
+        object.__setattr__(s, "_dims", dims)  # the one write: a shape is immutable after this
+        return s
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot set {type(self).__name__}.{name}: a shape is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete {type(self).__name__}.{name}: a shape is immutable")
+
+    def __bool__(self) -> bool:
+        return len(self) > 0  # the dynamic rank has no length, and so no truth value
 
     @classmethod
     def parse(cls, text: str) -> Shape:
@@ -586,8 +607,7 @@ class Shape(Sequence[Dim]):
     @classmethod
     def dynamic_rank(cls) -> Shape:
         """The shape ``[...]``: even its rank is unknown."""
-        s = cls.__new__(cls)
-        s._dims = None
+        s: Shape = cls._make(None)
         return s
 
     @classmethod
@@ -597,8 +617,7 @@ class Shape(Sequence[Dim]):
         >>> Shape.of_dims([Dim(2), Dim.symbol("N")])
         Shape('[2,N]')
         """
-        s = cls.__new__(cls)
-        s._dims = tuple(dims)
+        s: Shape = cls._make(tuple(dims))
         return s
 
     # -- facts ----------------------------------------------------------------
@@ -660,10 +679,10 @@ class Shape(Sequence[Dim]):
         return len(self._dims)
 
     @overload
-    def __getitem__(self, index: int) -> Dim: ...
+    def __getitem__(self, index: SupportsIndex) -> Dim: ...
     @overload
     def __getitem__(self, index: slice) -> Shape: ...
-    def __getitem__(self, index: int | slice) -> Dim | Shape:
+    def __getitem__(self, index: SupportsIndex | slice) -> Dim | Shape:
         dims = self.dims
         if isinstance(index, slice):
             return Shape.of_dims(dims[index])
@@ -675,8 +694,8 @@ class Shape(Sequence[Dim]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Shape):
             return self._dims == other._dims
-        if isinstance(other, (tuple, list)) and self._dims is not None:
-            if len(other) != len(self._dims):
+        if isinstance(other, (tuple, list)):
+            if self._dims is None or len(other) != len(self._dims):  # the dynamic rank equals no tuple
                 return False
             return all(_dim_matches(d, o) for d, o in zip(self._dims, other, strict=True))
         return NotImplemented

@@ -221,7 +221,9 @@ def as_given(value: object) -> str:
     """
     if isinstance(value, str):
         return value
-    if isinstance(value, (tuple, list)):
+    # a bcast Shape (a tuple subclass that knows whether it is static) shows as itself, [2,N];
+    # other sequences (torch.Size included) as the tuple or list they are
+    if isinstance(value, (tuple, list)) and not hasattr(value, "is_static"):
         items = [_item(v) for v in value]
         if isinstance(value, list):
             return "[" + ", ".join(items) + "]"
