@@ -198,7 +198,7 @@ class Dim:
         """The static dim ``value`` (an integer from 0 to :data:`MAX_DIM`)."""
         if isinstance(value, (bool, np.bool_)):
             raise TypeError(f"Dim.static: a dim must be an integer, got the boolean {brief(value)}")
-        return _StaticDim(_check_int(_index(value, "Dim.static"), "Dim.static"))
+        return StaticDim(_check_int(_index(value, "Dim.static"), "Dim.static"))
 
     @staticmethod
     def dynamic() -> Dim:
@@ -329,8 +329,14 @@ class Dim:
         raise TypeError(f"dim {dim_text(self)} is not static: it has no integer value")
 
 
-class _StaticDim(int, Dim):
-    """A static dim: an ``int`` that also answers the :class:`Dim` questions."""
+class StaticDim(int, Dim):
+    """A static dim: an ``int`` that also answers the :class:`Dim` questions (a shape's static items).
+
+    >>> import bcast
+    >>> d = bcast.Shape((2, 3))[0]
+    >>> isinstance(d, int), d + 1, type(d).__name__, d.is_static
+    (True, 3, 'StaticDim', True)
+    """
 
     __slots__ = ()
 
@@ -426,14 +432,14 @@ class _VarDim(Dim):
 
 def _make_var(lo: int, hi: int | None, name: str | None) -> Dim:
     if name is None and hi is not None and lo == hi:
-        return _StaticDim(lo)
+        return StaticDim(lo)
     return _VarDim._new(lo, hi, name)
 
 
 _DYNAMIC = _VarDim._new(0, None, None)
-_ONE = _StaticDim(1)
-#: The class of static dims (an ``int`` subclass): ``isinstance(d, StaticDim)`` is the fast test.
-StaticDim = _StaticDim
+_ONE = StaticDim(1)
+#: The former name of :class:`StaticDim`.
+_StaticDim = StaticDim
 
 
 def _is_integer(value: object) -> bool:
@@ -479,7 +485,7 @@ def _parse_dim(token: str, where: str) -> Dim:
     if t[:1] in _NAME_START and "|" not in t and _NAME_RE.fullmatch(t):  # a plain symbol: one match
         return _VarDim._new(0, None, t)
     if _INT_RE.fullmatch(t):
-        return _StaticDim(_parse_int(t, lambda: f"dim {_quoted(t, 60)} in {_quoted(where)}"))
+        return StaticDim(_parse_int(t, lambda: f"dim {_quoted(t, 60)} in {_quoted(where)}"))
     m = _INTERVAL_RE.fullmatch(t)
     if m:
         lo_s, hi_s = m.groups()
@@ -512,10 +518,10 @@ def _coerce_dim(value: object, where: Where) -> Dim:
 def _dim_from_number(value: object, where: Where) -> Dim:
     if type(value) is int:  # the common case, first
         if 0 <= value <= MAX_DIM:
-            return _StaticDim(value)
+            return StaticDim(value)
         if value == -1:
             return _DYNAMIC
-        return _StaticDim(_check_int(value, where))
+        return StaticDim(_check_int(value, where))
     if value is None:
         raise TypeError(f"{_place(where)}: a dim may not be None; write '?' (or -1) for a dynamic dim")
     if isinstance(value, (bool, np.bool_)):
@@ -528,7 +534,7 @@ def _dim_from_number(value: object, where: Where) -> Dim:
     k = _index(value, where, "a dim")
     if k == -1:
         return _DYNAMIC
-    return _StaticDim(_check_int(k, where))
+    return StaticDim(_check_int(k, where))
 
 
 # ---------------------------------------------------------------------------------
@@ -858,7 +864,7 @@ def _dims_from_sequence(value: object) -> tuple[Dim, ...]:
     dims: list[Dim] = []
     for i, v in enumerate(bounded_items(value, lambda: f"the shape {given()}")):
         if type(v) is int and 0 <= v <= MAX_DIM:  # the common case, without a closure
-            dims.append(_StaticDim(v))
+            dims.append(StaticDim(v))
             continue
         if isinstance(v, str):
             raise TypeError(
