@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from .alignment import ElementwiseAlignment
 from .cache import NO_KEY
 from .constraints import Constraints
 from .dims import Dim, Shape, ShapeLike, given_text
@@ -216,11 +217,24 @@ def broadcast_shapes(*shapes: ShapeLike, mode: str = "numpy", axis: int = -1) ->
     if key is not NO_KEY:  # the hot path: one dictionary look-up
         ea = ELEMENTWISE.get(key)
         if ea is not None:
-            return ResultShape.of(ea.output_shape, ea.constraints)
+            return _result(ea)
     if any(_has_none(s) for s in shapes):
         return _array_api_shapes(shapes, mode, axis)
-    ea = align_elementwise(shapes, mode, axis)
-    return ResultShape.of(ea.output_shape, ea.constraints)
+    return _result(align_elementwise(shapes, mode, axis))
+
+
+#: The result of each elementwise alignment seen, made once (keyed on the alignment's identity, which
+#: the key keeps alive; forgotten all at once when full): the cached call returns it as it is.
+_RESULTS: dict[ElementwiseAlignment, ResultShape] = {}
+
+
+def _result(ea: ElementwiseAlignment) -> ResultShape:
+    r = _RESULTS.get(ea)
+    if r is None:
+        if len(_RESULTS) >= 8192:
+            _RESULTS.clear()
+        r = _RESULTS[ea] = ResultShape.of(ea.output_shape, ea.constraints)
+    return r
 
 
 def _has_none(shape: object) -> bool:
