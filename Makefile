@@ -10,7 +10,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench tour lint venv clean
+.PHONY: demo test bench tour lint venv clean kernels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || ( $(PYTHON) -m pip install --user -q virtualenv && $(PYTHON) -m virtualenv $(VENV) )
@@ -43,6 +43,10 @@ tour: $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	$(BIN)/python -m tools.tour $(ARGS)
 
+# rebuild the compiled kernels (csrc/) in place after editing them; `make test` and `make demo` build them too
+kernels: $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+
 lint: $(BIN)/python
 	$(BIN)/ruff check src tests benchmarks tools conftest.py
 	$(BIN)/ruff format --check src tests benchmarks tools conftest.py
@@ -54,4 +58,4 @@ test: $(BIN)/python
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist CMakeFiles CMakeCache.txt CMakeInit.txt build.ninja cmake_install.cmake .ninja_deps .ninja_log src/bcast/engines/numpy/_kernels*.so

@@ -16,8 +16,9 @@ import numpy as np
 from .. import engines
 from ..alignment import ElementwiseAlignment
 from ..dims import Shape
+from ..engines import array_api_kernels as kernels
 from ..engines.foreign import backend_of, foreign_namespace, library, numpy_dtype, one_library, shape_of
-from ..engines.numpy import as_array, check_allocation, check_out, native
+from ..engines.numpy import as_array, check_allocation, check_out, compiled, native
 from ..engines.numpy.kernels import elementwise, fill_broadcast, overlaps, same_elements
 from ..engines.numpy.pool import empty as pooled_empty
 from ..errors import BroadcastError
@@ -219,16 +220,17 @@ def run_nary(
     if len(ops) == 1:
         np.copyto(dest, ops[0], casting="equiv")  # NumPy's copyto reads an overlapping source first
         return dest
+    name = spec.kernel_for(attrs or {}) if spec.kernel is not None else ""
     aliasing = [_alias(dest, x) for x in ops] if out is not None else []
     if any(aliasing):
         if not _in_place(kernel, aliasing):
             # units (and folds) write parts of out while other parts of the inputs are still to be read
             fresh = pooled_empty(shape, native(dest.dtype))
-            _compute(kernel, ops, fresh, rerun=True)
+            _compute(name, kernel, ops, fresh, rerun=True)
             return copy_into(dest, fresh)
-        _compute(kernel, ops, dest, rerun=False)  # a failed unit may have written an input: no rerun
+        _compute(name, kernel, ops, dest, rerun=False)  # a failed unit may have written an input: no rerun
         return dest
-    _compute(kernel, ops, dest, rerun=True)
+    _compute(name, kernel, ops, dest, rerun=True)
     return dest
 
 
@@ -257,7 +259,9 @@ def _in_place(kernel: Kernel, aliasing: Sequence[int]) -> bool:
     return _OVERLAP not in aliasing[:2] and not any(aliasing[2:])
 
 
-def _compute(kernel: Kernel, ops: Sequence[np.ndarray], dest: np.ndarray, *, rerun: bool) -> None:
+def _compute(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.ndarray, *, rerun: bool) -> None:
+    if _compiled(name, kernel, ops, dest):
+        return
     if _unit_safe(kernel, ops):
         try:  # cut into units over the output, on every core; no operand is materialised
             elementwise(kernel, ops, dest)
@@ -268,6 +272,26 @@ def _compute(kernel: Kernel, ops: Sequence[np.ndarray], dest: np.ndarray, *, rer
     kernel(ops[0], ops[1], dest)
     for extra in ops[2:]:
         kernel(dest, extra, dest)
+
+
+def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.ndarray) -> bool:
+    """``dest = kernel(...)`` folded over ``ops`` by the compiled loops, when they cover every step.
+
+    The first step decides: an op or dtype they lack leaves the whole call to NumPy. An
+    integer zero divisor raises the NumPy path's error (its results were written as 0).
+    """
+    zeros = compiled.binary(name, ops[0], ops[1], dest) if dest.nbytes >= compiled.MIN_BYTES else None
+    if zeros is None:
+        return False
+    for extra in ops[2:]:
+        more = compiled.binary(name, dest, extra, dest)
+        if more is None:  # pragma: no cover - the operands of one op share their dtype
+            kernel(dest, extra, dest)
+            continue
+        zeros += more
+    if zeros:  # only Div counts zero divisors: its NumPy path's check raises the error, worded alike
+        kernels.no_zero_divisor(np, "div", ops[1])
+    return True
 
 
 def foreign(arrays: Sequence[object]) -> bool:

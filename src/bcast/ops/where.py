@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engines.numpy import native
+from ..engines.numpy import compiled, native
 from ..engines.numpy.kernels import blockwise
 from ..engines.numpy.pool import empty as pooled_empty
 from ..operators import BY_NAME, Spec
@@ -42,6 +42,8 @@ def where(condition: object, x: object, y: object, *, out: np.ndarray | None = N
 
 def _select(ops: list[np.ndarray], dest: np.ndarray) -> None:
     """``dest = where(*ops)``; ``dest`` overlaps no operand."""
+    if compiled.where(ops[0], ops[1], ops[2], dest):
+        return
     if ops[1].dtype == ops[2].dtype == dest.dtype and not dest.dtype.hasobject:
         # block by block on threads: each block's np.where result is cache-sized, no operand is materialised
         blockwise(_where_block, ops, dest)

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from . import compiled
+from .layout import coalesce
 from .threads import MAX_THREADS, num_threads, run_units
 
 __all__ = [
@@ -138,35 +140,6 @@ def internal_overlap(a: np.ndarray) -> bool:
     return bool(np.any(np.diff(flat) < a.itemsize))
 
 
-def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    """Merge adjacent axes that every operand walks in one constant step; drop size-1 axes.
-
-    ``strides`` holds one stride tuple per operand (in elements or bytes, alike for
-    all). Axis ``k`` merges into ``k + 1`` when, for every operand,
-    ``stride[k] == stride[k + 1] * shape[k + 1]`` (a broadcast axis has stride 0, so
-    two adjacent broadcast axes merge, and so do two adjacent copied axes).
-
-    >>> coalesce((2, 1, 3, 4), [(12, 12, 4, 1), (0, 0, 0, 1)])
-    ((6, 4), [(4, 1), (0, 1)])
-    >>> coalesce((), [()])
-    ((), [()])
-    """
-    keep = [k for k, n in enumerate(shape) if n != 1]
-    out_shape: list[int] = []
-    out_strides: list[list[int]] = [[] for _ in strides]
-    for k in keep:
-        n = shape[k]
-        if out_shape and all(s[-1] == st[k] * n for s, st in zip(out_strides, strides, strict=True)):
-            out_shape[-1] *= n
-            for s, st in zip(out_strides, strides, strict=True):
-                s[-1] = st[k]
-            continue
-        out_shape.append(n)
-        for s, st in zip(out_strides, strides, strict=True):
-            s.append(st[k])
-    return tuple(out_shape), [tuple(s) for s in out_strides]
-
-
 def units(shape: Sequence[int], unit: int) -> list[Index]:
     """Index tuples that cut ``shape`` (C order) into blocks of about ``unit`` elements.
 
@@ -223,6 +196,8 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
     """
     if _serial(dest.nbytes) or dest.dtype.hasobject:
         np.copyto(dest, src, casting="equiv")  # object arrays: NumPy's loop holds the GIL anyway
+        return
+    if compiled.copy(dest, src):
         return
     d, (s,) = _coalesced(dest, [src])
     item = dest.dtype.itemsize
@@ -311,6 +286,9 @@ def reduce_sum(g: np.ndarray, axes: tuple[int, ...], dtype: np.dtype[Any] | None
     """
     keep_shape = tuple(1 if k in axes else n for k, n in enumerate(g.shape))
     acc = np.dtype(dtype) if dtype is not None else g.dtype
+    fast = None if g.dtype.hasobject else compiled.reduce_sum(g, axes, acc)
+    if fast is not None:
+        return fast
     if _serial(g.nbytes) or g.dtype.hasobject or not axes:
         r: np.ndarray = np.add.reduce(g, axis=axes, dtype=dtype, keepdims=True)
         return r

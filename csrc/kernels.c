@@ -1,0 +1,384 @@
+/* bcast's compiled loops, written once and compiled per instruction set (see kernels.h).
+ *
+ * The loops are plain C that the compiler vectorises: one loop per operand pattern
+ * (both contiguous, one a repeated scalar, any strides), so that the common patterns get
+ * straight-line SIMD code with no stride arithmetic. Results match NumPy's loops:
+ * - integers wrap (the file is compiled with -fwrapv), integer Div truncates toward zero
+ *   and counts zero divisors (the caller raises), INT_MIN / -1 gives INT_MIN as NumPy's does;
+ * - float16 and bfloat16 are computed in float32 and rounded to nearest even once per
+ *   element, as NumPy and ml_dtypes do; every other float op is one IEEE operation;
+ * - maximum/minimum propagate a NaN of either operand and return the second operand on a
+ *   tie (NumPy's rule, which decides the sign of a zero result);
+ * - sums accumulate float32 in float64 along the contiguous axis (NumPy: pairwise in float32)
+ *   and in 16 independent lanes, so they are at least as accurate as NumPy's.
+ * Operands must be aligned to their item size (module.c's caller checks).
+ */
+#include "kernels.h"
+
+#include <math.h>
+#include <string.h>
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(name, BC_ISA)
+#define IVDEP _Pragma("GCC ivdep")
+
+#if defined(__FLT16_MAX__)
+typedef _Float16 f16;
+#define HAVE_F16 1
+#else
+typedef uint16_t f16;
+#define HAVE_F16 0
+#endif
+
+static inline float bf_load(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint16_t bf_store(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    /* a NaN stays a quiet NaN of its sign; everything else rounds to nearest, ties to even */
+    uint32_t nan = (u & 0x7fffffffu) > 0x7f800000u;
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t quiet = ((u >> 16) & 0x8000u) | 0x7fc0u;
+    return (uint16_t)(nan ? quiet : rounded);
+}
+
+#define ID(v) (v)
+#define TO_F(v) ((float)(v))
+#define TO_F16(v) ((f16)(v))
+#define TO_BOOL(v) ((uint8_t)((v) != 0))
+#define TRUTH(v) ((v) != 0)
+
+/* one binary loop: T operands, OT output, computed in CT; x and y name the operands in EXPR */
+#define BINARY(NAME, T, OT, CT, LOAD, STORE, EXPR)                                                  \
+    static bc_int NAME(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) { \
+        OT *o = (OT *)o_;                                                                         \
+        if (sa == (bc_int)sizeof(T) && sb == (bc_int)sizeof(T)) {                                 \
+            const T *a = (const T *)a_, *b = (const T *)b_;                                        \
+            IVDEP for (bc_int i = 0; i < n; i++) {                                                 \
+                CT x = LOAD(a[i]), y = LOAD(b[i]);                                                 \
+                o[i] = STORE(EXPR);                                                                \
+            }                                                                                      \
+        } else if (sa == (bc_int)sizeof(T) && sb == 0) {                                          \
+            const T *a = (const T *)a_;                                                            \
+            const CT y = LOAD(*(const T *)b_);                                                     \
+            IVDEP for (bc_int i = 0; i < n; i++) {                                                 \
+                CT x = LOAD(a[i]);                                                                 \
+                o[i] = STORE(EXPR);                                                                \
+            }                                                                                      \
+        } else if (sa == 0 && sb == (bc_int)sizeof(T)) {                                          \
+            const T *b = (const T *)b_;                                                            \
+            const CT x = LOAD(*(const T *)a_);                                                     \
+            IVDEP for (bc_int i = 0; i < n; i++) {                                                 \
+                CT y = LOAD(b[i]);                                                                 \
+                o[i] = STORE(EXPR);                                                                \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (bc_int i = 0; i < n; i++) {                                                       \
+                CT x = LOAD(*(const T *)(a_ + i * sa)), y = LOAD(*(const T *)(b_ + i * sb));       \
+                o[i] = STORE(EXPR);                                                                \
+            }                                                                                      \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }
+
+/* integer division: truncated toward zero; a zero divisor is counted, and gives 0 */
+#define INTDIV(NAME, T, UT, QUOT)                                                                  \
+    static bc_int NAME(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) { \
+        T *o = (T *)o_;                                                                           \
+        bc_int zeros = 0;                                                                          \
+        for (bc_int i = 0; i < n; i++) {                                                           \
+            T x = *(const T *)(a_ + i * sa), y = *(const T *)(b_ + i * sb);                        \
+            zeros += (y == 0);                                                                     \
+            T d = y == 0 ? (T)1 : y;                                                               \
+            o[i] = d == (T)-1 ? (T)((UT)0 - (UT)x) : QUOT(x, d);                                   \
+        }                                                                                          \
+        return zeros;                                                                              \
+    }
+
+/* int32 quotients are exact in double (|error| < 1/|d|), which vectorises where idiv does not */
+#define Q32(x, d) ((int32_t)((double)(x) / (double)(d)))
+#define QC(x, d) ((x) / (d))
+
+/* int32 division vectorised: contiguous and scalar-divisor runs through double, others by the generic loop */
+static bc_int div_i32_generic(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb);
+INTDIV(div_i32_generic, int32_t, uint32_t, QC)
+INTDIV(div_i64, int64_t, uint64_t, QC)
+
+static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) {
+    int32_t *o = (int32_t *)o_;
+    bc_int zeros = 0;
+    if (sa == 4 && (sb == 4 || sb == 0)) {
+        const int32_t *a = (const int32_t *)a_;
+        if (sb == 0) {
+            int32_t y = *(const int32_t *)b_;
+            if (y == 0) return div_i32_generic(o_, a_, b_, n, sa, sb);
+            if (y == -1) {
+                IVDEP for (bc_int i = 0; i < n; i++) o[i] = (int32_t)(0u - (uint32_t)a[i]);
+                return 0;
+            }
+            const double dy = (double)y;
+            IVDEP for (bc_int i = 0; i < n; i++) o[i] = (int32_t)((double)a[i] / dy);
+            return 0;
+        }
+        const int32_t *b = (const int32_t *)b_;
+        IVDEP for (bc_int i = 0; i < n; i++) {
+            int32_t y = b[i];
+            zeros += (y == 0);
+            double q = (double)a[i] / (double)(y == 0 ? 1 : y);
+            /* INT_MIN / -1 = 2**31: wraps to INT_MIN, as NumPy's does (the cast would be undefined) */
+            o[i] = q >= 2147483648.0 ? INT32_MIN : (int32_t)q;
+        }
+        return zeros;
+    }
+    return div_i32_generic(o_, a_, b_, n, sa, sb);
+}
+
+/* maximum and minimum with NumPy's rule: a NaN in x wins, then a NaN in y (the comparison fails), ties give y */
+#define FMAX(x, y) (isnan(x) ? (x) : ((x) > (y) ? (x) : (y)))
+#define FMIN(x, y) (isnan(x) ? (x) : ((x) < (y) ? (x) : (y)))
+#define IMAX(x, y) ((x) > (y) ? (x) : (y))
+#define IMIN(x, y) ((x) < (y) ? (x) : (y))
+
+/* the arithmetic family of one float type */
+#define FLOAT_OPS(SFX, T, CT, LOAD, STORE, POWF)                                  \
+    BINARY(add_##SFX, T, T, CT, LOAD, STORE, x + y)                               \
+    BINARY(sub_##SFX, T, T, CT, LOAD, STORE, x - y)                               \
+    BINARY(mul_##SFX, T, T, CT, LOAD, STORE, x * y)                               \
+    BINARY(div_##SFX, T, T, CT, LOAD, STORE, x / y)                               \
+    BINARY(pow_##SFX, T, T, CT, LOAD, STORE, POWF(x, y))                          \
+    BINARY(max_##SFX, T, T, CT, LOAD, STORE, FMAX(x, y))                          \
+    BINARY(min_##SFX, T, T, CT, LOAD, STORE, FMIN(x, y))                          \
+    BINARY(gt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x > y)                      \
+    BINARY(ge_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x >= y)                     \
+    BINARY(lt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x < y)                      \
+    BINARY(le_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x <= y)                     \
+    BINARY(eq_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x == y)
+
+#define INT_OPS(SFX, T)                                         \
+    BINARY(add_##SFX, T, T, T, ID, ID, x + y)                   \
+    BINARY(sub_##SFX, T, T, T, ID, ID, x - y)                   \
+    BINARY(mul_##SFX, T, T, T, ID, ID, x * y)                   \
+    BINARY(max_##SFX, T, T, T, ID, ID, IMAX(x, y))              \
+    BINARY(min_##SFX, T, T, T, ID, ID, IMIN(x, y))              \
+    BINARY(gt_##SFX, T, uint8_t, T, ID, (uint8_t), x > y)       \
+    BINARY(ge_##SFX, T, uint8_t, T, ID, (uint8_t), x >= y)      \
+    BINARY(lt_##SFX, T, uint8_t, T, ID, (uint8_t), x < y)       \
+    BINARY(le_##SFX, T, uint8_t, T, ID, (uint8_t), x <= y)      \
+    BINARY(eq_##SFX, T, uint8_t, T, ID, (uint8_t), x == y)      \
+    BINARY(band_##SFX, T, T, T, ID, ID, x &y)                   \
+    BINARY(bor_##SFX, T, T, T, ID, ID, x | y)                   \
+    BINARY(bxor_##SFX, T, T, T, ID, ID, x ^ y)
+
+#define POWF32(x, y) powf(x, y)
+#define POWF64(x, y) pow(x, y)
+
+FLOAT_OPS(f32, float, float, ID, ID, POWF32)
+FLOAT_OPS(f64, double, double, ID, ID, POWF64)
+#if HAVE_F16
+FLOAT_OPS(f16, f16, float, TO_F, TO_F16, POWF32)
+#endif
+FLOAT_OPS(bf16, uint16_t, float, bf_load, bf_store, POWF32)
+INT_OPS(i32, int32_t)
+INT_OPS(i64, int64_t)
+
+/* bools: comparisons by value, logical ops by truth (NumPy reads any nonzero byte as True) */
+BINARY(gt_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x > y)
+BINARY(ge_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x >= y)
+BINARY(lt_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x < y)
+BINARY(le_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x <= y)
+BINARY(eq_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x == y)
+BINARY(and_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x & y)
+BINARY(or_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x | y)
+BINARY(xor_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x ^ y)
+
+/* where: the condition's truth picks x or y; contiguous and scalar runs of x and y vectorise */
+#define WHERE(NAME, T)                                                                                      \
+    static void NAME(char *o_, const char *c, const char *x_, const char *y_, bc_int n, bc_int sc, bc_int sx, \
+                     bc_int sy) {                                                                         \
+        T *o = (T *)o_;                                                                                   \
+        const bc_int it = (bc_int)sizeof(T);                                                              \
+        if (sc == 1 && sx == it && sy == it) {                                                            \
+            const T *x = (const T *)x_, *y = (const T *)y_;                                                \
+            IVDEP for (bc_int i = 0; i < n; i++) o[i] = c[i] ? x[i] : y[i];                                \
+        } else if (sc == 1 && sx == it && sy == 0) {                                                      \
+            const T *x = (const T *)x_;                                                                   \
+            const T y = *(const T *)y_;                                                                   \
+            IVDEP for (bc_int i = 0; i < n; i++) o[i] = c[i] ? x[i] : y;                                   \
+        } else if (sc == 1 && sx == 0 && sy == it) {                                                      \
+            const T *y = (const T *)y_;                                                                   \
+            const T x = *(const T *)x_;                                                                   \
+            IVDEP for (bc_int i = 0; i < n; i++) o[i] = c[i] ? x : y[i];                                   \
+        } else if (sc == 1 && sx == 0 && sy == 0) {                                                       \
+            const T x = *(const T *)x_, y = *(const T *)y_;                                                \
+            IVDEP for (bc_int i = 0; i < n; i++) o[i] = c[i] ? x : y;                                      \
+        } else if (sc == 0) { /* one condition for the run: a copy of x or of y */                        \
+            const char *src = *c ? x_ : y_;                                                               \
+            bc_int s = *c ? sx : sy;                                                                      \
+            if (s == it) {                                                                                \
+                memcpy(o, src, (size_t)(n * it));                                                         \
+            } else {                                                                                      \
+                for (bc_int i = 0; i < n; i++) o[i] = *(const T *)(src + i * s);                          \
+            }                                                                                             \
+        } else {                                                                                          \
+            for (bc_int i = 0; i < n; i++)                                                                \
+                o[i] = c[i * sc] ? *(const T *)(x_ + i * sx) : *(const T *)(y_ + i * sy);                 \
+        }                                                                                                 \
+    }
+
+WHERE(where1, uint8_t)
+WHERE(where2, uint16_t)
+WHERE(where4, uint32_t)
+WHERE(where8, uint64_t)
+
+#define COPY(NAME, T)                                                       \
+    static void NAME(char *o_, const char *a_, bc_int n, bc_int sa) {       \
+        T *o = (T *)o_;                                                     \
+        if (sa == (bc_int)sizeof(T)) {                                      \
+            memcpy(o, a_, (size_t)n * sizeof(T));                           \
+        } else if (sa == 0) {                                               \
+            const T v = *(const T *)a_;                                     \
+            IVDEP for (bc_int i = 0; i < n; i++) o[i] = v;                  \
+        } else {                                                            \
+            for (bc_int i = 0; i < n; i++) o[i] = *(const T *)(a_ + i * sa); \
+        }                                                                   \
+    }
+
+COPY(copy1, uint8_t)
+COPY(copy2, uint16_t)
+COPY(copy4, uint32_t)
+COPY(copy8, uint64_t)
+
+/* sums: acc[k] (+)= sum over p, r of g[p*sp + k*sk + r*sr] is split by the caller into calls over
+ * p ranges; here g is (nk, nr) at one p, and a row pattern (nr = 1) adds whole rows at once */
+#define LANES 16
+#define SUM(NAME, T, AT, CT, LOAD)                                                                          \
+    static void NAME(char *acc_, const char *g, bc_int nk, bc_int nr, bc_int sk, bc_int sr, int add) {    \
+        AT *acc = (AT *)acc_;                                                                             \
+        if (nr == 1 && sk == (bc_int)sizeof(T)) { /* the row pattern: one vector add of a row */          \
+            const T *row = (const T *)g;                                                                  \
+            if (add) {                                                                                    \
+                IVDEP for (bc_int k = 0; k < nk; k++) acc[k] = (AT)(acc[k] + (AT)LOAD(row[k]));           \
+            } else {                                                                                      \
+                IVDEP for (bc_int k = 0; k < nk; k++) acc[k] = (AT)LOAD(row[k]);                          \
+            }                                                                                             \
+            return;                                                                                       \
+        }                                                                                                 \
+        for (bc_int k = 0; k < nk; k++) {                                                                 \
+            const char *p = g + k * sk;                                                                   \
+            CT s = 0;                                                                                     \
+            bc_int r = 0;                                                                                 \
+            if (sr == (bc_int)sizeof(T) && nr >= LANES) {                                                 \
+                const T *v = (const T *)p;                                                                \
+                CT lane[LANES] = {0};                                                                     \
+                for (; r + LANES <= nr; r += LANES)                                                       \
+                    for (int j = 0; j < LANES; j++) lane[j] += (CT)LOAD(v[r + j]);                        \
+                for (int w = LANES / 2; w > 0; w /= 2) /* pairwise: each lane holds a similar share */    \
+                    for (int j = 0; j < w; j++) lane[j] += lane[j + w];                                   \
+                s = lane[0];                                                                              \
+            }                                                                                             \
+            for (; r < nr; r++) s += (CT)LOAD(*(const T *)(p + r * sr));                                  \
+            acc[k] = add ? (AT)(acc[k] + (AT)s) : (AT)s;                                                  \
+        }                                                                                                 \
+    }
+
+SUM(sum_f32, float, float, double, ID)
+SUM(sum_f64, double, double, double, ID)
+#if HAVE_F16
+SUM(sum_f16, f16, float, float, TO_F)
+#endif
+SUM(sum_bf16, uint16_t, float, float, bf_load)
+/* integer sums wrap in the integer's own width, as NumPy's add.reduce with dtype= the input's */
+SUM(sum_i32, int32_t, int32_t, uint32_t, ID)
+SUM(sum_i64, int64_t, int64_t, uint64_t, ID)
+
+/* non-temporal stores: the output goes to memory without first being read into the cache */
+static void stream(char *dst, const char *src, size_t nb) {
+#if defined(__AVX512F__)
+    const size_t w = 64;
+#elif defined(__AVX__)
+    const size_t w = 32;
+#elif defined(__SSE2__)
+    const size_t w = 16;
+#else
+    const size_t w = 0;
+#endif
+    if (w == 0 || nb < 2 * w) {
+        memcpy(dst, src, nb);
+        return;
+    }
+    size_t head = (w - ((uintptr_t)dst & (w - 1))) & (w - 1);
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    nb -= head;
+    for (; nb >= w; nb -= w, dst += w, src += w) {
+#if defined(__AVX512F__)
+        _mm512_stream_si512((void *)dst, _mm512_loadu_si512((const void *)src));
+#elif defined(__AVX__)
+        _mm256_stream_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)src));
+#elif defined(__SSE2__)
+        _mm_stream_si128((__m128i *)dst, _mm_loadu_si128((const __m128i *)src));
+#endif
+    }
+    memcpy(dst, src, nb);
+}
+
+static void fence(void) {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
+#define SET_FLOAT(t, D, SFX)                                                                              \
+    do {                                                                                                  \
+        t->binary[BC_ADD][D] = add_##SFX, t->binary[BC_SUB][D] = sub_##SFX, t->binary[BC_MUL][D] = mul_##SFX; \
+        t->binary[BC_DIV][D] = div_##SFX, t->binary[BC_POW][D] = pow_##SFX;                               \
+        t->binary[BC_MAX][D] = max_##SFX, t->binary[BC_MIN][D] = min_##SFX;                               \
+        t->binary[BC_GT][D] = gt_##SFX, t->binary[BC_GE][D] = ge_##SFX, t->binary[BC_LT][D] = lt_##SFX;    \
+        t->binary[BC_LE][D] = le_##SFX, t->binary[BC_EQ][D] = eq_##SFX;                                   \
+        t->sum[D] = sum_##SFX;                                                                            \
+    } while (0)
+
+#define SET_INT(t, D, SFX)                                                                                \
+    do {                                                                                                  \
+        t->binary[BC_ADD][D] = add_##SFX, t->binary[BC_SUB][D] = sub_##SFX, t->binary[BC_MUL][D] = mul_##SFX; \
+        t->binary[BC_DIV][D] = div_##SFX;                                                                 \
+        t->binary[BC_MAX][D] = max_##SFX, t->binary[BC_MIN][D] = min_##SFX;                               \
+        t->binary[BC_GT][D] = gt_##SFX, t->binary[BC_GE][D] = ge_##SFX, t->binary[BC_LT][D] = lt_##SFX;    \
+        t->binary[BC_LE][D] = le_##SFX, t->binary[BC_EQ][D] = eq_##SFX;                                   \
+        t->binary[BC_BAND][D] = band_##SFX, t->binary[BC_BOR][D] = bor_##SFX;                             \
+        t->binary[BC_BXOR][D] = bxor_##SFX;                                                               \
+        t->sum[D] = sum_##SFX;                                                                            \
+    } while (0)
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+void FN(bc_table)(bc_table *t) {
+    memset(t, 0, sizeof *t);
+    t->name = STR(BC_ISA) + 1; /* "_avx2" -> "avx2" */
+    SET_FLOAT(t, BC_F32, f32);
+    SET_FLOAT(t, BC_F64, f64);
+#if HAVE_F16
+    SET_FLOAT(t, BC_F16, f16);
+#endif
+    SET_FLOAT(t, BC_BF16, bf16);
+    SET_INT(t, BC_I32, i32);
+    SET_INT(t, BC_I64, i64);
+    t->binary[BC_GT][BC_BOOL] = gt_b, t->binary[BC_GE][BC_BOOL] = ge_b, t->binary[BC_LT][BC_BOOL] = lt_b;
+    t->binary[BC_LE][BC_BOOL] = le_b, t->binary[BC_EQ][BC_BOOL] = eq_b;
+    t->binary[BC_AND][BC_BOOL] = and_b, t->binary[BC_OR][BC_BOOL] = or_b, t->binary[BC_XOR][BC_BOOL] = xor_b;
+    t->where[0] = where1, t->where[1] = where2, t->where[2] = where4, t->where[3] = where8;
+    t->copy[0] = copy1, t->copy[1] = copy2, t->copy[2] = copy4, t->copy[3] = copy8;
+    t->stream = stream;
+    t->fence = fence;
+}

@@ -1,0 +1,390 @@
+"""The compiled kernels (``bcast.engines.numpy._kernels``, C, built at install time), when there are any.
+
+``pip install`` builds a small C extension when the machine has a C compiler: loops for
+each broadcast pattern (both operands contiguous, one of them a scalar run, any strides)
+of every operator of the operator table that has a ``native`` kernel, for float32,
+float64, float16, bfloat16, int32, int64 and bool, compiled three times (x86-64
+baseline, AVX2 and AVX-512) and chosen at import by what the CPU supports. They write
+straight into the output, release the GIL, and are run on the engine's threads
+(:mod:`bcast.engines.numpy.threads`), a range of rows per call.
+
+Without a compiler, or with ``BCAST_PURE_PYTHON=1`` in the environment, bcast runs on
+its NumPy engine, with the same results: :func:`status` says which, and the benchmark
+prints it once at its start.
+
+>>> from bcast.engines.numpy import compiled
+>>> isinstance(compiled.status(), str), isinstance(compiled.enabled(), bool)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .layout import coalesce
+from .threads import MAX_THREADS, num_threads, run_units
+
+__all__ = [
+    "DTYPES",
+    "ISA",
+    "LOADED",
+    "MIN_BYTES",
+    "OPS",
+    "REASON",
+    "STREAM_BYTES",
+    "binary",
+    "copy",
+    "enabled",
+    "module",
+    "reduce_sum",
+    "set_enabled",
+    "status",
+    "using",
+    "where",
+]
+
+
+def _load() -> tuple[ModuleType | None, str]:
+    if os.environ.get("BCAST_PURE_PYTHON", "").strip() not in ("", "0"):
+        return None, "BCAST_PURE_PYTHON is set"
+    try:
+        return importlib.import_module(f"{__package__}._kernels"), ""
+    except ImportError as e:
+        return None, f"the compiled kernels are not built ({e}); reinstall with a C compiler: pip install ."
+
+
+_module, REASON = _load()
+#: whether the compiled kernels were loaded (``False``: built without a compiler, or ``BCAST_PURE_PYTHON=1``)
+LOADED = _module is not None
+#: the instruction set the kernels were chosen for at import ("avx512", "avx2", "baseline"), or ""
+ISA: str = str(_module.isa()) if _module is not None else ""
+_on = [LOADED]
+
+
+def module() -> Any:
+    """The loaded extension module, or ``None`` when the NumPy engine computes (see :func:`enabled`)."""
+    return _module if _on[0] else None
+
+
+def enabled() -> bool:
+    """Whether the compiled kernels compute the ops they have (else the NumPy engine does)."""
+    return _on[0]
+
+
+def set_enabled(flag: bool | None) -> None:
+    """Use the compiled kernels (``True``, where built), the NumPy engine (``False``), or the default (``None``).
+
+    For tests and benchmarks that compare the two paths; results are the same either way.
+    """
+    if flag is not None and not isinstance(flag, bool):
+        raise TypeError(f"set_enabled takes True, False or None, got {type(flag).__name__}")
+    _on[0] = LOADED if flag is None else (flag and LOADED)
+
+
+@contextmanager
+def using(flag: bool) -> Iterator[None]:
+    """``set_enabled(flag)`` for the body of a ``with`` block, then back to what it was."""
+    before = _on[0]
+    set_enabled(flag)
+    try:
+        yield
+    finally:
+        _on[0] = before
+
+
+def status() -> str:
+    """One line: which engine computes, and why.
+
+    >>> status().startswith(("kernels: compiled", "kernels: NumPy engine"))
+    True
+    """
+    if _on[0]:
+        return f"kernels: compiled C ({ISA}), threaded"
+    why = REASON if not LOADED else "disabled by set_enabled(False)"
+    return f"kernels: NumPy engine ({why})"
+
+
+# -- what the loops cover -------------------------------------------------------------------
+
+#: the dtypes with loops, in the order of the C enum (csrc/kernels.h)
+DTYPES = ("bool", "int32", "int64", "float32", "float64", "float16", "bfloat16")
+#: the operator table's kernel names (``Spec.kernel``) with loops, in the order of the C enum
+OPS = (
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "pow",
+    "maximum",
+    "minimum",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+)
+_OP = {name: i for i, name in enumerate(OPS)}
+_BOOL_OUT = frozenset(_OP[n] for n in OPS[7:15])
+_FLOATS = frozenset({"float32", "float64", "float16", "bfloat16"})
+_INTS = frozenset({"int32", "int64"})
+_NUMERIC = _FLOATS | _INTS
+
+
+def _covers(op: str, dtype: str) -> bool:
+    """Whether csrc/kernels.c has a loop for ``op`` on ``dtype`` (its SET_FLOAT / SET_INT tables)."""
+    if dtype == "float16" and not getattr(_module, "HAS_F16", 0):
+        return False
+    if op in ("greater", "greater_equal", "less", "less_equal", "equal"):
+        return True
+    if op.startswith("logical_"):
+        return dtype == "bool"
+    if op.startswith("bitwise_"):
+        return dtype in _INTS
+    if op == "pow":
+        # float32/float64: NumPy's own vectorised pow is faster than libm's, and is the reference
+        return dtype in ("float16", "bfloat16")
+    return dtype in _NUMERIC
+
+
+#: (op code, dtype code) pairs that have a loop
+_COVERED = frozenset((_OP[o], d) for o in OPS for d, name in enumerate(DTYPES) if _covers(o, name))
+
+#: Outputs smaller than this are left to NumPy's ufuncs: lining operands up costs a few microseconds,
+#: which only pays once the loop itself takes longer (measured: see docs/benchmarks.md)
+MIN_BYTES = 1 << 16
+
+
+def _stream_bytes() -> int:
+    """Outputs at least this large are written with non-temporal stores: twice the last-level cache.
+
+    Smaller ones are left in the cache, where the next op will read them.
+    """
+    try:
+        l3 = int(os.sysconf("SC_LEVEL3_CACHE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
+        l3 = 0
+    return 2 * l3 if l3 > 0 else 64 << 20
+
+
+#: see :func:`_stream_bytes`; ``BCAST_STREAM_BYTES`` overrides it
+STREAM_BYTES = int(os.environ.get("BCAST_STREAM_BYTES", "0") or 0) or _stream_bytes()
+#: the target bytes of output per unit of work handed to a thread
+_UNIT_BYTES = 8 << 20
+
+
+def _dtype_code(dtype: np.dtype[Any]) -> int | None:
+    if not dtype.isnative:
+        return None
+    name = dtype.name
+    if name == "bfloat16" and not getattr(dtype.type, "__module__", "").startswith("ml_dtypes"):
+        return None
+    try:
+        return DTYPES.index(name)
+    except ValueError:
+        return None
+
+
+def _raw(a: np.ndarray) -> np.ndarray:
+    """``a`` as unsigned ints of its item size: every dtype's buffer then exports (bfloat16's does not)."""
+    return a if a.dtype.kind in "biuf" and a.dtype.name != "bfloat16" else a.view(f"u{a.dtype.itemsize}")
+
+
+@lru_cache(maxsize=4096)
+def _layout(
+    shape: tuple[int, ...], arrays: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """The coalesced shape and each array's byte strides on it (0 where it repeats), for arrays
+    of (shape, strides) that broadcast to ``shape`` by NumPy's rule (the first is the output)."""
+    nd = len(shape)
+    full = []
+    for s, st in arrays:
+        lead = nd - len(s)
+        full.append(tuple(0 if k < lead or s[k - lead] == 1 else st[k - lead] for k in range(nd)))
+    cshape, cstrides = coalesce(shape, full)
+    if not cshape:  # one element
+        return (1,), tuple((0,) for _ in arrays)
+    return cshape, tuple(cstrides)
+
+
+def _run(call: Callable[[int, int], object], size: int, nbytes: int) -> list[object]:
+    """``call(lo, hi)`` over element ranges that cover ``size``, on the engine's threads; the results."""
+    threads = _threads(nbytes)
+    pieces = 1 if threads <= 1 or nbytes < (1 << 20) else max(threads, -(-nbytes // _UNIT_BYTES))
+    if pieces > 1:
+        pieces = -(-pieces // threads) * threads  # a multiple of the threads: none idles at the end
+    bounds = [size * i // pieces for i in range(pieces + 1)]
+    results: list[object] = [None] * pieces
+    if pieces == 1:
+        results[0] = call(0, size)
+        return results
+
+    def unit(i: int) -> None:
+        results[i] = call(bounds[i], bounds[i + 1])
+
+    run_units(unit, range(pieces))
+    return results
+
+
+def _threads(nbytes: int) -> int:
+    """Threads worth starting for ``nbytes`` of output: at most one per 256 KiB, and :data:`MAX_THREADS`."""
+    return max(1, min(num_threads(), MAX_THREADS, nbytes >> 18))
+
+
+def _usable(arrays: Sequence[np.ndarray]) -> bool:
+    return all(a.flags.aligned for a in arrays)
+
+
+def binary(kernel: str, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int | None:
+    """``dest = kernel(a, b)`` by the compiled loops; ``None`` where they do not cover the call (the
+    caller computes it), else the number of integer zero divisors met (their results are 0: raise).
+
+    ``a`` and ``b`` broadcast to ``dest.shape`` by NumPy's rule and have one dtype; ``dest`` has
+    it too, or bool for comparisons and logical ops. ``dest`` may be ``a`` or ``b`` element for
+    element (each output element is written after both of its inputs are read), and must not
+    overlap them otherwise.
+    """
+    mod = module()
+    op = _OP.get(kernel)
+    if mod is None or op is None or dest.nbytes < MIN_BYTES or a.dtype != b.dtype:
+        return None
+    dt = _dtype_code(a.dtype)
+    if dt is None or (op, dt) not in _COVERED:
+        return None
+    want = np.dtype(np.bool_) if op in _BOOL_OUT else a.dtype
+    if dest.dtype != want or not _usable((a, b, dest)):
+        return None
+    shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (a.shape, a.strides), (b.shape, b.strides)))
+    o, ra, rb = _raw(dest), _raw(a), _raw(b)
+    stream = int(dest.nbytes >= STREAM_BYTES)
+    size = dest.size
+    done = _run(lambda lo, hi: mod.binary(op, dt, o, ra, rb, shape, strides, lo, hi, stream), size, dest.nbytes)
+    return sum(int(z) for z in done if z is not None)  # type: ignore[call-overload]
+
+
+def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray, dest: np.ndarray) -> bool:
+    """``dest = cond ? x : y`` by the compiled loops (``False``: not covered, the caller computes).
+
+    ``cond`` is bool; ``x``, ``y`` and ``dest`` have one dtype of 1, 2, 4 or 8 bytes.
+    """
+    mod = module()
+    item = dest.dtype.itemsize
+    if (
+        mod is None
+        or dest.nbytes < MIN_BYTES
+        or cond.dtype != np.bool_
+        or item not in (1, 2, 4, 8)
+        or x.dtype != dest.dtype
+        or y.dtype != dest.dtype
+        or dest.dtype.hasobject
+        or not _usable((cond, x, y, dest))
+    ):
+        return False
+    arrays = (dest, cond, x, y)
+    shape, strides = _layout(dest.shape, tuple((v.shape, v.strides) for v in arrays))
+    o, c, rx, ry = (v.view(f"u{v.dtype.itemsize}") for v in arrays)
+    stream = int(dest.nbytes >= STREAM_BYTES)
+    _run(lambda lo, hi: mod.where(o, c, rx, ry, shape, strides, lo, hi, stream), dest.size, dest.nbytes)
+    return True
+
+
+def copy(dest: np.ndarray, src: np.ndarray) -> bool:
+    """``dest[...] = src`` (``src`` broadcast to ``dest.shape``, one dtype) by the compiled loops.
+
+    ``False`` where they do not cover it (the caller copies). ``dest`` must not overlap ``src``.
+    """
+    mod = module()
+    item = dest.dtype.itemsize
+    if (
+        mod is None
+        or dest.nbytes < MIN_BYTES
+        or item not in (1, 2, 4, 8)
+        or src.dtype != dest.dtype
+        or dest.dtype.hasobject
+        or not _usable((src, dest))
+    ):
+        return False
+    shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (src.shape, src.strides)))
+    o, s = dest.view(f"u{item}"), src.view(f"u{item}")
+    stream = int(dest.nbytes >= STREAM_BYTES)
+    _run(lambda lo, hi: mod.copy(o, s, shape, strides, lo, hi, stream), dest.size, dest.nbytes)
+    return True
+
+
+#: the accumulator the sum loops use for each dtype (bcast.engines.common.accumulator's choice)
+_SUM_ACC = {"float32": "float32", "float64": "float64", "float16": "float32", "bfloat16": "float32"}
+_SUM_ACC |= {"int32": "int32", "int64": "int64"}
+
+
+def reduce_sum(g: np.ndarray, axes: tuple[int, ...], acc: np.dtype[Any]) -> np.ndarray | None:
+    """``np.add.reduce(g, axis=axes, dtype=acc, keepdims=True)`` by the compiled loops, or ``None``.
+
+    Covered: the sums that coalesce to ``(P, K, R)`` with ``P`` and ``R`` summed (a row, a
+    column, a channel or a whole array), in the accumulator :func:`~bcast.engines.common.accumulator`
+    picks. Float sums run in 16 lanes per row (float32 rows in float64), so they are at least
+    as accurate as NumPy's pairwise sums, but not bit-identical to them.
+    """
+    mod = module()
+    dt = _dtype_code(g.dtype)
+    if mod is None or dt is None or g.nbytes < MIN_BYTES or not axes or not g.flags.aligned:
+        return None
+    if _SUM_ACC.get(DTYPES[dt]) != acc.name or not _covers("add", DTYPES[dt]):
+        return None
+    pkr = _pkr(g.shape, g.strides, frozenset(axes))
+    if pkr is None:
+        return None
+    shape3, strides3 = pkr
+    view = np.lib.stride_tricks.as_strided(_raw(g), shape3, strides3, writeable=False)
+    p, k, _ = shape3
+    threads = _threads(g.nbytes)
+    if p >= 2 * threads and g.nbytes >= (1 << 20) and threads > 1:
+        parts = np.empty((threads, k), dtype=acc)
+        cuts = [p * i // threads for i in range(threads + 1)]
+        run_units(lambda i: mod.sum(dt, parts[i], view, cuts[i], cuts[i + 1], 0), range(threads))
+        total: np.ndarray = np.add.reduce(parts, axis=0)
+    else:
+        total = np.empty(k, dtype=acc)
+        pieces = threads if k >= 2 * threads and g.nbytes >= (1 << 20) else 1
+        cuts = [k * i // pieces for i in range(pieces + 1)]
+        run_units(
+            lambda i: mod.sum(dt, total[cuts[i] : cuts[i + 1]], view[:, cuts[i] : cuts[i + 1]], 0, p, 0),
+            range(pieces),
+        )
+    keep = tuple(1 if i in axes else n for i, n in enumerate(g.shape))
+    return total.reshape(keep)
+
+
+def _pkr(
+    shape: tuple[int, ...], strides: tuple[int, ...], axes: frozenset[int]
+) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+    """``g`` as (P summed, K kept, R summed) axes with their byte strides, when its summed axes allow."""
+    marker = []
+    step = 1
+    for k in reversed(range(len(shape))):  # a stride 0 on summed axes: runs of one kind coalesce
+        marker.append(0 if k in axes else step)
+        step *= 1 if k in axes else shape[k]
+    cshape, (gs, ms) = coalesce(shape, [strides, tuple(reversed(marker))])
+    kinds = ["s" if m == 0 else "k" for m in ms]
+    text = "".join(kinds)
+    if text not in ("sks", "sk", "ks", "s", "k"):
+        return None
+    lead = 1 if text.startswith("s") else 0
+    p, ps = (cshape[0], gs[0]) if lead else (1, 0)
+    k, ks = (cshape[lead], gs[lead]) if "k" in text else (1, 0)
+    r, rs = (cshape[-1], gs[-1]) if text.endswith("s") and len(text) > 1 else (1, 0)
+    if text == "s":  # everything summed: one row
+        p, ps, r, rs = 1, 0, cshape[0], gs[0]
+    return (p, k, r), (ps, ks, rs)
