@@ -20,6 +20,10 @@ bcast.errors.BroadcastError: add: numpy: shapes (2, 3) and (3, 2) cannot be broa
 
 from __future__ import annotations
 
+from collections.abc import Callable as _Callable
+from types import ModuleType as _ModuleType
+from typing import Any as _Any
+
 from ..engines.arrays import expand as _expand
 from ..engines.memory import GuardedOperator as _Guarded
 from ..operators import (
@@ -38,27 +42,34 @@ from . import normalization as _normalization
 from . import unidirectional as _unidirectional
 from . import variadic as _variadic
 from . import where as _where
+from ._base import small_calls as _small_calls
+
+
+def _fast(name: str, module: _ModuleType) -> _Callable[..., _Any]:
+    """``module.name`` guarded, and as fast as NumPy on small arrays already checked (see ``small_calls``)."""
+    return _small_calls(module.KERNELS[name], _Guarded(name, getattr(module, name), __name__), __name__)
+
 
 # Every entry point behind the last resort of engine.memory: a MemoryError that slips past the
 # allocation checks (an intermediate nobody counted) becomes a BroadcastError naming the op.
-add = _Guarded("add", _arithmetic.add, __name__)
-sub = _Guarded("sub", _arithmetic.sub, __name__)
-mul = _Guarded("mul", _arithmetic.mul, __name__)
+add = _fast("add", _arithmetic)
+sub = _fast("sub", _arithmetic)
+mul = _fast("mul", _arithmetic)
 div = _Guarded("div", _arithmetic.div, __name__)
 pow = _Guarded("pow", _arithmetic.pow, __name__)
 mod = _Guarded("mod", _arithmetic.mod, __name__)
 equal = _Guarded("equal", _compare.equal, __name__)
-greater = _Guarded("greater", _compare.greater, __name__)
-greater_or_equal = _Guarded("greater_or_equal", _compare.greater_or_equal, __name__)
-less = _Guarded("less", _compare.less, __name__)
-less_or_equal = _Guarded("less_or_equal", _compare.less_or_equal, __name__)
-and_ = _Guarded("and_", _logical.and_, __name__)
-or_ = _Guarded("or_", _logical.or_, __name__)
-xor = _Guarded("xor", _logical.xor, __name__)
+greater = _fast("greater", _compare)
+greater_or_equal = _fast("greater_or_equal", _compare)
+less = _fast("less", _compare)
+less_or_equal = _fast("less_or_equal", _compare)
+and_ = _fast("and_", _logical)
+or_ = _fast("or_", _logical)
+xor = _fast("xor", _logical)
 bitshift = _Guarded("bitshift", _logical.bitshift, __name__)
-bitwise_and = _Guarded("bitwise_and", _logical.bitwise_and, __name__)
-bitwise_or = _Guarded("bitwise_or", _logical.bitwise_or, __name__)
-bitwise_xor = _Guarded("bitwise_xor", _logical.bitwise_xor, __name__)
+bitwise_and = _fast("bitwise_and", _logical)
+bitwise_or = _fast("bitwise_or", _logical)
+bitwise_xor = _fast("bitwise_xor", _logical)
 layer_normalization = _Guarded("layer_normalization", _normalization.layer_normalization, __name__)
 rms_normalization = _Guarded("rms_normalization", _normalization.rms_normalization, __name__)
 gemm = _Guarded("gemm", _unidirectional.gemm, __name__)

@@ -8,6 +8,7 @@ a broadcast operand.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "read",
     "run_binary",
     "run_nary",
+    "small_calls",
     "unidirectional",
 ]
 
@@ -188,7 +190,63 @@ def run_binary(
     ``attrs`` are the operator's attributes (Mod's ``fmod``...), and ``block`` its public
     function, for engines of other libraries (see :func:`run_foreign`).
     """
-    return run_nary(spec, kernel, (a, b), mode, axis, out, attrs=attrs, block=block)
+    result = run_nary(spec, kernel, (a, b), mode, axis, out, attrs=attrs, block=block)
+    if out is None and type(a) is np.ndarray and type(b) is np.ndarray and mode == "numpy":
+        _remember_small(kernel, a, b, result)
+    return result
+
+
+def small_calls(kernel: Kernel, operator: Callable[..., np.ndarray], home: str) -> Callable[..., np.ndarray]:
+    """``operator`` (a binary operator, published in module ``home``) with NumPy's speed on small arrays.
+
+    A call on two NumPy arrays whose op, dtypes and shapes an earlier call checked (and
+    whose output is small, see :func:`_remember_small`) runs the kernel's ufunc alone:
+    on a few KB the checks and the plan cost more than the loop, and they would pass
+    again. Any other call goes to ``operator`` as it is. The result is a plain function
+    (calling an object's ``__call__`` costs more than the loop on a small array) that
+    reads and pickles as ``operator`` does.
+    """
+    known = _SMALL.setdefault(kernel, {})
+
+    def op(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> Any:
+        if out is None and type(a) is np.ndarray and type(b) is np.ndarray and mode == "numpy":
+            hit = known.get((a.shape, b.shape))
+            # dtypes by identity: NumPy's built-in dtypes are singletons, and a miss only costs the checks
+            if hit is not None and hit[0] is a.dtype and hit[1] is b.dtype:
+                return hit[2](a, b)
+        return operator(a, b, mode=mode, axis=axis, out=out)
+
+    functools.update_wrapper(op, operator)
+    op.__module__ = home  # pickled by reference to the published name, as the operator is
+    return op
+
+
+#: Binary calls on small NumPy arrays whose checks passed: kernel -> shapes -> (dtypes, the ufunc that
+#: computes them). A small call is then as fast as NumPy's own (checks and plans cost more than the loop).
+_SMALL: dict[Kernel, dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[np.dtype[Any], np.dtype[Any], np.ufunc]]] = {}
+_SMALL_ENTRIES = 4096
+_SMALL_BYTES = 1 << 16
+
+
+def _remember_small(kernel: Kernel, a: np.ndarray, b: np.ndarray, result: np.ndarray) -> None:
+    """Remember a checked call whose result the kernel's ufunc gives alone: an array of the inputs' dtype
+    (or bool), under :data:`_SMALL_BYTES`, from native inputs of one dtype (no casting, no 0-d scalar)."""
+    ufunc = getattr(kernel, "ufunc", None)
+    if (
+        ufunc is None
+        or result.nbytes >= _SMALL_BYTES
+        or result.ndim == 0
+        or a.dtype != b.dtype
+        or not a.dtype.isnative
+        or result.dtype not in (a.dtype, np.dtype(np.bool_))
+    ):
+        return
+    known = _SMALL.get(kernel)
+    if known is None:  # an operator without small_calls: nothing would read it
+        return
+    if len(known) >= _SMALL_ENTRIES:
+        known.clear()
+    known[(a.shape, b.shape)] = (a.dtype, b.dtype, ufunc)
 
 
 def run_nary(
@@ -338,4 +396,5 @@ def ufunc_kernel(fn: np.ufunc) -> Kernel:
         fn(x, y, out=out, casting="unsafe")
 
     kernel.pure_ufunc = True  # type: ignore[attr-defined]  # elementwise, no whole-array checks: unit-safe
+    kernel.ufunc = fn  # type: ignore[attr-defined]  # what a small call of checked shapes runs alone
     return kernel

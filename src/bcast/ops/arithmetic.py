@@ -19,6 +19,11 @@ __all__ = ["add", "div", "mod", "mul", "pow", "sub"]
 ADD, SUB, MUL, DIV, MOD, POW = (BY_NAME[n] for n in ("add", "sub", "mul", "div", "mod", "pow"))
 
 
+_add = ufunc_kernel(np.add)
+_sub = ufunc_kernel(np.subtract)
+_mul = ufunc_kernel(np.multiply)
+
+
 def add(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
     """ONNX ``Add``: ``a + b``, broadcast multidirectionally (or by OpenVINO's ``pdpd`` / ``none``).
 
@@ -101,11 +106,6 @@ def pow(x: object, y: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     array([16.], dtype=float32)
     """
     return run_binary(POW, _pow, x, y, mode, axis, out, block=pow)
-
-
-_add = ufunc_kernel(np.add)
-_sub = ufunc_kernel(np.subtract)
-_mul = ufunc_kernel(np.multiply)
 
 
 def _div(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:

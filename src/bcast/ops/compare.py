@@ -7,11 +7,16 @@ import numpy as np
 from ..operators import BY_NAME
 from ._base import run_binary, ufunc_kernel
 
-__all__ = ["equal", "greater", "greater_or_equal", "less", "less_or_equal"]
+__all__ = ["KERNELS", "equal", "greater", "greater_or_equal", "less", "less_or_equal"]
 
 EQUAL, GREATER, GREATER_OR_EQUAL, LESS, LESS_OR_EQUAL = (
     BY_NAME[n] for n in ("equal", "greater", "greater_or_equal", "less", "less_or_equal")
 )
+
+_greater, _greater_equal = ufunc_kernel(np.greater), ufunc_kernel(np.greater_equal)
+_less, _less_equal = ufunc_kernel(np.less), ufunc_kernel(np.less_equal)
+#: the kernels whose small calls :func:`bcast.ops._base.small_calls` may hand to their ufunc alone
+KERNELS = {"greater": _greater, "greater_or_equal": _greater_equal, "less": _less, "less_or_equal": _less_equal}
 
 
 def equal(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -32,7 +37,7 @@ def greater(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: n
     >>> ops.greater(np.array([1, 5]), np.array(3))
     array([False,  True])
     """
-    return run_binary(GREATER, ufunc_kernel(np.greater), a, b, mode, axis, out, block=greater)
+    return run_binary(GREATER, _greater, a, b, mode, axis, out, block=greater)
 
 
 def greater_or_equal(
@@ -44,7 +49,7 @@ def greater_or_equal(
     >>> ops.greater_or_equal(np.array([1, 3]), np.array(3))
     array([False,  True])
     """
-    return run_binary(GREATER_OR_EQUAL, ufunc_kernel(np.greater_equal), a, b, mode, axis, out, block=greater_or_equal)
+    return run_binary(GREATER_OR_EQUAL, _greater_equal, a, b, mode, axis, out, block=greater_or_equal)
 
 
 def less(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -54,7 +59,7 @@ def less(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.n
     >>> ops.less(np.array([1, 5]), np.array(3))
     array([ True, False])
     """
-    return run_binary(LESS, ufunc_kernel(np.less), a, b, mode, axis, out, block=less)
+    return run_binary(LESS, _less, a, b, mode, axis, out, block=less)
 
 
 def less_or_equal(
@@ -66,7 +71,7 @@ def less_or_equal(
     >>> ops.less_or_equal(np.array([3, 5]), np.array(3))
     array([ True, False])
     """
-    return run_binary(LESS_OR_EQUAL, ufunc_kernel(np.less_equal), a, b, mode, axis, out, block=less_or_equal)
+    return run_binary(LESS_OR_EQUAL, _less_equal, a, b, mode, axis, out, block=less_or_equal)
 
 
 def _equal(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:

@@ -9,11 +9,28 @@ from ..errors import brief
 from ..operators import BY_NAME
 from ._base import run_binary, ufunc_kernel
 
-__all__ = ["and_", "bitshift", "bitwise_and", "bitwise_or", "bitwise_xor", "or_", "xor"]
+__all__ = ["KERNELS", "and_", "bitshift", "bitwise_and", "bitwise_or", "bitwise_xor", "or_", "xor"]
 
 AND, OR, XOR, BITWISE_AND, BITWISE_OR, BITWISE_XOR, BITSHIFT = (
     BY_NAME[n] for n in ("and_", "or_", "xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitshift")
 )
+
+
+_and = ufunc_kernel(np.logical_and)
+_or = ufunc_kernel(np.logical_or)
+_xor = ufunc_kernel(np.logical_xor)
+_bitwise_and = ufunc_kernel(np.bitwise_and)
+_bitwise_or = ufunc_kernel(np.bitwise_or)
+_bitwise_xor = ufunc_kernel(np.bitwise_xor)
+#: the kernels whose small calls :func:`bcast.ops._base.small_calls` may hand to their ufunc alone
+KERNELS = {
+    "and_": _and,
+    "or_": _or,
+    "xor": _xor,
+    "bitwise_and": _bitwise_and,
+    "bitwise_or": _bitwise_or,
+    "bitwise_xor": _bitwise_xor,
+}
 
 
 def and_(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -24,7 +41,7 @@ def and_(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.n
     array([[ True, False],
            [False, False]])
     """
-    return run_binary(AND, ufunc_kernel(np.logical_and), a, b, mode, axis, out, block=and_)
+    return run_binary(AND, _and, a, b, mode, axis, out, block=and_)
 
 
 def or_(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -34,7 +51,7 @@ def or_(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     >>> ops.or_(np.array([True, False]), np.array(False))
     array([ True, False])
     """
-    return run_binary(OR, ufunc_kernel(np.logical_or), a, b, mode, axis, out, block=or_)
+    return run_binary(OR, _or, a, b, mode, axis, out, block=or_)
 
 
 def xor(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
@@ -44,7 +61,7 @@ def xor(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.nd
     >>> ops.xor(np.array([True, False]), np.array(True))
     array([False,  True])
     """
-    return run_binary(XOR, ufunc_kernel(np.logical_xor), a, b, mode, axis, out, block=xor)
+    return run_binary(XOR, _xor, a, b, mode, axis, out, block=xor)
 
 
 def bitwise_and(
@@ -56,7 +73,7 @@ def bitwise_and(
     >>> ops.bitwise_and(np.array([12, 10], np.uint8), np.array(6, np.uint8))
     array([4, 2], dtype=uint8)
     """
-    return run_binary(BITWISE_AND, ufunc_kernel(np.bitwise_and), a, b, mode, axis, out, block=bitwise_and)
+    return run_binary(BITWISE_AND, _bitwise_and, a, b, mode, axis, out, block=bitwise_and)
 
 
 def bitwise_or(
@@ -68,7 +85,7 @@ def bitwise_or(
     >>> ops.bitwise_or(np.array([12, 10], np.int16), np.array(1, np.int16))
     array([13, 11], dtype=int16)
     """
-    return run_binary(BITWISE_OR, ufunc_kernel(np.bitwise_or), a, b, mode, axis, out, block=bitwise_or)
+    return run_binary(BITWISE_OR, _bitwise_or, a, b, mode, axis, out, block=bitwise_or)
 
 
 def bitwise_xor(
@@ -80,7 +97,7 @@ def bitwise_xor(
     >>> ops.bitwise_xor(np.array([12, 10], np.int32), np.array(6, np.int32))
     array([10, 12], dtype=int32)
     """
-    return run_binary(BITWISE_XOR, ufunc_kernel(np.bitwise_xor), a, b, mode, axis, out, block=bitwise_xor)
+    return run_binary(BITWISE_XOR, _bitwise_xor, a, b, mode, axis, out, block=bitwise_xor)
 
 
 def bitshift(
