@@ -1,0 +1,168 @@
+"""The compiled kernels as a module: the switch, each instruction set's table, the build without a compiler,
+and the private C entry points refusing what they cannot take (an error, never a crash).
+
+The results of the compiled path against the NumPy path, op by op and dtype by dtype, are
+in ``tests/test_native_kernels.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bcast.engines.numpy import compiled
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_kernels = pytest.mark.skipif(
+    not compiled.LOADED, reason=f"the compiled kernels are not built ({compiled.REASON})"
+)
+
+
+def _run(code: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, env=full
+    )
+
+
+def test_switch_and_status() -> None:
+    before = compiled.enabled()
+    with compiled.using(False):
+        assert not compiled.enabled()
+        assert compiled.module() is None
+        assert compiled.status().startswith("kernels: NumPy engine")
+    assert compiled.enabled() == before
+    with pytest.raises(TypeError, match="True, False or None"):
+        compiled.set_enabled(1)  # type: ignore[arg-type]
+    compiled.set_enabled(True)
+    assert compiled.enabled() == compiled.LOADED  # True asks for them; only a built module gives them
+    compiled.set_enabled(None)
+    assert compiled.enabled() == compiled.LOADED
+
+
+def test_pure_python_environment_variable() -> None:
+    code = """
+        import numpy as np, bcast.ops as ops
+        from bcast.engines.numpy import compiled
+        a = np.arange(300_000, dtype=np.float32).reshape(300, 1000)
+        r = ops.add(a, np.float32(2) * np.ones(1000, np.float32))
+        print(compiled.LOADED, compiled.enabled(), bool(np.array_equal(r, a + 2)))
+        print(compiled.status())
+    """
+    out = _run(code, {"BCAST_PURE_PYTHON": "1"})
+    assert out.returncode == 0, out.stderr
+    first, status = out.stdout.splitlines()
+    assert first == "False False True"
+    assert status == "kernels: NumPy engine (BCAST_PURE_PYTHON is set)"
+
+
+@needs_kernels
+def test_status_names_the_instruction_set() -> None:
+    assert compiled.ISA in ("baseline", "avx2", "avx512")
+    assert compiled.status() == f"kernels: compiled C ({compiled.ISA}), threaded"
+
+
+_EVERY_TABLE = """
+    import hashlib, numpy as np, ml_dtypes, bcast, bcast.ops as ops
+    from bcast.engines.numpy import compiled, threads
+    threads.set_num_threads(2)
+    rng = np.random.default_rng(7)
+    digest, wrong = hashlib.sha1(), []
+    for dt in (np.float32, np.float64, np.float16, ml_dtypes.bfloat16, np.int32, np.int64):
+        a = (rng.standard_normal((257, 515)) * 50).astype(dt)
+        for b in ((rng.standard_normal(515) * 50).astype(dt), (rng.standard_normal((257, 1)) * 50).astype(dt)):
+            if np.dtype(dt).kind == "i":
+                b[b == 0] = 3
+            calls = [(f.__name__, lambda f=f: f(a, b)) for f in (ops.add, ops.sub, ops.mul, ops.div, ops.max, ops.min,
+                     ops.greater, ops.less_or_equal)]
+            calls.append(("where", lambda: ops.where(a > b, a, b)))
+            for name, call in calls:
+                with compiled.using(True):
+                    r = np.ascontiguousarray(call())
+                with compiled.using(False):
+                    expected = np.ascontiguousarray(call())
+                if r.dtype != expected.dtype or r.tobytes() != expected.tobytes():
+                    wrong.append(f"{name}:{np.dtype(dt).name}:{b.shape}")
+                digest.update(r.tobytes())
+    print(compiled.ISA, digest.hexdigest(), ",".join(wrong) or "-")
+"""
+
+
+@needs_kernels
+@pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512"])
+def test_every_instruction_sets_table_gives_the_numpy_paths_results(isa: str) -> None:
+    pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if isa == "avx512" and "avx512bw" not in flags:
+        pytest.skip("this CPU has no AVX-512")
+    if isa == "avx2" and " avx2" not in flags:
+        pytest.skip("this CPU has no AVX2")
+    got = _run(_EVERY_TABLE, {"BCAST_ISA": isa})
+    assert got.returncode == 0, got.stderr
+    chosen, digest, wrong = got.stdout.split()
+    assert chosen == isa
+    assert wrong == "-"  # every op, dtype and pattern: the NumPy path's bytes exactly
+    baseline = _run(_EVERY_TABLE, {"BCAST_ISA": "baseline"}).stdout.split()
+    assert digest == baseline[1]  # and every table computes the same bytes
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not on PATH")
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"CC": "/nonexistent/cc"}, "no C compiler found"),
+        ({"BCAST_PURE_PYTHON": "1"}, "BCAST_PURE_PYTHON is set"),
+    ],
+)
+def test_the_build_goes_on_without_the_kernels(tmp_path: Path, env: dict[str, str], says: str) -> None:
+    done = subprocess.run(
+        ["cmake", "-S", str(ROOT), "-B", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 0, done.stderr
+    assert says in done.stdout + done.stderr
+    assert "_kernels" not in (tmp_path / "b" / "CMakeCache.txt").read_text()
+
+
+@needs_kernels
+def test_c_entry_points_refuse_bad_arguments() -> None:
+    mod = compiled.module()
+    assert mod is not None
+    o = np.zeros((4, 8), np.float32)
+    a = np.ones((4, 8), np.float32)
+    good = ((4, 8), ((32, 4), (32, 4), (32, 4)))
+    mod.binary(0, 3, o, a, a, *good, 0, 32, 0)
+    assert np.all(o == 2)
+    with pytest.raises(TypeError, match="binary"):
+        mod.binary(0, 3, o, a, a)
+    with pytest.raises(ValueError, match="no loop for op 99"):
+        mod.binary(99, 3, o, a, a, *good, 0, 32, 0)
+    with pytest.raises(ValueError, match="no loop"):
+        mod.binary(15, 3, o, a, a, *good, 0, 32, 0)  # bitwise_and on float32
+    with pytest.raises(ValueError, match=r"elements 0\.\.33 out of 0\.\.32"):
+        mod.binary(0, 3, o, a, a, *good, 0, 33, 0)
+    with pytest.raises(ValueError, match="wrong length"):
+        mod.binary(0, 3, o, a, a, (4, 8), ((32,), (32, 4), (32, 4)), 0, 32, 0)
+    with pytest.raises(ValueError, match="1 to 64 dims"):
+        mod.binary(0, 3, o, a, a, (), ((), (), ()), 0, 1, 0)
+    ro = np.zeros((4, 8), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises((ValueError, BufferError, TypeError)):
+        mod.binary(0, 3, ro, a, a, *good, 0, 32, 0)
+    assert not ro.any()
+    with pytest.raises(ValueError, match="item sizes"):
+        mod.where(o, a, a, a, (4, 8), ((32, 4),) * 4, 0, 32, 0)  # a float condition
+    with pytest.raises(ValueError, match="item sizes"):
+        mod.copy(o, np.ones((4, 8), np.float64), (4, 8), ((32, 4), (64, 8)), 0, 32, 0)
+    with pytest.raises(ValueError, match="P, K, R"):
+        mod.sum(3, np.zeros(3, np.float32), np.ones((2, 4, 5), np.float32), 0, 2, 0)
