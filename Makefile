@@ -3,7 +3,9 @@
 #   make test   set up .venv with the test extras and run lint, types and the test suite
 # and two development tools (benchmarks/ and tools/ of this repository, not part of the installed package):
 #   make bench  time the engine against NumPy, PyTorch, ONNX Runtime and OpenVINO (python -m benchmarks.bench);
-#               options in ARGS, e.g. make bench ARGS=--quick, make bench ARGS="--json r.json --plot r.svg"
+#               options in ARGS, e.g. make bench ARGS=--quick, make bench ARGS="--json r.json --plot r"
+#               (r.png and r.svg); docs/benchmarks.md is then generated from the JSON:
+#               python -m benchmarks.report r.json --plot docs/bench/throughput
 #   make tour   every worked example of the spec texts, explained and evaluated (python -m tools.tour);
 #               make tour ARGS=--brief for one line per example
 PYTHON ?= python3

@@ -1,46 +1,79 @@
 # mypy: disable-error-code="misc"
 # (the cases bind their arrays as lambda defaults, whose types mypy cannot infer)
 """``python -m benchmarks.bench`` (``make bench``): bcast's engine timed against NumPy, PyTorch, ONNX Runtime
-and OpenVINO.
+and OpenVINO, with numexpr as an evaluated alternative.
 
-Every case is one broadcast workload (a materialisation, an elementwise op, an
-unbroadcast sum, or a per-call overhead) run by each backend that is installed, with a
-warm-up call and then ``repeat`` timed calls; the median is kept. PyTorch, ONNX
-Runtime and OpenVINO run on 2 threads. The memory bandwidth of the machine is measured
-in the same run (``buf.fill`` and a large ``np.copyto``) so throughputs can be read
-against it. Results are printed as a table, and optionally written as JSON and drawn
-as an SVG plot (written by hand: no plotting library needed).
+Every case is one broadcast workload (an elementwise op, a materialisation, an
+unbroadcast sum, a small call or a per-call overhead) run by each backend that is
+installed, with a warm-up call and then ``repeat`` timed calls (11 by default); the
+median is kept. PyTorch, ONNX Runtime, OpenVINO and numexpr run on 2 threads. The run
+starts by printing which kernels bcast computes with (``compiled.status()``) and by
+measuring the machine's write bandwidth (``fill`` on one and on two threads), against
+which every row's throughput is read (``bw``: the fraction of that limit bcast reached).
+The results are printed as a table, and optionally written as JSON (the input of
+:mod:`benchmarks.report`, which writes ``docs/benchmarks.md``) and drawn with
+matplotlib (:mod:`benchmarks.plot`).
 
 >>> from benchmarks.bench import run
 >>> report = run(quick=True, filter="overhead", repeat=3)
->>> sorted(report) == ["bandwidth", "machine", "results"]
-True
+>>> sorted(report)[:4], report["kernels"].startswith("kernels:")
+(['bandwidth', 'command', 'date', 'format'], True)
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import gc
+import importlib
 import json
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from bcast.api import broadcast_shapes, broadcast_to, plan
-from bcast.engines.numpy.threads import num_threads
+from bcast.engines.numpy.threads import num_threads, run_units
 
-__all__ = ["Case", "machine", "main", "run", "svg_plot", "table"]
+__all__ = ["Case", "kernels_status", "machine", "main", "run", "summary", "table"]
 
-THREADS = 2  #: threads given to PyTorch, ONNX Runtime and OpenVINO
+FORMAT = 2  #: the version of the JSON report (1: before the dtypes, numexpr and the bandwidth fractions)
+THREADS = 2  #: threads given to PyTorch, ONNX Runtime, OpenVINO and numexpr
 MB = 1 << 20
+KB = 1 << 10
+
+#: a rival whose fastest time reaches this fraction of the fill bandwidth is at the memory limit ...
+BOUND_RIVAL = 0.85
+#: ... and then bcast meets the target by reaching this fraction of it too (see :func:`_verdict`)
+BOUND_BCAST = 0.9
+
+#: op: (NumPy function, torch function, ONNX operator, OpenVINO opset function, numexpr expression)
+OPS: dict[str, tuple[str, str, str, str, str]] = {
+    "add": ("add", "add", "Add", "add", "a + b"),
+    "sub": ("subtract", "sub", "Sub", "subtract", "a - b"),
+    "mul": ("multiply", "mul", "Mul", "multiply", "a * b"),
+    "div": ("divide", "div", "Div", "divide", "a / b"),
+    "greater": ("greater", "gt", "Greater", "greater", "a > b"),
+    "where": ("where", "where", "Where", "select", "where(c, a, b)"),
+    "pow": ("power", "pow", "Pow", "power", "a ** b"),
+}
+OP_PATTERNS = ("row", "column", "channel", "scalar")
+#: the dtypes every op is timed in, and those of the half-precision rows (fewer ops, against torch only)
+FULL_DTYPES = ("float32", "float64", "int32")
+HALF_DTYPES = ("float16", "bfloat16")
+HALF_OPS = ("add", "mul", "div", "greater", "where")
+#: backends whose session or compiled model may not exist for a dtype: a failure drops them from the row
+OPTIONAL_BACKENDS = ("onnxruntime", "openvino", "numexpr")
+INT_DIV_NOTE = "int32 div: NumPy is np.floor_divide (ONNX truncates; equal here, the operands are positive)"
 
 
 @dataclass
@@ -57,6 +90,12 @@ class Case:
     against: tuple[str, ...] = ()
     #: the smallest acceptable ratio (speed of bcast / speed of the best of ``against``)
     target: float = 1.0
+    op: str | None = None
+    dtype: str = "float32"
+    note: str | None = None
+
+
+# -- timing -----------------------------------------------------------------------------
 
 
 def _time(fn: Callable[[], object], repeat: int) -> float:
@@ -70,7 +109,7 @@ def _time(fn: Callable[[], object], repeat: int) -> float:
 
 
 def _time_small(fn: Callable[[], object], repeat: int) -> float:
-    """Per-call time of a microsecond call: the median over ``repeat`` batches."""
+    """Per-call time of a microsecond call: the median over ``repeat`` batches (one call is below the clock's noise)."""
     n = 2000
     fn()
     times = []
@@ -80,6 +119,9 @@ def _time_small(fn: Callable[[], object], repeat: int) -> float:
             fn()
         times.append((time.perf_counter() - t0) / n)
     return statistics.median(times)
+
+
+# -- the machine ------------------------------------------------------------------------
 
 
 def machine() -> dict[str, Any]:
@@ -97,7 +139,7 @@ def machine() -> dict[str, Any]:
     with suppress(ValueError, OSError, AttributeError):  # not POSIX: memory unknown
         mem = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     versions = {"python": platform.python_version(), "numpy": np.__version__}
-    for name in ("torch", "onnxruntime", "openvino"):
+    for name in ("torch", "onnxruntime", "openvino", "numexpr", "ml_dtypes"):
         mod = _optional(name)
         if mod is not None:
             versions[name] = str(getattr(mod, "__version__", "?"))
@@ -111,18 +153,57 @@ def machine() -> dict[str, Any]:
     }
 
 
+def kernels_status() -> str:
+    """The kernels' status line (``compiled.status()``): which kernels compute bcast's ops in this run.
+
+    The switch is ``bcast.engines.numpy.compiled``; before it had that name it was
+    ``bcast.engines.numpy.native``, which is still read where it is the one present.
+    """
+    for name in ("compiled", "native"):
+        mod = _engine_module(name)
+        if mod is not None and hasattr(mod, "status"):
+            return str(mod.status())
+    return "kernels: unknown (this bcast has no bcast.engines.numpy.compiled)"
+
+
+def _engine_module(name: str) -> ModuleType | None:
+    """``bcast.engines.numpy.<name>``, leaving the package's own attribute of that name as it was.
+
+    Importing a submodule rebinds the package's attribute of its name to the module; the
+    package ``bcast.engines.numpy`` also has a *function* ``native`` (a dtype's native
+    byte order) that its code calls, so whatever was there is put back.
+    """
+    pkg = importlib.import_module("bcast.engines.numpy")
+    before = pkg.__dict__.get(name)
+    try:
+        return importlib.import_module(f"bcast.engines.numpy.{name}")
+    except ImportError:
+        return None
+    finally:
+        if before is not None and not isinstance(before, ModuleType):
+            pkg.__dict__[name] = before
+
+
 def _optional(name: str) -> Any:
     try:
-        return __import__(name)
+        return importlib.import_module(name)
     except Exception:  # any import failure (missing, broken build) means: not installed here
         return None
+
+
+def _np_dtype(name: str) -> np.dtype[Any] | None:
+    """The NumPy dtype of ``name`` (bfloat16 from ml_dtypes), or ``None`` where it is not installed."""
+    if name == "bfloat16":
+        ml = _optional("ml_dtypes")
+        return None if ml is None else np.dtype(ml.bfloat16)
+    return np.dtype(name)
 
 
 # -- backends ---------------------------------------------------------------------------
 
 
 class _Backends:
-    """Lazily imported PyTorch, ONNX Runtime and OpenVINO, each on :data:`THREADS` threads."""
+    """Lazily imported PyTorch, ONNX Runtime, OpenVINO and numexpr, each on :data:`THREADS` threads."""
 
     def __init__(self) -> None:
         self.torch = _optional("torch")
@@ -132,15 +213,29 @@ class _Backends:
         self.onnx = _optional("onnx") if self.ort is not None else None
         ov = _optional("openvino")
         self.ov = ov if ov is not None and hasattr(ov, "Core") else None
+        self.numexpr = _optional("numexpr")
+        if self.numexpr is not None:
+            self.numexpr.set_num_threads(THREADS)
         self._core: Any = None
 
+    def tensor(self, x: np.ndarray) -> Any:
+        """``x`` as a torch tensor sharing its memory (bfloat16 through its bits: torch does not read ml_dtypes)."""
+        assert self.torch is not None
+        if x.dtype.name == "bfloat16":
+            return self.torch.from_numpy(np.ascontiguousarray(x).view(np.uint16)).view(self.torch.bfloat16)
+        return self.torch.from_numpy(np.ascontiguousarray(x))
+
     # ONNX Runtime: one-node models, built on the first call (cases a filter drops cost nothing)
-    def ort_session(self, op: str, inputs: Sequence[np.ndarray], consts: dict[str, np.ndarray]) -> Any:
+    def ort_session(
+        self, op: str, inputs: Sequence[np.ndarray], consts: dict[str, np.ndarray], out_dtype: np.dtype[Any]
+    ) -> Any:
         if self.onnx is None or self.ort is None:
             return None
-        return _lazy(lambda: self._ort_session(op, inputs, consts))
+        return _lazy(lambda: self._ort_session(op, inputs, consts, out_dtype))
 
-    def _ort_session(self, op: str, inputs: Sequence[np.ndarray], consts: dict[str, np.ndarray]) -> Any:
+    def _ort_session(
+        self, op: str, inputs: Sequence[np.ndarray], consts: dict[str, np.ndarray], out_dtype: np.dtype[Any]
+    ) -> Any:
         assert self.ort is not None
         from onnx import helper, numpy_helper
 
@@ -149,8 +244,7 @@ class _Backends:
             helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
             for n, a in zip(names, inputs, strict=True)
         ]
-        out_type = helper.np_dtype_to_tensor_dtype(inputs[-1].dtype)  # Where's condition comes first
-        out = helper.make_tensor_value_info("out", out_type, None)
+        out = helper.make_tensor_value_info("out", helper.np_dtype_to_tensor_dtype(out_dtype), None)
         inits = [numpy_helper.from_array(v, k) for k, v in consts.items()]
         node = helper.make_node(op, [*names, *consts], ["out"])
         graph = helper.make_graph([node], op, vin, [out], initializer=inits)
@@ -195,19 +289,26 @@ def _lazy(make: Callable[[], Callable[[], object]]) -> Callable[[], object]:
     return call
 
 
-# -- cases ------------------------------------------------------------------------------
+# -- names and sizes --------------------------------------------------------------------
 
-#: The issue's materialisation patterns: (name, data shape, target shape, mode, axes_mapping).
-MATERIALIZE = (
-    ("channel", (256, 1, 1), (8, 256, 128, 128), "numpy", None),
-    ("inner", (512, 512), (8, 512, 512, 16), "explicit", (1, 2)),
-    ("row", (4096,), (8192, 4096), "numpy", None),
-    ("column", (8192, 1), (8192, 4096), "numpy", None),
-    ("small", (16, 1, 1), (1, 16, 50, 50), "numpy", None),
-)
+#: a case is kept when this says so of its name (the ``--filter`` text)
+Keep = Callable[[str], bool]
 
-OPS = ("add", "mul", "div", "pow", "where")
-OP_PATTERNS = ("row", "column", "channel", "scalar")
+
+def size_label(nbytes: int) -> str:
+    """``16MB``, ``0.25MB``, ``4KB``: the size part of a row's name.
+
+    >>> size_label(16 * MB), size_label(MB // 4), size_label(4096)
+    ('16MB', '0.25MB', '4KB')
+    """
+    if nbytes < 64 * KB:
+        return f"{nbytes / KB:g}KB"
+    return f"{nbytes / MB:g}MB"
+
+
+def op_name(op: str, pattern: str, size: int, dtype: str) -> str:
+    """The name of an elementwise row, e.g. ``add row 16MB float32`` (what ``--filter`` matches)."""
+    return f"{op} {pattern} {size_label(size)} {dtype}"
 
 
 def _scaled(shape: tuple[int, ...], factor: int) -> tuple[int, ...]:
@@ -222,12 +323,20 @@ def _scaled(shape: tuple[int, ...], factor: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _op_operands(pattern: str, nbytes: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The full operand's shape and the broadcast operand's shape for a float32 output of ``nbytes``."""
-    n = max(nbytes // 4, 64)
+def _op_operands(pattern: str, nbytes: int, itemsize: int = 4) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The full operand's shape (``nbytes`` of ``itemsize`` items) and the broadcast operand's shape.
+
+    >>> _op_operands("channel", 16 * MB), _op_operands("channel", MB // 4)
+    (((16, 64, 64, 64), (64, 1, 1)), ((1, 64, 32, 32), (64, 1, 1)))
+    """
+    n = max(nbytes // itemsize, 64)
     if pattern == "channel":
-        c, hw = 64, max(n // (64 * 4096), 1)
-        return (hw, c, 64, 64), (c, 1, 1)
+        c = 64
+        spatial = max(n // c, 1)
+        if spatial >= 4096:
+            return (spatial // 4096, c, 64, 64), (c, 1, 1)
+        side = max(int(np.sqrt(spatial)), 1)
+        return (1, c, side, spatial // side), (c, 1, 1)
     cols = 4096 if n >= 4096 * 16 else 64
     rows = max(n // cols, 1)
     if pattern == "row":
@@ -237,40 +346,169 @@ def _op_operands(pattern: str, nbytes: int) -> tuple[tuple[int, ...], tuple[int,
     return (rows, cols), ()  # scalar
 
 
-def _materialize_cases(b: _Backends, factor: int) -> list[Case]:
+# -- elementwise ops --------------------------------------------------------------------
+
+
+def _operands(
+    dt: np.dtype[Any], full: tuple[int, ...], small: tuple[int, ...], rng: np.random.Generator, small_ints: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Operands that every op of the row computes exactly alike everywhere.
+
+    Integers are positive and nonzero (ONNX's truncating division and NumPy's floor
+    division then agree) or, for ``pow`` (``small_ints``), in 0..3 (no overflow);
+    floats lie in [0.5, 1.5) (no infinities, no NaNs from ``pow``).
+    """
+    if dt.kind in "iu":
+        lo, hi_a, hi_b = (0, 4, 4) if small_ints else (1, 1000, 10)
+        return rng.integers(lo, hi_a, full, dtype=dt), np.asarray(rng.integers(lo, hi_b, small, dtype=dt))
+    gen = np.float64 if dt == np.float64 else np.float32
+    a = rng.random(full, dtype=gen)
+    a += 0.5
+    b = np.asarray(rng.random(small, dtype=gen) + 0.5)
+    return a.astype(dt, copy=False), b.astype(dt, copy=False)
+
+
+def _numpy_fn(op: str, dt: np.dtype[Any]) -> Callable[..., Any]:
+    if op == "div" and dt.kind in "iu":
+        return np.floor_divide  # see INT_DIV_NOTE
+    fn: Callable[..., Any] = getattr(np, OPS[op][0])
+    return fn
+
+
+def _torch_fn(b: _Backends, op: str, dt: np.dtype[Any]) -> Callable[..., Any]:
+    assert b.torch is not None
+    if op == "div" and dt.kind in "iu":
+        return lambda x, y: b.torch.div(x, y, rounding_mode="trunc")  # ONNX's integer Div
+    fn: Callable[..., Any] = getattr(b.torch, OPS[op][1])
+    return fn
+
+
+def _op_case(b: _Backends, op: str, name: str, ins: list[np.ndarray], out: np.ndarray, half: bool) -> Case:
+    """One elementwise row: ``op`` of ``ins`` (``[a, b]``, or ``[cond, a, b]`` for where) by every backend."""
+    import bcast.ops as bops
+
+    dt = ins[-1].dtype
+    nbytes = out.nbytes + sum(x.nbytes for x in ins)
+    pattern = name.split()[1]
+    case = Case("op", name, pattern, out.shape, nbytes, op=op, dtype=dt.name)
+    case.against = ("torch",) if half else ("numpy", "torch", "onnxruntime")
+    case.note = INT_DIV_NOTE if op == "div" and dt.kind in "iu" else None
+    bfn = getattr(bops, op)
+    npfn = _numpy_fn(op, dt)
+    case.fns["bcast"] = lambda f=bfn, xs=ins: f(*xs)
+    case.fns["bcast out="] = lambda f=bfn, xs=ins, o=out: f(*xs, out=o)
+    case.fns["numpy"] = lambda f=npfn, xs=ins: f(*xs)
+    expr = OPS[op][4]
+    if b.numexpr is not None and not half and not (op == "div" and dt.kind in "iu"):  # numexpr's a / b is true division
+        local = dict(zip(("c", "a", "b") if op == "where" else ("a", "b"), ins, strict=True))
+        case.fns["numexpr"] = lambda e=expr, d=local: b.numexpr.evaluate(e, local_dict=d)
+    if b.torch is not None:
+        tins = [b.tensor(x) for x in ins]
+        tfn = _torch_fn(b, op, dt)
+        case.fns["torch"] = lambda f=tfn, ts=tins: f(*ts)
+    run = b.ort_session(OPS[op][2], ins, {}, out.dtype)
+    if run is not None:
+        case.fns["onnxruntime"] = run
+    if dt == np.float32:  # OpenVINO is informational, and float32 keeps the full run within ~25 minutes
+        req = b.ov_request(lambda ops, ps, f=OPS[op][3]: getattr(ops, f)(*ps), ins)
+        if req is not None:
+            case.fns["openvino"] = req
+    return case
+
+
+def _op_cases(b: _Backends, dtype: str, size: int, pattern: str, keep: Keep) -> list[Case]:
+    """The rows of one (dtype, size, pattern): built together, so that they share their operands."""
+    half = dtype in HALF_DTYPES
+    ops = [op for op in (HALF_OPS if half else OPS) if keep(op_name(op, pattern, size, dtype))]
+    dt = _np_dtype(dtype)
+    if not ops or dt is None:  # nothing asked for (its arrays are never made), or no ml_dtypes for bfloat16
+        return []
+    rng = np.random.default_rng(1)
+    full, small = _op_operands(pattern, size, dt.itemsize)
+    a, s = _operands(dt, full, small, rng, small_ints=False)
+    out_shape = np.broadcast_shapes(full, small)
+    buf = np.empty(out_shape, dt)  # bcast out= writes into a reused output, as ONNX Runtime's arena does
+    cases = []
+    for op in ops:
+        ins = [a, s]
+        out = buf
+        if op == "where":
+            ins = [a > np.asarray(1 if dt.kind == "f" else 500).astype(dt), a, s]
+        elif op == "greater":
+            out = np.empty(out_shape, np.bool_)
+        elif op == "pow" and dt.kind in "iu":
+            ins = list(_operands(dt, full, small, rng, small_ints=True))
+        cases.append(_op_case(b, op, op_name(op, pattern, size, dtype), ins, out, half))
+    return cases
+
+
+def _small_call_cases(keep: Keep) -> list[Case]:
+    """``add`` on a few KB: the per-call cost that a compiled kernel must not add to (within 1.5x NumPy)."""
+    import bcast.ops as bops
+
+    cases = []
+    for pattern, full, small in (("row", (16, 16), (16,)), ("column", (32, 32), (32, 1))):
+        a = np.ones(full, np.float32)
+        s = np.ones(small, np.float32)
+        out = np.empty(full, np.float32)
+        name = op_name("add", pattern, out.nbytes, "float32") + " small call"
+        if not keep(name):
+            continue
+        case = Case("small_call", name, pattern, full, out.nbytes + a.nbytes + s.nbytes, against=("numpy",))
+        case.target, case.op = 1 / 1.5, "add"
+        case.fns["bcast"] = lambda a=a, s=s: bops.add(a, s)
+        case.fns["bcast out="] = lambda a=a, s=s, o=out: bops.add(a, s, out=o)
+        case.fns["numpy"] = lambda a=a, s=s: np.add(a, s)
+        cases.append(case)
+    return cases
+
+
+# -- materialise, backward, overhead ----------------------------------------------------
+
+#: The issue's materialisation patterns: (name, data shape, target shape, mode, axes_mapping).
+MATERIALIZE = (
+    ("channel", (256, 1, 1), (8, 256, 128, 128), "numpy", None),
+    ("inner", (512, 512), (8, 512, 512, 16), "explicit", (1, 2)),
+    ("row", (4096,), (8192, 4096), "numpy", None),
+    ("column", (8192, 1), (8192, 4096), "numpy", None),
+    ("small", (16, 1, 1), (1, 16, 50, 50), "numpy", None),
+)
+
+
+def _materialize_cases(b: _Backends, factor: int, keep: Keep) -> list[Case]:
     cases = []
     rng = np.random.default_rng(0)
     for name, d0, t0, mode, axes in MATERIALIZE:
+        if not (keep(f"materialize {name}") or keep(f"materialize {name} out=")):
+            continue
         t: tuple[int, ...] = _scaled(t0, factor) if name != "small" else t0
         d: tuple[int, ...] = (
             d0 if name == "small" else tuple(min(x, y) for x, y in zip(d0, _aligned_target(t, d0, axes), strict=True))
         )
         x = rng.random(d, dtype=np.float32)
         p = plan(d, t, mode, axes_mapping=list(axes) if axes else None)
-        view = p(x)
-        aligned = view if axes is None else np.broadcast_to(x.reshape(_aligned_shape(d, t, axes)), t)
+        xa = np.ascontiguousarray(x.reshape(_aligned_shape(d, t, axes)))
+        aligned = np.broadcast_to(xa, t)
         nbytes = int(np.prod(t)) * 4 + x.nbytes
         fresh = Case("materialize", f"materialize {name}", name, t, nbytes, against=("numpy", "torch"))
         fresh.fns["bcast"] = lambda p=p, x=x: p.materialize(x)
         fresh.fns["numpy"] = lambda v=aligned: v.copy()
         buf = np.empty(t, np.float32)
-        into = Case("materialize_out", f"materialize {name} out=", name, t, nbytes, against=("fill",), target=0.9)
+        into = Case("materialize_out", f"materialize {name} out=", name, t, nbytes, against=("fill",), target=0.95)
         into.fns["bcast"] = lambda p=p, x=x, buf=buf: p.materialize(x, out=buf)
         into.fns["fill"] = lambda buf=buf: buf.fill(1.0)
         into.fns["numpy"] = lambda buf=buf, v=aligned: np.copyto(buf, v)
         if b.torch is not None:
-            tx = b.torch.from_numpy(np.ascontiguousarray(x.reshape(_aligned_shape(d, t, axes))))
-            tb = b.torch.from_numpy(buf)
+            tx, tb = b.tensor(xa), b.tensor(buf)
             fresh.fns["torch"] = lambda tx=tx, t=t: tx.expand(t).contiguous()
             into.fns["torch"] = lambda tx=tx, t=t, tb=tb: tb.copy_(tx.expand(t))
-        xa = np.ascontiguousarray(x.reshape(_aligned_shape(d, t, axes)))
-        run = b.ort_session("Expand", [xa], {"shape": np.array(t, np.int64)})
+        run = b.ort_session("Expand", [xa], {"shape": np.array(t, np.int64)}, xa.dtype)
         if run is not None:
             fresh.fns["onnxruntime"] = run
         req = b.ov_request(lambda ops, ps, t=t: ops.broadcast(ps[0], ops.constant(np.array(t, np.int64))), [xa])
         if req is not None:
             fresh.fns["openvino"] = req
-        cases += [fresh, into]
+        cases += [c for c in (fresh, into) if keep(c.name)]
     return cases
 
 
@@ -290,92 +528,48 @@ def _aligned_target(t: tuple[int, ...], d: tuple[int, ...], axes: tuple[int, ...
     return tuple(t[a] for a in axes)
 
 
-def _op_cases(b: _Backends, sizes: Sequence[int], patterns: Sequence[str] = OP_PATTERNS) -> list[Case]:
-    import bcast.ops as bops
-
-    cases = []
-    rng = np.random.default_rng(1)
-    for size in sizes:
-        for pattern in patterns:
-            full_shape, small_shape = _op_operands(pattern, size)
-            a = rng.random(full_shape, dtype=np.float32) + np.float32(0.5)
-            s = rng.random(small_shape, dtype=np.float32) + np.float32(0.5)
-            s = np.asarray(s, np.float32)
-            cond = a > np.float32(1.0)
-            out_shape = np.broadcast_shapes(a.shape, s.shape)
-            nbytes = int(np.prod(out_shape)) * 4 + a.nbytes + s.nbytes
-            for op in OPS:
-                case = Case("op", f"{op} {pattern} {size // MB}MB", pattern, out_shape, nbytes)
-                case.against = ("numpy", "torch", "onnxruntime")
-                buf = np.empty(out_shape, np.float32)  # bcast into a reused output (as ORT's arena reuses its own)
-                if op == "where":
-                    case.nbytes += cond.nbytes
-                    case.fns["bcast"] = lambda c=cond, a=a, s=s: bops.where(c, a, s)
-                    case.fns["bcast out="] = lambda c=cond, a=a, s=s, o=buf: bops.where(c, a, s, out=o)
-                    case.fns["numpy"] = lambda c=cond, a=a, s=s: np.where(c, a, s)
-                    ins: list[np.ndarray] = [cond, a, s]
-                else:
-                    fn = getattr(bops, op)
-                    npfn = {"add": np.add, "mul": np.multiply, "div": np.divide, "pow": np.power}[op]
-                    case.fns["bcast"] = lambda fn=fn, a=a, s=s: fn(a, s)
-                    case.fns["bcast out="] = lambda fn=fn, a=a, s=s, o=buf: fn(a, s, out=o)
-                    case.fns["numpy"] = lambda f=npfn, a=a, s=s: f(a, s)
-                    ins = [a, s]
-                if b.torch is not None:
-                    tins = [b.torch.from_numpy(np.ascontiguousarray(v)) for v in ins]
-                    tfn = {
-                        "add": b.torch.add,
-                        "mul": b.torch.mul,
-                        "div": b.torch.div,
-                        "pow": b.torch.pow,
-                        "where": b.torch.where,
-                    }[op]
-                    case.fns["torch"] = lambda f=tfn, ti=tins: f(*ti)
-                onnx_op = {"add": "Add", "mul": "Mul", "div": "Div", "pow": "Pow", "where": "Where"}[op]
-                run = b.ort_session(onnx_op, ins, {})
-                if run is not None:
-                    case.fns["onnxruntime"] = run
-                ov_fn = {"add": "add", "mul": "multiply", "div": "divide", "pow": "power", "where": "select"}[op]
-                req = b.ov_request(lambda ops, ps, f=ov_fn: getattr(ops, f)(*ps), ins)
-                if req is not None:
-                    case.fns["openvino"] = req
-                cases.append(case)
-    return cases
+BACKWARD = (
+    ("channel", (256, 1, 1), (8, 256, 128, 128)),
+    ("row", (4096,), (8192, 4096)),
+    ("column", (8192, 1), (8192, 4096)),
+)
 
 
-def _backward_cases(b: _Backends, factor: int) -> list[Case]:
+def _backward_cases(b: _Backends, factor: int, keep: Keep) -> list[Case]:
+    """Unbroadcast sums (the gradient of a broadcast), in float32, float64 and float16, against torch."""
     cases = []
     rng = np.random.default_rng(2)
-    patterns: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], ...] = (
-        ("channel", (256, 1, 1), (8, 256, 128, 128)),
-        ("row", (4096,), (8192, 4096)),
-        ("column", (8192, 1), (8192, 4096)),
-    )
-    for name, d0, t0 in patterns:
-        t = _scaled(t0, factor)
-        d = tuple(min(x, y) for x, y in zip(d0, t[len(t) - len(d0) :], strict=True))
-        dy = rng.random(t, dtype=np.float32)
-        p = plan(d, t)
-        axes = p.broadcast_axes or ()
-        case = Case("backward", f"backward {name}", name, t, dy.nbytes, against=("numpy", "torch"))
-        case.fns["bcast"] = lambda p=p, dy=dy: p.backward(dy)
-        case.fns["numpy"] = lambda dy=dy, axes=axes, d=d: np.add.reduce(dy, axis=axes).reshape(d)
-        if b.torch is not None:
-            tdy = b.torch.from_numpy(dy)
-            case.fns["torch"] = lambda tdy=tdy, axes=axes, d=d: tdy.sum(dim=axes).reshape(d)
-        run = b.ort_session("ReduceSum", [dy], {"axes": np.array(axes, np.int64)})
-        if run is not None:
-            case.fns["onnxruntime"] = run
-        req = b.ov_request(
-            lambda ops, ps, axes=axes: ops.reduce_sum(ps[0], ops.constant(np.array(axes, np.int64)), True), [dy]
-        )
-        if req is not None:
-            case.fns["openvino"] = req
-        cases.append(case)
+    for dtype in ("float32", "float64", "float16"):
+        for name, d0, t0 in BACKWARD:
+            label = f"backward {name} {dtype}"
+            if not keep(label):
+                continue
+            t = _scaled(t0, factor)
+            d = tuple(min(x, y) for x, y in zip(d0, t[len(t) - len(d0) :], strict=True))
+            dy = rng.random(t, dtype=np.float32).astype(dtype, copy=False)
+            p = plan(d, t)
+            axes = p.broadcast_axes or ()
+            nbytes = dy.nbytes + int(np.prod(d)) * dy.itemsize
+            case = Case("backward", label, name, t, nbytes, against=("torch",), dtype=dtype)
+            case.fns["bcast"] = lambda p=p, dy=dy: p.backward(dy)
+            case.fns["numpy"] = lambda dy=dy, axes=axes, d=d: np.add.reduce(dy, axis=axes).reshape(d)
+            if b.torch is not None:
+                tdy = b.tensor(dy)
+                case.fns["torch"] = lambda tdy=tdy, axes=axes, d=d: tdy.sum(dim=axes).reshape(d)
+            run = b.ort_session("ReduceSum", [dy], {"axes": np.array(axes, np.int64)}, dy.dtype)
+            if run is not None:
+                case.fns["onnxruntime"] = run
+            if dtype == "float32":
+                req = b.ov_request(
+                    lambda ops, ps, axes=axes: ops.reduce_sum(ps[0], ops.constant(np.array(axes, np.int64)), True), [dy]
+                )
+                if req is not None:
+                    case.fns["openvino"] = req
+            cases.append(case)
     return cases
 
 
-def _overhead_cases() -> list[Case]:
+def _overhead_cases(keep: Keep) -> list[Case]:
     x = np.ones((3, 1), np.float32)
     shapes = Case("overhead", "broadcast_shapes (3,1) (2,3,4)", "small", (2, 3, 4), 0, against=("numpy",), target=0.5)
     shapes.fns["bcast"] = lambda: broadcast_shapes((3, 1), (2, 3, 4))
@@ -387,17 +581,116 @@ def _overhead_cases() -> list[Case]:
     pv = Case("overhead", "plan(x) view (3,1)->(2,3,4)", "small", (2, 3, 4), 0, against=("numpy",), target=0.5)
     pv.fns["bcast"] = lambda: p(x)
     pv.fns["numpy"] = lambda: np.broadcast_to(x, (2, 3, 4))
-    return [shapes, view, pv]
+    return [c for c in (shapes, view, pv) if keep(c.name)]
+
+
+# -- bandwidth, measuring, verdicts -----------------------------------------------------
 
 
 def _bandwidth(nbytes: int, repeat: int) -> dict[str, float]:
-    """Write (``fill``) and copy (``copyto``) bandwidth in GB/s, on one thread, in this run."""
+    """Write (``fill``) bandwidth in GB/s on one and on two threads (the faster is the limit), and ``copyto``'s.
+
+    One core may not saturate the memory bus (then two threads fill faster) or may (then
+    they tie); the limit every row is read against is the faster of the two. The copy
+    rates (``copy_gbps*``, read plus written bytes) are kept for the record.
+    """
     n = nbytes // 4
     a = np.empty(n, np.float32)
     b = np.ones(n, np.float32)
-    fill = _time(lambda: a.fill(1.0), repeat)
+    halves = [a[: n // 2], a[n // 2 :]]
+    one = _time(lambda: a.fill(1.0), repeat)
+    two = _time(lambda: run_units(lambda h: h.fill(1.0), halves, threads=2), repeat)
     copy = _time(lambda: np.copyto(a, b), repeat)
-    return {"bytes": float(nbytes), "fill_gbps": nbytes / fill / 1e9, "copy_gbps": 2 * nbytes / copy / 1e9}
+    pairs = [(a[: n // 2], b[: n // 2]), (a[n // 2 :], b[n // 2 :])]
+    copy2 = _time(lambda: run_units(lambda p: np.copyto(*p), pairs, threads=2), repeat)
+    return {
+        "bytes": float(nbytes),
+        "fill_gbps": nbytes / min(one, two) / 1e9,
+        "fill_gbps_1thread": nbytes / one / 1e9,
+        "fill_gbps_2threads": nbytes / two / 1e9,
+        "copy_gbps": 2 * nbytes / copy / 1e9,
+        "copy_gbps_2threads": 2 * nbytes / copy2 / 1e9,
+    }
+
+
+def bw_fraction(nbytes: int, seconds: float | None, fill_gbps: float) -> float | None:
+    """The fraction of the fill bandwidth a call moving ``nbytes`` in ``seconds`` reached (``None``: not a bulk row).
+
+    >>> bw_fraction(20 * 10**9, 2.0, 20.0)
+    0.5
+    """
+    if not nbytes or not seconds or not fill_gbps:
+        return None
+    return nbytes / (fill_gbps * 1e9) / seconds
+
+
+def _time_all(case: Case, reps: int) -> tuple[dict[str, float], dict[str, str]]:
+    """Every backend's median time, and why each backend that could not run this row was dropped."""
+    timer = _time_small if case.group in ("overhead", "small_call") else _time
+    times: dict[str, float] = {}
+    dropped: dict[str, str] = {}
+    for name, fn in case.fns.items():
+        try:
+            times[name] = timer(fn, reps)
+        except Exception as e:
+            # a session ONNX Runtime cannot build for a dtype (bfloat16), say; bcast's own failure is a result too
+            if name not in (*OPTIONAL_BACKENDS, "bcast", "bcast out="):
+                raise
+            dropped[name] = f"{type(e).__name__}: {e}"[:300]
+    return times, dropped
+
+
+def _measure(case: Case, reps: int, fill_gbps: float) -> dict[str, Any]:
+    times, dropped = _time_all(case, reps)
+    case.fns.clear()  # sessions, compiled models and their arenas go now, not with the whole group
+    rivals = {k: times[k] for k in case.against if k in times}
+    best = min(rivals, key=rivals.__getitem__) if rivals else None
+    ratio = rivals[best] / times["bcast"] if best is not None and "bcast" in times else None
+    bulk = case.group in ("op", "materialize", "materialize_out", "backward")
+    row: dict[str, Any] = {
+        "group": case.group,
+        "name": case.name,
+        "op": case.op,
+        "dtype": case.dtype,
+        "pattern": case.pattern,
+        "shape": list(case.shape),
+        "bytes": case.nbytes,
+        "times": times,
+        "against": list(rivals),
+        "best_rival": best,
+        "ratio": ratio,
+        "target": case.target,
+        "bw_fraction": bw_fraction(case.nbytes, times.get("bcast"), fill_gbps) if bulk else None,
+        "rival_bw_fraction": bw_fraction(case.nbytes, rivals.get(best or ""), fill_gbps) if bulk else None,
+    }
+    row.update(_verdict(row))
+    if case.note:
+        row["note"] = case.note
+    if dropped:
+        row["dropped"] = dropped
+    return row
+
+
+def _verdict(r: dict[str, Any]) -> dict[str, Any]:
+    """``met``, ``met_by`` and ``bandwidth_bound`` of a measured row.
+
+    A row is met when bcast's ratio reaches the target. Where every backend is at the
+    memory limit (the fastest rival reaches :data:`BOUND_RIVAL` of the fill bandwidth),
+    timings differ by noise more than by code, so reaching :data:`BOUND_BCAST` of that
+    limit meets the target too (``met_by: "bandwidth"``). Rows whose rival is ``fill``
+    itself are not granted so: their target already is a fraction of the bandwidth.
+    """
+    rival_bw, own_bw = r.get("rival_bw_fraction"), r.get("bw_fraction")
+    bound = rival_bw is not None and rival_bw >= BOUND_RIVAL
+    if r["ratio"] is None:
+        return {"bandwidth_bound": bound, "met": False if "bcast" not in r["times"] else None, "met_by": None}
+    if r["ratio"] >= r["target"]:
+        return {"bandwidth_bound": bound, "met": True, "met_by": "ratio"}
+    by_bw = bound and r.get("best_rival") != "fill" and own_bw is not None and own_bw >= BOUND_BCAST
+    return {"bandwidth_bound": bound, "met": by_bw, "met_by": "bandwidth" if by_bw else None}
+
+
+# -- the run ----------------------------------------------------------------------------
 
 
 def run(
@@ -406,58 +699,64 @@ def run(
     filter: str | None = None,
     repeat: int | None = None,
     log: Callable[[str], None] | None = None,
+    command: str | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark; the report holds ``machine``, ``bandwidth`` and one entry per case in ``results``.
+    """Run the benchmark; the report holds the run's context and one entry per case in ``results``.
 
-    ``quick`` uses sizes of a few hundred KB (a smoke test, not a measurement);
-    ``filter`` keeps the cases whose name contains it.
+    ``quick`` uses sizes of 256 KB and 1 MB (a smoke test, not a measurement);
+    ``filter`` keeps the cases whose name contains it; ``log`` receives the status
+    line, the bandwidth, the table's head and each row as it is measured.
     """
-    reps = repeat or (3 if quick else 7)
-    factor = 256 if quick else 1
-    sizes = [MB // 4, MB] if quick else [16 * MB, 128 * MB, 512 * MB]
-    b = _Backends()
-    report: dict[str, Any] = {"machine": machine(), "bandwidth": _bandwidth(MB if quick else 512 * MB, reps)}
-    builders: list[Callable[[], list[Case]]] = [
-        _overhead_cases,
-        lambda: _materialize_cases(b, factor),
-        lambda: _backward_cases(b, factor),
-    ]
-    # one (size, pattern) at a time: at 512 MB, holding every group's operands at once would not fit
-    builders += [lambda z=z, pat=pat: _op_cases(b, [z], [pat]) for z in sizes for pat in OP_PATTERNS]
+    reps = repeat or (3 if quick else 11)
+    say = log or (lambda s: None)
+    report: dict[str, Any] = {
+        "format": FORMAT,
+        "kernels": kernels_status(),
+        "command": command,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "quick": quick,
+        "repeat": reps,
+        "machine": machine(),
+    }
+    say(report["kernels"])
+    report["bandwidth"] = bw = _bandwidth(MB if quick else 512 * MB, reps)
+    say(_bandwidth_line(bw))
+    say(_head())
     results = []
-    for build in builders:
+    for build in _builders(_Backends(), quick, lambda name: not filter or filter in name):
         # cases are built group by group so that only one group's arrays are alive at a time
-        group = [c for c in build() if not filter or filter in c.name]
+        group = build()
         for case in group:
-            results.append(_measure(case, reps))
-            if log is not None:
-                log(_row(results[-1]))
+            results.append(_measure(case, reps, bw["fill_gbps"]))
+            say(_row(results[-1]))
         del group
         gc.collect()
     report["results"] = results
     return report
 
 
-def _measure(case: Case, reps: int) -> dict[str, Any]:
-    timer = _time_small if case.group == "overhead" else _time
-    times = {name: timer(fn, reps) for name, fn in case.fns.items()}
-    rivals = [times[k] for k in case.against if k in times]
-    ratio = min(rivals) / times["bcast"] if rivals else None
-    return {
-        "group": case.group,
-        "name": case.name,
-        "pattern": case.pattern,
-        "shape": list(case.shape),
-        "bytes": case.nbytes,
-        "times": times,
-        "against": [k for k in case.against if k in times],
-        "ratio": ratio,
-        "target": case.target,
-        "met": None if ratio is None else ratio >= case.target,
-    }
+def _builders(b: _Backends, quick: bool, keep: Keep) -> list[Callable[[], list[Case]]]:
+    """The case groups in the order they run; each makes its arrays only when called."""
+    factor = 256 if quick else 1
+    sizes = [MB // 4, MB] if quick else [16 * MB, 128 * MB, 512 * MB]
+    builders: list[Callable[[], list[Case]]] = [
+        lambda: _overhead_cases(keep),
+        lambda: _small_call_cases(keep),
+        lambda: _materialize_cases(b, factor, keep),
+        lambda: _backward_cases(b, factor, keep),
+    ]
+    # one (dtype, size, pattern) at a time: at 512 MB, holding every group's operands at once would not fit
+    for dtype in (*FULL_DTYPES, *HALF_DTYPES):
+        for z in sizes[:2] if dtype in HALF_DTYPES else sizes:
+            builders += [lambda d=dtype, z=z, p=p: _op_cases(b, d, z, p, keep) for p in OP_PATTERNS]
+    return builders
 
 
-_COLUMNS = ("bcast", "bcast out=", "numpy", "fill", "torch", "onnxruntime", "openvino")
+# -- the table --------------------------------------------------------------------------
+
+COLUMNS = ("bcast", "bcast out=", "numpy", "numexpr", "fill", "torch", "onnxruntime", "openvino")
+_NAME_WIDTH = 36
 
 
 def _fmt_time(t: float | None) -> str:
@@ -465,136 +764,133 @@ def _fmt_time(t: float | None) -> str:
         return "-"
     if t < 1e-3:
         return f"{t * 1e6:.2f}us"
-    return f"{t * 1e3:.2f}ms"
+    if t < 1.0:
+        return f"{t * 1e3:.2f}ms"
+    return f"{t:.2f}s"
+
+
+def met_text(r: dict[str, Any]) -> str:
+    """``yes``, ``yes (bw)`` (met by bandwidth), ``NO``, or ``-`` (nothing to compare with)."""
+    if r["met"] is None:
+        return "-"
+    if not r["met"]:
+        return "NO"
+    return "yes (bw)" if r.get("met_by") == "bandwidth" else "yes"
+
+
+def bw_text(r: dict[str, Any]) -> str:
+    """bcast's fraction of the fill bandwidth; ``*`` marks a bandwidth-bound row."""
+    f = r.get("bw_fraction")
+    if f is None:
+        return "-"
+    return f"{f:.2f}" + ("*" if r.get("bandwidth_bound") else "")
+
+
+def _head() -> str:
+    return f"{'case':<{_NAME_WIDTH}} " + " ".join(f"{c:>10}" for c in COLUMNS) + f" {'ratio':>6} {'bw':>6} {'met':>8}"
 
 
 def _row(r: dict[str, Any]) -> str:
-    cells = [f"{r['name']:<36}"] + [f"{_fmt_time(r['times'].get(c)):>11}" for c in _COLUMNS]
+    cells = [f"{r['name']:<{_NAME_WIDTH}}"] + [f"{_fmt_time(r['times'].get(c)):>10}" for c in COLUMNS]
     ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
-    met = {True: "yes", False: "NO", None: "-"}[r["met"]]
-    return " ".join(cells) + f" {ratio:>6} {met:>4}"
+    return " ".join(cells) + f" {ratio:>6} {bw_text(r):>6} {met_text(r):>8}"
+
+
+def _bandwidth_line(bw: dict[str, float]) -> str:
+    one, two = bw.get("fill_gbps_1thread"), bw.get("fill_gbps_2threads")
+    threads = "" if one is None or two is None else f" (1 thread {one:.1f}, 2 threads {two:.1f})"
+    return f"memory bandwidth: fill {bw['fill_gbps']:.1f} GB/s{threads}, copy {bw['copy_gbps']:.1f} GB/s (read + write)"
 
 
 def table(report: dict[str, Any]) -> str:
-    """The report as a fixed-width table; ``ratio`` is bcast's speed over the best rival's (>= target: met)."""
-    head = f"{'case':<36} " + " ".join(f"{c:>11}" for c in _COLUMNS) + f" {'ratio':>6} {'met':>4}"
-    bw = report["bandwidth"]
-    lines = [
-        f"memory bandwidth: fill {bw['fill_gbps']:.1f} GB/s, copy {bw['copy_gbps']:.1f} GB/s (read + write)",
-        head,
-        "-" * len(head),
-    ]
+    """The report as a fixed-width table: ``ratio`` is bcast's speed over the best rival's, ``bw`` its bandwidth use."""
+    head = _head()
+    lines = [report.get("kernels", ""), _bandwidth_line(report["bandwidth"]), head, "-" * len(head)]
     lines += [_row(r) for r in report["results"]]
     return "\n".join(lines)
 
 
-_PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#666666")
+def group_of(r: dict[str, Any]) -> str:
+    """The summary group of a row: ops by dtype (``op float32``), the other groups as they are."""
+    return f"op {r.get('dtype', 'float32')}" if r["group"] == "op" else str(r["group"])
 
 
-def svg_plot(report: dict[str, Any]) -> str:
-    """Throughput (GB/s) against bytes moved, one panel per op pattern, with the measured bandwidth.
-
-    Each backend is a coloured polyline over the sizes of the elementwise cases
-    (``add``), and materialisations are drawn as points; the dashed line is the
-    bandwidth of ``fill`` measured in the same run.
-    """
-    results = [r for r in report["results"] if r["bytes"] and r["group"] != "overhead"]
-    patterns = sorted({r["pattern"] for r in results})
-    backends = [c for c in _COLUMNS if any(c in r["times"] for r in results)]
-    w, h, pad = 360, 240, 46
-    cols = 2
-    rows = max(1, (len(patterns) + cols - 1) // cols)
-    width, height = cols * w, rows * h + 40
-    bw = report["bandwidth"]["fill_gbps"]
-
-    def gbps(r: dict[str, Any], k: str) -> float:
-        return float(r["bytes"]) / float(r["times"][k]) / 1e9  # bytes per second, in GB/s
-
-    top = max([bw * 1.2] + [gbps(r, k) for r in results for k in r["times"]]) if results else bw * 1.2
-    xs = [float(r["bytes"]) for r in results] or [1.0, 2.0]
-    lo, hi = np.log10(min(xs)) - 0.1, np.log10(max(xs)) + 0.1
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-        'font-size="10">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-    ]
-    for i, c in enumerate(backends):
-        out.append(
-            f'<text x="{10 + i * 100}" y="{height - 12}" fill="{_PALETTE[i % len(_PALETTE)]}">&#9632; {c}</text>'
+def summary(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per group: the rows met (by ratio or by bandwidth), those measured against a target, and the worst ratio."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in report["results"]:
+        s = out.setdefault(
+            group_of(r),
+            {"group": group_of(r), "met": 0, "by_bandwidth": 0, "total": 0, "worst": None, "worst_case": None},
         )
-    out.append(f'<text x="{10 + len(backends) * 100}" y="{height - 12}">- - fill bandwidth {bw:.1f} GB/s</text>')
-    for n, pat in enumerate(patterns):
-        ox, oy = (n % cols) * w, (n // cols) * h
+        if r["met"] is None:
+            continue
+        s["total"] += 1
+        s["met"] += bool(r["met"])
+        s["by_bandwidth"] += r.get("met_by") == "bandwidth"
+        if r["ratio"] is not None and (s["worst"] is None or r["ratio"] < s["worst"]):
+            s["worst"], s["worst_case"] = r["ratio"], r["name"]
+    return list(out.values())
 
-        def px(v: float, ox: int = ox) -> float:
-            return float(ox + pad + (np.log10(v) - lo) / (hi - lo) * (w - pad - 10))
 
-        def py(v: float, oy: int = oy) -> float:
-            return float(oy + h - pad + 10 - v / top * (h - pad - 10))
+def _summary_lines(report: dict[str, Any]) -> list[str]:
+    lines = ["targets met:"]
+    for s in summary(report):
+        worst = "" if s["worst"] is None else f", worst ratio {s['worst']:.2f} ({s['worst_case']})"
+        by_bw = f" ({s['by_bandwidth']} by bandwidth)" if s["by_bandwidth"] else ""
+        lines.append(f"  {s['group']:<16} {s['met']}/{s['total']}{by_bw}{worst}")
+    return lines
 
-        out.append(f'<text x="{ox + pad}" y="{oy + 14}" font-weight="bold">{pat}</text>')
-        out.append(
-            f'<line x1="{ox + pad}" y1="{py(0):.1f}" x2="{ox + w - 10}" y2="{py(0):.1f}" stroke="black"/>'
-            f'<line x1="{ox + pad}" y1="{py(0):.1f}" x2="{ox + pad}" y2="{py(top):.1f}" stroke="black"/>'
-        )
-        for tick in np.linspace(0, top, 5):
-            out.append(f'<text x="{ox + 4}" y="{py(tick) + 3:.1f}">{tick:.0f}</text>')
-        out.append(f'<text x="{ox + pad}" y="{oy + h - 20}">bytes moved (log), GB/s up</text>')
-        out.append(
-            f'<line x1="{ox + pad}" y1="{py(bw):.1f}" x2="{ox + w - 10}" y2="{py(bw):.1f}" stroke="gray" '
-            'stroke-dasharray="4 3"/>'
-        )
-        mine = [r for r in results if r["pattern"] == pat]
-        for i, c in enumerate(backends):
-            color = _PALETTE[i % len(_PALETTE)]
-            line = sorted((r["bytes"], gbps(r, c)) for r in mine if c in r["times"] and r["name"].startswith("add "))
-            if len(line) > 1:
-                pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in line)
-                out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="1.5"/>')
-            for r in mine:
-                if c in r["times"] and (r["name"].startswith("add ") or r["group"] != "op"):
-                    out.append(
-                        f'<circle cx="{px(r["bytes"]):.1f}" cy="{py(gbps(r, c)):.1f}" r="2.5" fill="{color}">'
-                        f"<title>{r['name']} {c}: {gbps(r, c):.1f} GB/s</title></circle>"
-                    )
-    out.append("</svg>")
-    return "\n".join(out)
+
+# -- the command ------------------------------------------------------------------------
 
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.bench",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog="examples:\n  python -m benchmarks.bench --quick                      a smoke test (small sizes)\n"
-        "  python -m benchmarks.bench --json r.json --plot r.svg  the full table, its data and a throughput plot\n"
-        "  python -m benchmarks.bench --filter materialize        only the materialise cases",
+        epilog="examples:\n  python -m benchmarks.bench --quick                       a smoke test (small sizes)\n"
+        "  python -m benchmarks.bench --json r.json --plot r        the full table, its data, r.png and r.svg\n"
+        '  python -m benchmarks.bench --quick --filter "add row"    only the rows whose name contains "add row"\n'
+        "  python -m benchmarks.report r.json                       docs/benchmarks.md from a run's JSON",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke test, not a measurement")
+    ap.add_argument("--quick", action="store_true", help="sizes of 256 KB and 1 MB: a smoke test, not a measurement")
     ap.add_argument("--json", metavar="PATH", default=None, help="write the results as JSON")
-    ap.add_argument("--plot", metavar="PATH", default=None, help="draw throughput against size as SVG")
+    ap.add_argument(
+        "--plot", metavar="PREFIX", default=None, help="draw throughput against size as PREFIX.png and PREFIX.svg"
+    )
     ap.add_argument("--filter", metavar="TEXT", default=None, help="only the cases whose name contains TEXT")
-    ap.add_argument("--repeat", type=int, default=None, help="timed calls per backend (median kept)")
+    ap.add_argument("--repeat", type=int, default=None, help="timed calls per backend, median kept (11; --quick: 3)")
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m benchmarks.bench [--quick] [--json PATH] [--plot PATH] [--filter TEXT] [--repeat N]``.
+    """``python -m benchmarks.bench [--quick] [--json PATH] [--plot PREFIX] [--filter TEXT] [--repeat N]``.
 
-    Runs the benchmark: prints the table, and writes the JSON and the plot where asked.
+    Prints the kernels' status, the bandwidth and each row as it is measured, then the
+    targets met; writes the JSON and the plot where asked. ``--plot`` without matplotlib
+    exits 2 before anything runs (a long run must not end without the plot it was asked for).
     """
-    args = _parser().parse_args(argv)
-    head = "case".ljust(36) + " " + " ".join(f"{c:>11}" for c in _COLUMNS) + f" {'ratio':>6} {'met':>4}"
-    print(head, flush=True)
-    report = run(quick=args.quick, filter=args.filter, repeat=args.repeat, log=lambda s: print(s, flush=True))
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(args_list)
+    from benchmarks import plot
+
+    if args.plot and not plot.available():
+        print(plot.MISSING, file=sys.stderr)
+        return 2
+    command = shlex.join(["python", "-m", "benchmarks.bench", *args_list])
+    report = run(
+        quick=args.quick, filter=args.filter, repeat=args.repeat, log=lambda s: print(s, flush=True), command=command
+    )
     print()
-    print(table(report))
+    print("\n".join(_summary_lines(report)))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
     if args.plot:
-        with open(args.plot, "w", encoding="utf-8") as f:
-            f.write(svg_plot(report))
+        for path in plot.draw(report, args.plot):
+            print(f"plot: {path}")
     return 0
 
 
