@@ -45,7 +45,7 @@ def upgrade(report: dict[str, Any]) -> dict[str, Any]:
     out.setdefault("format", 1)
     out.setdefault("kernels", None)
     out.setdefault("command", None)
-    fill = float(out["bandwidth"]["fill_gbps"])
+    fill = float(out["bandwidth"].get("limit_gbps", out["bandwidth"]["fill_gbps"]))
     rows = []
     for r0 in out["results"]:
         r = dict(r0)
@@ -152,6 +152,12 @@ def _versions(m: dict[str, Any]) -> str:
     )
 
 
+def _limit(bw: dict[str, Any]) -> str:
+    if "limit_gbps" not in bw:
+        return ""
+    return f"; the limit a row's bytes moved (read and written) are read against: {bw['limit_gbps']:.1f} GB/s"
+
+
 def header(report: dict[str, Any], json_href: str) -> list[str]:
     """The machine and the run, as the JSON recorded them."""
     m, bw = report["machine"], report["bandwidth"]
@@ -174,7 +180,7 @@ def header(report: dict[str, Any], json_href: str) -> list[str]:
         f"- bcast threads: {m.get('bcast_threads')}",
         f"- Kernels: {kernels}",
         f"- Memory bandwidth measured in the same run ({size}): `fill` {bw['fill_gbps']:.1f} GB/s{threads}, "
-        f"`copyto` {bw['copy_gbps']:.1f} GB/s (read + write)",
+        f"`copyto` {bw['copy_gbps']:.1f} GB/s (read + write){_limit(bw)}",
         f"- Run: {command}" + (f" ({repeat}{when})" if repeat or when else ""),
         f"- Raw numbers: [{Path(json_href).name}]({json_href})",
     ]
