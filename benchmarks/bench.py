@@ -97,6 +97,13 @@ class Case:
 # -- timing -----------------------------------------------------------------------------
 
 
+#: Seconds of rest before each backend's timed calls. PyTorch's OpenMP workers spin for up to
+#: KMP_BLOCKTIME (200 ms) after a call, and ONNX Runtime's pool spins too: on 2 cores the next
+#: backend timed would share them with the spinners (measured: bcast's 16 MB add 1.3 ms right
+#: after OpenVINO and torch, 0.6 ms alone). ``run(quick=True)`` rests none.
+SETTLE = 0.25
+
+
 def _time(fn: Callable[[], object], repeat: int) -> float:
     fn()  # warm-up: plans, sessions, page faults of reused buffers
     times = []
@@ -610,6 +617,9 @@ def _time_all(case: Case, reps: int) -> tuple[dict[str, float], dict[str, str]]:
     times: dict[str, float] = {}
     dropped: dict[str, str] = {}
     for name, fn in case.fns.items():
+        if SETTLE and timer is _time:
+            fn()  # the warm-up (sessions, plans), then a pause: a rival's pool stops spinning before the next
+            time.sleep(SETTLE)
         try:
             times[name] = timer(fn, reps)
         except Exception as e:
@@ -687,7 +697,9 @@ def run(
     ``filter`` keeps the cases whose name contains it; ``log`` receives the status
     line, the bandwidth, the table's head and each row as it is measured.
     """
+    global SETTLE
     reps = repeat or (3 if quick else 11)
+    SETTLE = 0.0 if quick else 0.25
     say = log or (lambda s: None)
     report: dict[str, Any] = {
         "format": FORMAT,
