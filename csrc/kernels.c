@@ -7,8 +7,8 @@
  *   and counts zero divisors (the caller raises), INT_MIN / -1 gives INT_MIN as NumPy's does;
  * - float16 and bfloat16 are computed in float32 and rounded to nearest even once per
  *   element, as NumPy and ml_dtypes do; every other float op is one IEEE operation;
- * - maximum/minimum propagate a NaN of either operand and return the second operand on a
- *   tie (NumPy's rule, which decides the sign of a zero result);
+ * - maximum/minimum propagate a NaN of either operand and, on a tie, return the second
+ *   operand (the first for float16): NumPy's rules, which decide the sign of a zero result;
  * - sums accumulate float32 in float64 along the contiguous axis (NumPy: pairwise in float32)
  *   and in 16 independent lanes, so they are at least as accurate as NumPy's.
  * Operands must be aligned to their item size (module.c's caller checks).
@@ -145,18 +145,21 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
 /* maximum and minimum with NumPy's rule: a NaN in x wins, then a NaN in y (the comparison fails), ties give y */
 #define FMAX(x, y) (isnan(x) ? (x) : ((x) > (y) ? (x) : (y)))
 #define FMIN(x, y) (isnan(x) ? (x) : ((x) < (y) ? (x) : (y)))
+/* NumPy's float16 loops keep x on a tie (max(-0, +0) is -0), unlike its float32 and float64 ones */
+#define HMAX(x, y) ((isnan(x) || (x) >= (y)) ? (x) : (y))
+#define HMIN(x, y) ((isnan(x) || (x) <= (y)) ? (x) : (y))
 #define IMAX(x, y) ((x) > (y) ? (x) : (y))
 #define IMIN(x, y) ((x) < (y) ? (x) : (y))
 
 /* the arithmetic family of one float type */
-#define FLOAT_OPS(SFX, T, CT, LOAD, STORE, POWF)                                  \
+#define FLOAT_OPS(SFX, T, CT, LOAD, STORE, POWF, MAX, MIN)                        \
     BINARY(add_##SFX, T, T, CT, LOAD, STORE, x + y)                               \
     BINARY(sub_##SFX, T, T, CT, LOAD, STORE, x - y)                               \
     BINARY(mul_##SFX, T, T, CT, LOAD, STORE, x * y)                               \
     BINARY(div_##SFX, T, T, CT, LOAD, STORE, x / y)                               \
     BINARY(pow_##SFX, T, T, CT, LOAD, STORE, POWF(x, y))                          \
-    BINARY(max_##SFX, T, T, CT, LOAD, STORE, FMAX(x, y))                          \
-    BINARY(min_##SFX, T, T, CT, LOAD, STORE, FMIN(x, y))                          \
+    BINARY(max_##SFX, T, T, CT, LOAD, STORE, MAX(x, y))                           \
+    BINARY(min_##SFX, T, T, CT, LOAD, STORE, MIN(x, y))                           \
     BINARY(gt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x > y)                      \
     BINARY(ge_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x >= y)                     \
     BINARY(lt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x < y)                      \
@@ -181,12 +184,12 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
 #define POWF32(x, y) powf(x, y)
 #define POWF64(x, y) pow(x, y)
 
-FLOAT_OPS(f32, float, float, ID, ID, POWF32)
-FLOAT_OPS(f64, double, double, ID, ID, POWF64)
+FLOAT_OPS(f32, float, float, ID, ID, POWF32, FMAX, FMIN)
+FLOAT_OPS(f64, double, double, ID, ID, POWF64, FMAX, FMIN)
 #if HAVE_F16
-FLOAT_OPS(f16, f16, float, TO_F, TO_F16, POWF32)
+FLOAT_OPS(f16, f16, float, TO_F, TO_F16, POWF32, HMAX, HMIN)
 #endif
-FLOAT_OPS(bf16, uint16_t, float, bf_load, bf_store, POWF32)
+FLOAT_OPS(bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
 INT_OPS(i32, int32_t)
 INT_OPS(i64, int64_t)
 

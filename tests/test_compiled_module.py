@@ -2,7 +2,7 @@
 and the private C entry points refusing what they cannot take (an error, never a crash).
 
 The results of the compiled path against the NumPy path, op by op and dtype by dtype, are
-in ``tests/test_native_kernels.py``.
+in ``tests/test_compiled_kernels.py``.
 """
 
 from __future__ import annotations

@@ -338,7 +338,11 @@ def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.nda
     The first step decides: an op or dtype they lack leaves the whole call to NumPy. An
     integer zero divisor raises the NumPy path's error (its results were written as 0).
     """
-    zeros = compiled.binary(name, ops[0], ops[1], dest) if dest.nbytes >= compiled.MIN_BYTES else None
+    if dest.nbytes < compiled.MIN_BYTES:
+        return False
+    if name == "divide" and ops[1].dtype.kind in "iu":
+        kernels.no_zero_divisor(np, "div", ops[1])  # before any output is written, as the NumPy path checks
+    zeros = compiled.binary(name, ops[0], ops[1], dest)
     if zeros is None:
         return False
     for extra in ops[2:]:
@@ -347,7 +351,7 @@ def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.nda
             kernel(dest, extra, dest)
             continue
         zeros += more
-    if zeros:  # only Div counts zero divisors: its NumPy path's check raises the error, worded alike
+    if zeros:  # pragma: no cover - checked above; the loops count them all the same
         kernels.no_zero_divisor(np, "div", ops[1])
     return True
 
