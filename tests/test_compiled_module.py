@@ -141,28 +141,30 @@ def test_c_entry_points_refuse_bad_arguments() -> None:
     o = np.zeros((4, 8), np.float32)
     a = np.ones((4, 8), np.float32)
     good = ((4, 8), ((32, 4), (32, 4), (32, 4)))
-    mod.binary(0, 3, o, a, a, *good, 0, 32, 0)
+    mod.binary(0, 3, o, a, a, *good, 0, 32, 0, 1)
     assert np.all(o == 2)
     with pytest.raises(TypeError, match="binary"):
         mod.binary(0, 3, o, a, a)
     with pytest.raises(ValueError, match="no loop for op 99"):
-        mod.binary(99, 3, o, a, a, *good, 0, 32, 0)
+        mod.binary(99, 3, o, a, a, *good, 0, 32, 0, 1)
     with pytest.raises(ValueError, match="no loop"):
-        mod.binary(15, 3, o, a, a, *good, 0, 32, 0)  # bitwise_and on float32
+        mod.binary(15, 3, o, a, a, *good, 0, 32, 0, 1)  # bitwise_and on float32
     with pytest.raises(ValueError, match=r"elements 0\.\.33 out of 0\.\.32"):
-        mod.binary(0, 3, o, a, a, *good, 0, 33, 0)
+        mod.binary(0, 3, o, a, a, *good, 0, 33, 0, 1)
+    with pytest.raises(ValueError, match="threads must be 1 to 256, got 0"):
+        mod.binary(0, 3, o, a, a, *good, 0, 32, 0, 0)
     with pytest.raises(ValueError, match="wrong length"):
-        mod.binary(0, 3, o, a, a, (4, 8), ((32,), (32, 4), (32, 4)), 0, 32, 0)
+        mod.binary(0, 3, o, a, a, (4, 8), ((32,), (32, 4), (32, 4)), 0, 32, 0, 1)
     with pytest.raises(ValueError, match="1 to 64 dims"):
-        mod.binary(0, 3, o, a, a, (), ((), (), ()), 0, 1, 0)
+        mod.binary(0, 3, o, a, a, (), ((), (), ()), 0, 1, 0, 1)
     ro = np.zeros((4, 8), np.float32)
     ro.flags.writeable = False
     with pytest.raises((ValueError, BufferError, TypeError)):
-        mod.binary(0, 3, ro, a, a, *good, 0, 32, 0)
+        mod.binary(0, 3, ro, a, a, *good, 0, 32, 0, 1)
     assert not ro.any()
     with pytest.raises(ValueError, match="item sizes"):
-        mod.where(o, a, a, a, (4, 8), ((32, 4),) * 4, 0, 32, 0)  # a float condition
+        mod.where(o, a, a, a, (4, 8), ((32, 4),) * 4, 0, 32, 0, 1)  # a float condition
     with pytest.raises(ValueError, match="item sizes"):
-        mod.copy(o, np.ones((4, 8), np.float64), (4, 8), ((32, 4), (64, 8)), 0, 32, 0)
+        mod.copy(o, np.ones((4, 8), np.float64), (4, 8), ((32, 4), (64, 8)), 0, 32, 0, 1)
     with pytest.raises(ValueError, match="P, K, R"):
         mod.sum(3, np.zeros(3, np.float32), np.ones((2, 4, 5), np.float32), 0, 2, 0)

@@ -335,22 +335,16 @@ def _compute(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.ndar
 def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.ndarray) -> bool:
     """``dest = kernel(...)`` folded over ``ops`` by the compiled loops, when they cover every step.
 
-    The first step decides: an op or dtype they lack leaves the whole call to NumPy. An
-    integer zero divisor raises the NumPy path's error (its results were written as 0).
+    An op or dtype they lack leaves the whole call to NumPy. An integer zero divisor
+    raises the NumPy path's error before anything is written.
     """
     if dest.nbytes < compiled.MIN_BYTES:
         return False
     if name == "divide" and ops[1].dtype.kind in "iu":
         kernels.no_zero_divisor(np, "div", ops[1])  # before any output is written, as the NumPy path checks
-    zeros = compiled.binary(name, ops[0], ops[1], dest)
+    zeros = compiled.fold(name, ops, dest)
     if zeros is None:
         return False
-    for extra in ops[2:]:
-        more = compiled.binary(name, dest, extra, dest)
-        if more is None:  # pragma: no cover - the operands of one op share their dtype
-            kernel(dest, extra, dest)
-            continue
-        zeros += more
     if zeros:  # pragma: no cover - checked above; the loops count them all the same
         kernels.no_zero_divisor(np, "div", ops[1])
     return True

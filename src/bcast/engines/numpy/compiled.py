@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from types import ModuleType
@@ -34,6 +34,7 @@ from .threads import MAX_THREADS, num_threads, run_units
 
 __all__ = [
     "DTYPES",
+    "FOLD_BYTES",
     "ISA",
     "LOADED",
     "MIN_BYTES",
@@ -44,6 +45,7 @@ __all__ = [
     "binary",
     "copy",
     "enabled",
+    "fold",
     "module",
     "reduce_sum",
     "set_enabled",
@@ -185,8 +187,6 @@ def _stream_bytes() -> int:
 
 #: see :func:`_stream_bytes`; ``BCAST_STREAM_BYTES`` overrides it
 STREAM_BYTES = int(os.environ.get("BCAST_STREAM_BYTES", "0") or 0) or _stream_bytes()
-#: the target bytes of output per unit of work handed to a thread
-_UNIT_BYTES = 8 << 20
 
 
 _CODES: dict[np.dtype[Any], int | None] = {}
@@ -235,32 +235,18 @@ def _layout(
     return cshape, tuple(cstrides)
 
 
-#: Outputs under this many bytes are computed on the calling thread: handing a range to another thread
-#: costs tens of microseconds (measured: add of a row, 1 MB 40 us on one thread, 67 us on two; 4 MB 142
-#: and 171 us; 16 MB 986 and 614 us). Loops that compute more per byte pay off sooner: a quarter of it.
-THREAD_BYTES = 8 << 20
+#: Outputs under this many bytes are computed on the calling thread alone; larger ones by the
+#: kernels' thread team (csrc/module.c: workers that spin a millisecond after each op, then sleep).
+#: Loops that compute more per byte pay off sooner: a quarter of it. Measured on this 2-core
+#: machine: see docs/benchmarks.md.
+THREAD_BYTES = 1 << 20
 
 
-def _run(call: Callable[[int, int], object], size: int, nbytes: int, heavy: bool = False) -> list[object]:
-    """``call(lo, hi)`` over element ranges that cover ``size``, on the engine's threads; the results."""
-    threads = _threads(nbytes)
-    alone = nbytes < (THREAD_BYTES >> 2 if heavy else THREAD_BYTES)
-    # four pieces a thread at least: a thread slowed by another process (or by the other thread's memory
-    # traffic) takes fewer of them (measured: 16 MB add in 2 pieces 790 us, in 8 pieces 660 us)
-    pieces = 1 if threads <= 1 or alone else max(4 * threads, -(-nbytes // _UNIT_BYTES))
-    if pieces > 1:
-        pieces = -(-pieces // threads) * threads  # a multiple of the threads: none idles at the end
-    bounds = [size * i // pieces for i in range(pieces + 1)]
-    results: list[object] = [None] * pieces
-    if pieces == 1:
-        results[0] = call(0, size)
-        return results
-
-    def unit(i: int) -> None:
-        results[i] = call(bounds[i], bounds[i + 1])
-
-    run_units(unit, range(pieces))
-    return results
+def _team(nbytes: int, heavy: bool = False) -> int:
+    """The threads the kernels' team uses for an output of ``nbytes`` (1: the calling thread alone)."""
+    if nbytes < (THREAD_BYTES >> 2 if heavy else THREAD_BYTES):
+        return 1
+    return _threads(nbytes)
 
 
 def _threads(nbytes: int) -> int:
@@ -281,23 +267,54 @@ def binary(kernel: str, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int |
     element (each output element is written after both of its inputs are read), and must not
     overlap them otherwise.
     """
+    return fold(kernel, (a, b), dest)
+
+
+#: the bytes of output each piece of a fold of three or more operands covers: its partial result
+#: stays in the core's cache (1 MiB of L2 here) from one step to the next
+FOLD_BYTES = 1 << 19
+
+
+def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray) -> int | None:
+    """``dest = kernel(...kernel(kernel(op0, op1), op2)..., opN)`` by the compiled loops (see :func:`binary`).
+
+    Cache-blocked: each piece of the output is computed through every step before the
+    next piece starts, so a partial result is read back from cache, not from memory. Only
+    the last step streams its piece past the cache (for outputs of :data:`STREAM_BYTES`).
+    ``None`` where the loops do not cover every step; else the integer zero divisors met.
+    """
     mod = module()
     op = _OP.get(kernel)
-    if mod is None or op is None or dest.nbytes < MIN_BYTES or a.dtype != b.dtype:
+    a = operands[0]
+    if mod is None or op is None or len(operands) < 2 or dest.nbytes < MIN_BYTES:
         return None
     dt = _dtype_code(a.dtype)
-    if dt is None or (op, dt) not in _COVERED:
+    if dt is None or (op, dt) not in _COVERED or any(x.dtype != a.dtype for x in operands):
         return None
     want = np.dtype(np.bool_) if op in _BOOL_OUT else a.dtype
-    if dest.dtype != want or not _usable((a, b, dest)):
+    if dest.dtype != want or (len(operands) > 2 and want != a.dtype) or not _usable((*operands, dest)):
         return None
-    shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (a.shape, a.strides), (b.shape, b.strides)))
-    o, ra, rb = _raw(dest, dt if dest.dtype == a.dtype else 0), _raw(a, dt), _raw(b, dt)
+    here = (dest.shape, dest.strides)
+    first = _layout(dest.shape, (here, (a.shape, a.strides), (operands[1].shape, operands[1].strides)))
+    steps = [(_raw(a, dt), _raw(operands[1], dt), *first)]
+    for x in operands[2:]:  # dest, the partial result, is the first operand of every later step
+        steps.append((_raw(dest, dt), _raw(x, dt), *_layout(dest.shape, (here, here, (x.shape, x.strides)))))
+    o = _raw(dest, dt if want == a.dtype else 0)
     stream = int(dest.nbytes >= STREAM_BYTES)
+    last = len(steps) - 1
+
+    threads = _team(dest.nbytes, op in _HEAVY or dt in _WIDENED)
     size = dest.size
-    heavy = op in _HEAVY or dt in _WIDENED
-    done = _run(lambda lo, hi: mod.binary(op, dt, o, ra, rb, shape, strides, lo, hi, stream), size, dest.nbytes, heavy)
-    return sum(int(z) for z in done if z is not None)  # type: ignore[call-overload]
+    if len(steps) == 1:
+        x, y, shape, strides = steps[0]
+        return int(mod.binary(op, dt, o, x, y, shape, strides, 0, size, stream, threads))
+    zeros = 0
+    block = max(1, FOLD_BYTES * threads // dest.itemsize)
+    for lo in range(0, size, block):  # every step on one block while it is in cache, then the next block
+        hi = min(size, lo + block)
+        for k, (x, y, shape, strides) in enumerate(steps):
+            zeros += int(mod.binary(op, dt, o, x, y, shape, strides, lo, hi, stream if k == last else 0, threads))
+    return zeros
 
 
 def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray, dest: np.ndarray) -> bool:
@@ -322,7 +339,7 @@ def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray, dest: np.ndarray) -> b
     shape, strides = _layout(dest.shape, tuple((v.shape, v.strides) for v in arrays))
     o, c, rx, ry = (v.view(_UINT[v.dtype.itemsize]) for v in arrays)
     stream = int(dest.nbytes >= STREAM_BYTES)
-    _run(lambda lo, hi: mod.where(o, c, rx, ry, shape, strides, lo, hi, stream), dest.size, dest.nbytes)
+    mod.where(o, c, rx, ry, shape, strides, 0, dest.size, stream, _team(dest.nbytes))
     return True
 
 
@@ -345,7 +362,7 @@ def copy(dest: np.ndarray, src: np.ndarray) -> bool:
     shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (src.shape, src.strides)))
     o, s = dest.view(_UINT[item]), src.view(_UINT[item])
     stream = int(dest.nbytes >= STREAM_BYTES)
-    _run(lambda lo, hi: mod.copy(o, s, shape, strides, lo, hi, stream), dest.size, dest.nbytes)
+    mod.copy(o, s, shape, strides, 0, dest.size, stream, _team(dest.nbytes))
     return True
 
 

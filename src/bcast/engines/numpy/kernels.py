@@ -197,13 +197,28 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
     if _serial(dest.nbytes) or dest.dtype.hasobject:
         np.copyto(dest, src, casting="equiv")  # object arrays: NumPy's loop holds the GIL anyway
         return
-    if compiled.copy(dest, src):
-        return
     d, (s,) = _coalesced(dest, [src])
     item = dest.dtype.itemsize
     unit = max(1, UNIT_BYTES // item)
-    if d.ndim >= 3 and s.strides[0] == 0 and s.strides[-1] == 0 and d.shape[-1] < SHORT_RUN:
+    short = d.ndim >= 3 and s.strides[0] == 0 and s.strides[-1] == 0 and d.shape[-1] < SHORT_RUN
+    if not short and compiled.copy(dest, src):
+        return
+    if short:
         first_d, first_s = d[0], s[0]
+        if compiled.enabled():
+            # the first slab by NumPy's units (its short runs are NumPy's strength), then every other
+            # slab copied from it in one compiled pass: long contiguous runs, streamed past the cache
+            run_units(lambda u: np.copyto(first_d[u], first_s[u], casting="equiv"), units(first_d.shape, unit))
+            rest = d[1:]
+            if compiled.copy(rest, np.broadcast_to(first_d, rest.shape)):
+                return
+
+            def again(u: Index) -> None:
+                for i in range(1, d.shape[0]):
+                    np.copyto(d[i][u], first_d[u], casting="no")
+
+            run_units(again, units(first_d.shape, unit))
+            return
 
         def replicate(u: Index) -> None:
             block = first_d[u]
