@@ -620,10 +620,10 @@ def _time_all(case: Case, reps: int) -> tuple[dict[str, float], dict[str, str]]:
     times: dict[str, float] = {}
     dropped: dict[str, str] = {}
     for name, fn in case.fns.items():
-        if SETTLE and timer is _time:
-            fn()  # the warm-up (sessions, plans), then a pause: a rival's pool stops spinning before the next
-            time.sleep(SETTLE)
         try:
+            if SETTLE and timer is _time:
+                fn()  # the warm-up (sessions, plans), then a pause: a rival's pool stops spinning before the next
+                time.sleep(SETTLE)
             times[name] = timer(fn, reps)
         except Exception as e:
             # a session ONNX Runtime cannot build for a dtype (bfloat16), say; bcast's own failure is a result too

@@ -183,6 +183,7 @@ def header(report: dict[str, Any], json_href: str) -> list[str]:
         f"`copyto` {bw['copy_gbps']:.1f} GB/s (read + write){_limit(bw)}",
         f"- Run: {command}" + (f" ({repeat}{when})" if repeat or when else ""),
         f"- Raw numbers: [{Path(json_href).name}]({json_href})",
+        *([f"- How the numbers were kept: {report['recovered']}"] if report.get("recovered") else []),
     ]
 
 
@@ -195,8 +196,11 @@ run's JSON by `python -m benchmarks.report RESULTS.json --plot docs/bench/throug
 it; the prose at its end is [bench/notes.md](bench/notes.md).
 
 **ratio** is bcast's speed over that of the fastest backend the row is measured against (the
-`against` of the summary below); **bw** is the fraction of the measured fill bandwidth that bcast
-reached (bytes moved per call over the time). A row meets its target when ratio >= target."""
+`against` of the summary below); **bw** is the fraction of the memory limit measured in the same run
+(the best rate of moving bytes, reads and writes counted) that bcast reached: bytes moved per call
+over its time. A row meets its target when ratio >= target, or (`yes (bw)`) when every backend is at
+the memory limit (marked `†` after bw: the fastest rival within 0.85-1.15 of it) and bcast reaches
+0.9 of it. See "How to read the numbers" below."""
 
 
 def render(report: dict[str, Any], notes: str | None, plot_href: str | None, json_href: str) -> str:

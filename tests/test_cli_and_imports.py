@@ -107,15 +107,23 @@ POINTERS = {
     "argv", [["bench"], ["bench", "--quick", "--json", "r.json"], ["tour"], ["--debug", "tour", "--brief"]]
 )
 def test_bench_and_tour_are_development_tools_now(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from bcast.engines.numpy import compiled
+
     assert main(argv) == 2
     command = next(a for a in argv if not a.startswith("-"))
-    assert capsys.readouterr() == ("", POINTERS[command] + "\n")
+    kernels = compiled.status() + "\n" if command == "bench" else ""  # the engine it would time, said once
+    assert capsys.readouterr() == ("", POINTERS[command] + "\n" + kernels)
 
 
 @pytest.mark.parametrize("command", ["bench", "tour"])
 def test_bcast_command_points_to_the_development_tool(command: str) -> None:
     out = subprocess.run([sys.executable, "-m", "bcast", command], capture_output=True, text=True)
-    assert (out.returncode, out.stdout, out.stderr.splitlines()) == (2, "", [POINTERS[command]])
+    said = out.stderr.splitlines()
+    assert (out.returncode, out.stdout, said[0]) == (2, "", POINTERS[command])
+    if command == "bench":
+        assert len(said) == 2 and said[1].startswith(("kernels: compiled C (", "kernels: NumPy engine ("))
+    else:
+        assert len(said) == 1
     helptext = subprocess.run([sys.executable, "-m", "bcast", "--help"], capture_output=True, text=True).stdout
     listed = {line.split()[0] for line in helptext.splitlines() if line.startswith("    ") and line.split()}
     assert {"check", "infer", "explain"} <= listed and command not in listed and f"bcast {command}" not in helptext

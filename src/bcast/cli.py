@@ -330,6 +330,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
     if command in _MOVED:
         sys.stderr.write(f"bcast {command} is a development tool: run {_MOVED[command]} in a clone of the repository\n")
+        if command == "bench":  # which kernels it would time here: the benchmark's own first line
+            from .engines.numpy import compiled
+
+            sys.stderr.write(compiled.status() + "\n")
         return BAD_INPUT
     args = _parser().parse_args(argv)
     if args.command is None:
