@@ -2,11 +2,11 @@
 
 ``pip install`` builds a small C extension when the machine has a C compiler: loops for
 each broadcast pattern (both operands contiguous, one of them a scalar run, any strides)
-of every operator of the operator table that has a ``native`` kernel, for float32,
-float64, float16, bfloat16, int32, int64 and bool, compiled three times (x86-64
-baseline, AVX2 and AVX-512) and chosen at import by what the CPU supports. They write
-straight into the output, release the GIL, and are run on the engine's threads
-(:mod:`bcast.engines.numpy.threads`), a range of rows per call.
+of the operator table's kernels listed in :data:`OPS`, for the dtypes in :data:`DTYPES`,
+compiled three times (x86-64 baseline, AVX2 and AVX-512) and chosen at import by what the
+CPU supports. They write straight into the output with the GIL released, on the
+extension's own team of threads (pieces claimed from one atomic counter; workers spin a
+millisecond after an op, then sleep), as many as :func:`~bcast.engines.numpy.threads.num_threads`.
 
 Without a compiler, or with ``BCAST_PURE_PYTHON=1`` in the environment, bcast runs on
 its NumPy engine, with the same results: :func:`status` says which, and the benchmark
