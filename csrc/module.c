@@ -261,7 +261,7 @@ static void team_run(piece_fn fn, void *ctx, Py_ssize_t total, int threads) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, 1 << 18); /* a piece's stack is a block of BLOCK bytes and change */
+        pthread_attr_setstacksize(&attr, 1 << 17); /* a piece's stack: a block of BLOCK bytes and an iterator */
         int failed = pthread_create(&t, &attr, team_worker, (void *)(intptr_t)team.nworkers);
         pthread_attr_destroy(&attr);
         if (failed) break; /* the system refuses more threads: go on with those there are */

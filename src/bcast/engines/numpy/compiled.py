@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .layout import coalesce
-from .threads import MAX_THREADS, num_threads, run_units
+from .threads import MAX_THREADS, machine_threads, num_threads, run_units
 
 __all__ = [
     "DTYPES",
@@ -250,8 +250,12 @@ def _team(nbytes: int, heavy: bool = False) -> int:
 
 
 def _threads(nbytes: int) -> int:
-    """Threads worth starting for ``nbytes`` of output: at most one per 256 KiB, and :data:`MAX_THREADS`."""
-    return max(1, min(num_threads(), MAX_THREADS, nbytes >> 18))
+    """Threads worth using for ``nbytes`` of output: at most one per 256 KiB, and one per core.
+
+    ``set_num_threads`` above the cores this process may run on adds no team threads: the
+    loops are bound by memory, and each thread is one more stack in the address space.
+    """
+    return max(1, min(num_threads(), machine_threads(), MAX_THREADS, nbytes >> 18))
 
 
 def _usable(arrays: Sequence[np.ndarray]) -> bool:

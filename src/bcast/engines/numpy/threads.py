@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from ...errors import brief
+from ..memory import address_space_left, process_limits
 
 __all__ = ["MAX_THREADS", "machine_threads", "num_threads", "run_units", "set_num_threads"]
 
@@ -100,8 +101,15 @@ class _Workers:
         self.size = 0
 
     def grow(self, n: int) -> int:
-        """Start workers until there are ``n`` (caller holds ``_lock``); how many there are."""
+        """Start workers until there are ``n`` (caller holds ``_lock``); how many there are.
+
+        Under an address-space limit (``RLIMIT_AS``/``RLIMIT_DATA``) the pool stops growing while
+        a quarter of the limit is still free: every thread reserves a stack (8 MiB by default),
+        and a pool that took the whole limit would leave no room for the arrays it works on.
+        """
         while self.size < n:
+            if not _room_for_a_thread():
+                break
             t = threading.Thread(target=self._serve, name=f"bcast-{self.size}", daemon=True)
             try:
                 t.start()
@@ -115,6 +123,17 @@ class _Workers:
         jobs = self.jobs
         while True:
             jobs.get()()
+
+
+def _room_for_a_thread() -> bool:
+    """Whether one more thread leaves a quarter of the process's address-space limit free (no limit: yes)."""
+    left = address_space_left()
+    if left is None:
+        return True
+    as_limit, data_limit = process_limits()
+    limit = min(x for x in (as_limit, data_limit) if x is not None)
+    stack = threading.stack_size() or (8 << 20)
+    return left[0] - stack >= limit // 4
 
 
 def _workers(n: int) -> tuple[_Workers, int]:
