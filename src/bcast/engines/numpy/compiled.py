@@ -6,7 +6,8 @@ of the operator table's kernels listed in :data:`OPS`, for the dtypes in :data:`
 compiled three times (x86-64 baseline, AVX2 and AVX-512) and chosen at import by what the
 CPU supports. They write straight into the output with the GIL released, on the
 extension's own team of threads (pieces claimed from one atomic counter; workers spin a
-millisecond after an op, then sleep), as many as :func:`~bcast.engines.numpy.threads.num_threads`.
+millisecond after an op, then sleep): :func:`~bcast.engines.numpy.threads.num_threads` of them, at
+most one per core.
 
 Without a compiler, or with ``BCAST_PURE_PYTHON=1`` in the environment, bcast runs on
 its NumPy engine, with the same results: :func:`status` says which, and the benchmark
