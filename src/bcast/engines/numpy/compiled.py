@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .layout import coalesce
+from .layout import coalesce, summed_runs
 from .threads import MAX_THREADS, machine_threads, num_threads, run_units
 
 __all__ = [
@@ -418,14 +418,8 @@ def _pkr(
     shape: tuple[int, ...], strides: tuple[int, ...], axes: frozenset[int]
 ) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
     """``g`` as (P summed, K kept, R summed) axes with their byte strides, when its summed axes allow."""
-    marker = []
-    step = 1
-    for k in reversed(range(len(shape))):  # a stride 0 on summed axes: runs of one kind coalesce
-        marker.append(0 if k in axes else step)
-        step *= 1 if k in axes else shape[k]
-    cshape, (gs, ms) = coalesce(shape, [strides, tuple(reversed(marker))])
-    kinds = ["s" if m == 0 else "k" for m in ms]
-    text = "".join(kinds)
+    cshape, gs, summed = summed_runs(shape, strides, axes)
+    text = "".join("s" if is_summed else "k" for is_summed in summed)
     if text not in ("sks", "sk", "ks", "s", "k"):
         return None
     lead = 1 if text.startswith("s") else 0

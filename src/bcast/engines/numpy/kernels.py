@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import compiled
-from .layout import coalesce
+from .layout import coalesce, summed_runs
 from .threads import MAX_THREADS, num_threads, run_units
 
 __all__ = [
@@ -307,17 +307,9 @@ def reduce_sum(g: np.ndarray, axes: tuple[int, ...], dtype: np.dtype[Any] | None
     if _serial(g.nbytes) or g.dtype.hasobject or not axes:
         r: np.ndarray = np.add.reduce(g, axis=axes, dtype=dtype, keepdims=True)
         return r
-    # coalesce with a marker operand whose stride is 0 on summed axes: runs of one kind merge
-    marker = tuple(0 if k in axes else 1 for k in range(g.ndim))
-    mark_strides = []
-    step = 1
-    for k in reversed(range(g.ndim)):
-        mark_strides.append(step * marker[k])
-        step *= g.shape[k] if marker[k] else 1
-    mark = tuple(reversed(mark_strides))
-    shape, (gs, ms) = coalesce(g.shape, [g.strides, mark])
+    shape, gs, summed = summed_runs(g.shape, g.strides, axes)
     view = _as_view(g, shape, gs)
-    red = tuple(k for k, m in enumerate(ms) if m == 0)
+    red = tuple(k for k, is_summed in enumerate(summed) if is_summed)
     out_shape = tuple(1 if k in red else n for k, n in enumerate(shape))
     n0 = shape[0]
     threads = min(num_threads(), MAX_THREADS)  # each piece has a partial sum: a huge count must not mean huge memory

@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-__all__ = ["coalesce"]
+__all__ = ["coalesce", "summed_runs"]
 
 
 def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
@@ -38,3 +38,24 @@ def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple[tu
         for s, st in zip(out_strides, strides, strict=True):
             s.append(st[k])
     return tuple(out_shape), [tuple(s) for s in out_strides]
+
+
+def summed_runs(
+    shape: Sequence[int], strides: Sequence[int], axes: Collection[int]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]]:
+    """``shape`` and ``strides`` coalesced for a sum over ``axes``: summed axes merge only with summed
+    ones, kept only with kept; with each run's shape, stride, and whether it is summed.
+
+    A marker operand with stride 0 on the summed axes (and C-contiguous strides on the kept
+    ones) rides along in :func:`coalesce`, so that no run mixes the two kinds.
+
+    >>> summed_runs((8, 4, 16, 16), (4096, 1024, 64, 4), (0, 2, 3))
+    ((8, 4, 256), (4096, 1024, 4), (True, False, True))
+    """
+    marks = []
+    step = 1
+    for k in reversed(range(len(shape))):
+        marks.append(0 if k in axes else step)
+        step *= 1 if k in axes else shape[k]
+    cshape, (cstrides, cmarks) = coalesce(shape, [strides, tuple(reversed(marks))])
+    return cshape, cstrides, tuple(m == 0 for m in cmarks)
