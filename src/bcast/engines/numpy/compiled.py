@@ -44,6 +44,7 @@ __all__ = [
     "STREAM_BYTES",
     "THREAD_BYTES",
     "binary",
+    "can_copy",
     "copy",
     "enabled",
     "fold",
@@ -348,22 +349,27 @@ def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray, dest: np.ndarray) -> b
     return True
 
 
+def can_copy(dest: np.ndarray, src: np.ndarray) -> bool:
+    """Whether :func:`copy` would copy ``src`` into ``dest`` (else it declines, and the caller copies)."""
+    return (
+        enabled()
+        and dest.nbytes >= MIN_BYTES
+        and dest.dtype.itemsize in (1, 2, 4, 8)
+        and src.dtype == dest.dtype
+        and not dest.dtype.hasobject
+        and _usable((src, dest))
+    )
+
+
 def copy(dest: np.ndarray, src: np.ndarray) -> bool:
     """``dest[...] = src`` (``src`` broadcast to ``dest.shape``, one dtype) by the compiled loops.
 
     ``False`` where they do not cover it (the caller copies). ``dest`` must not overlap ``src``.
     """
     mod = module()
-    item = dest.dtype.itemsize
-    if (
-        mod is None
-        or dest.nbytes < MIN_BYTES
-        or item not in (1, 2, 4, 8)
-        or src.dtype != dest.dtype
-        or dest.dtype.hasobject
-        or not _usable((src, dest))
-    ):
+    if mod is None or not can_copy(dest, src):
         return False
+    item = dest.dtype.itemsize
     shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (src.shape, src.strides)))
     o, s = dest.view(_UINT[item]), src.view(_UINT[item])
     stream = int(dest.nbytes >= STREAM_BYTES)

@@ -192,7 +192,8 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
     Coalesced, cut into units and threaded. When the outermost coalesced axis is a
     broadcast one and the innermost broadcast run is short (NumPy's copy loop would
     restart every few elements), each unit is written once under index 0 of the outer
-    axis and replicated from there with contiguous copies that read from cache.
+    axis and replicated from there: by one compiled copy of the whole slab where the
+    kernels take it, else unit by unit with contiguous copies that read from cache.
     """
     if _serial(dest.nbytes) or dest.dtype.hasobject:
         np.copyto(dest, src, casting="equiv")  # object arrays: NumPy's loop holds the GIL anyway
@@ -205,28 +206,22 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
         return
     if short:
         first_d, first_s = d[0], s[0]
-        if compiled.enabled():
-            # the first slab by NumPy's units (its short runs are NumPy's strength), then every other
-            # slab copied from it in one compiled pass: long contiguous runs, streamed past the cache
-            run_units(lambda u: np.copyto(first_d[u], first_s[u], casting="equiv"), units(first_d.shape, unit))
-            rest = d[1:]
-            if compiled.copy(rest, np.broadcast_to(first_d, rest.shape)):
-                return
-
-            def again(u: Index) -> None:
-                for i in range(1, d.shape[0]):
-                    np.copyto(d[i][u], first_d[u], casting="no")
-
-            run_units(again, units(first_d.shape, unit))
-            return
+        rest = d[1:]
+        from_first = np.broadcast_to(first_d, rest.shape)
+        # where the compiled copy takes them, the other slabs are copied from the first in one pass
+        # of long contiguous runs, streamed past the cache, once NumPy's units have written it
+        at_once = compiled.can_copy(rest, from_first)
 
         def replicate(u: Index) -> None:
             block = first_d[u]
             np.copyto(block, first_s[u], casting="equiv")
-            for i in range(1, d.shape[0]):
-                np.copyto(d[i][u], block, casting="no")
+            if not at_once:
+                for i in range(1, d.shape[0]):
+                    np.copyto(d[i][u], block, casting="no")
 
-        run_units(replicate, units(d.shape[1:], unit))
+        run_units(replicate, units(first_d.shape, unit))
+        if at_once:
+            compiled.copy(rest, from_first)
         return
 
     def copy(u: Index) -> None:
