@@ -178,7 +178,7 @@ static struct {
     void *ctx;
     Py_ssize_t total, npieces;
     int want, nworkers;
-} team = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+} team = {.lock = PTHREAD_MUTEX_INITIALIZER, .sleep_lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 static void team_after_fork_in_child(void) {
     /* the parent's workers do not exist here, and its locks may have been held */
@@ -349,6 +349,31 @@ static int check_threads(Py_ssize_t threads) {
     return 0;
 }
 
+/* A call's context (a struct whose first member is its iter), allocated with its arrays opened;
+ * NULL with the error set. ctx_run computes it on the team without the GIL; ctx_close frees it. */
+static void *ctx_open(size_t size, PyObject *const *objs, int n, PyObject *shape, PyObject *strides, Py_ssize_t lo,
+                      Py_ssize_t hi, Py_ssize_t threads) {
+    if (check_threads(threads) < 0) return NULL;
+    iter *c = PyMem_Malloc(size);
+    if (!c) return PyErr_NoMemory();
+    if (iter_open(c, objs, n, shape, strides, lo, hi) < 0) {
+        PyMem_Free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void ctx_run(piece_fn fn, void *c, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t threads) {
+    Py_BEGIN_ALLOW_THREADS
+    team_run_range(fn, c, lo, hi, (int)threads);
+    Py_END_ALLOW_THREADS
+}
+
+static void ctx_close(void *c) {
+    release((iter *)c);
+    PyMem_Free(c);
+}
+
 /* binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads) -> number of integer zero divisors met */
 static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -363,24 +388,16 @@ static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_Format(PyExc_ValueError, "_kernels: no loop for op %zd on dtype %zd", op, dt);
         return NULL;
     }
-    if (check_threads(threads) < 0) return NULL;
-    binary_ctx *c = PyMem_Malloc(sizeof *c);
-    if (!c) return PyErr_NoMemory();
-    if (iter_open(&c->it, args + 2, 3, args[5], args[6], lo, hi) < 0) {
-        PyMem_Free(c);
-        return NULL;
-    }
+    binary_ctx *c = ctx_open(sizeof *c, args + 2, 3, args[5], args[6], lo, hi, threads);
+    if (!c) return NULL;
     c->fn = table.binary[op][dt];
     c->item = c->it.item[0], c->ia = c->it.item[1];
     c->so = INNER_S(&c->it, 0), c->sa = INNER_S(&c->it, 1), c->sb = INNER_S(&c->it, 2);
     c->nt = (int)nt;
     atomic_store(&c->zeros, 0);
-    Py_BEGIN_ALLOW_THREADS
-    team_run_range(binary_piece, c, lo, hi, (int)threads);
-    Py_END_ALLOW_THREADS
+    ctx_run(binary_piece, c, lo, hi, threads);
     Py_ssize_t zeros = atomic_load(&c->zeros);
-    release(&c->it);
-    PyMem_Free(c);
+    ctx_close(c);
     return PyLong_FromSsize_t(zeros);
 }
 
@@ -422,29 +439,20 @@ static PyObject *py_where(PyObject *self, PyObject *const *args, Py_ssize_t narg
             PyErr_SetString(PyExc_TypeError, "where(out, cond, x, y, shape, strides, lo, hi, stream, threads)");
         return NULL;
     }
-    if (check_threads(threads) < 0) return NULL;
-    where_ctx *c = PyMem_Malloc(sizeof *c);
-    if (!c) return PyErr_NoMemory();
-    if (iter_open(&c->it, args, 4, args[4], args[5], lo, hi) < 0) {
-        PyMem_Free(c);
-        return NULL;
-    }
+    where_ctx *c = ctx_open(sizeof *c, args, 4, args[4], args[5], lo, hi, threads);
+    if (!c) return NULL;
     Py_ssize_t item = c->it.item[0];
     int k = size_index(item);
     if (k < 0 || c->it.item[1] != 1 || c->it.item[2] != item || c->it.item[3] != item) {
-        release(&c->it);
-        PyMem_Free(c);
+        ctx_close(c);
         PyErr_SetString(PyExc_ValueError, "_kernels.where: item sizes 1, 2, 4 or 8 and a bool condition");
         return NULL;
     }
     c->fn = table.where[k];
     c->item = item, c->so = INNER_S(&c->it, 0), c->sc = INNER_S(&c->it, 1);
     c->sx = INNER_S(&c->it, 2), c->sy = INNER_S(&c->it, 3), c->nt = (int)nt;
-    Py_BEGIN_ALLOW_THREADS
-    team_run_range(where_piece, c, lo, hi, (int)threads);
-    Py_END_ALLOW_THREADS
-    release(&c->it);
-    PyMem_Free(c);
+    ctx_run(where_piece, c, lo, hi, threads);
+    ctx_close(c);
     Py_RETURN_NONE;
 }
 
@@ -490,28 +498,19 @@ static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs
             PyErr_SetString(PyExc_TypeError, "copy(out, a, shape, strides, lo, hi, stream, threads)");
         return NULL;
     }
-    if (check_threads(threads) < 0) return NULL;
-    copy_ctx *c = PyMem_Malloc(sizeof *c);
-    if (!c) return PyErr_NoMemory();
-    if (iter_open(&c->it, args, 2, args[2], args[3], lo, hi) < 0) {
-        PyMem_Free(c);
-        return NULL;
-    }
+    copy_ctx *c = ctx_open(sizeof *c, args, 2, args[2], args[3], lo, hi, threads);
+    if (!c) return NULL;
     Py_ssize_t item = c->it.item[0];
     int k = size_index(item);
     if (k < 0 || c->it.item[1] != item) {
-        release(&c->it);
-        PyMem_Free(c);
+        ctx_close(c);
         PyErr_SetString(PyExc_ValueError, "_kernels.copy: item sizes 1, 2, 4 or 8, the same");
         return NULL;
     }
     c->fn = table.copy[k];
     c->item = item, c->so = INNER_S(&c->it, 0), c->sa = INNER_S(&c->it, 1), c->nt = (int)nt;
-    Py_BEGIN_ALLOW_THREADS
-    team_run_range(copy_piece, c, lo, hi, (int)threads);
-    Py_END_ALLOW_THREADS
-    release(&c->it);
-    PyMem_Free(c);
+    ctx_run(copy_piece, c, lo, hi, threads);
+    ctx_close(c);
     Py_RETURN_NONE;
 }
 
