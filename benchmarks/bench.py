@@ -43,7 +43,7 @@ import numpy as np
 from bcast.api import broadcast_shapes, broadcast_to, plan
 from bcast.engines.numpy.threads import num_threads, run_units
 
-__all__ = ["Case", "kernels_status", "machine", "main", "run", "summary", "table"]
+__all__ = ["Case", "fmt_time", "kernels_status", "machine", "main", "run", "summary", "table"]
 
 FORMAT = 2  #: the version of the JSON report (1: before the dtypes, numexpr and the bandwidth fractions)
 THREADS = 2  #: threads given to PyTorch, ONNX Runtime, OpenVINO and numexpr
@@ -755,14 +755,19 @@ COLUMNS = ("bcast", "bcast out=", "numpy", "numexpr", "fill", "torch", "onnxrunt
 _NAME_WIDTH = 36
 
 
-def _fmt_time(t: float | None) -> str:
+def fmt_time(t: float | None, micro: str = "us", gap: str = "") -> str:
+    """A time in seconds for a table: ``-`` for none, else in us, ms or s (``micro`` and ``gap`` spell the units).
+
+    >>> fmt_time(0.00123), fmt_time(2.5e-6, "µs", " "), fmt_time(None)
+    ('1.23ms', '2.50 µs', '-')
+    """
     if t is None:
         return "-"
     if t < 1e-3:
-        return f"{t * 1e6:.2f}us"
+        return f"{t * 1e6:.2f}{gap}{micro}"
     if t < 1.0:
-        return f"{t * 1e3:.2f}ms"
-    return f"{t:.2f}s"
+        return f"{t * 1e3:.2f}{gap}ms"
+    return f"{t:.2f}{gap}s"
 
 
 def met_text(r: dict[str, Any]) -> str:
@@ -787,7 +792,7 @@ def _head() -> str:
 
 
 def _row(r: dict[str, Any]) -> str:
-    cells = [f"{r['name']:<{_NAME_WIDTH}}"] + [f"{_fmt_time(r['times'].get(c)):>10}" for c in COLUMNS]
+    cells = [f"{r['name']:<{_NAME_WIDTH}}"] + [f"{fmt_time(r['times'].get(c)):>10}" for c in COLUMNS]
     ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
     return " ".join(cells) + f" {ratio:>6} {bw_text(r):>6} {met_text(r):>8}"
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench import COLUMNS, FORMAT, bw_fraction, group_of, summary
+from benchmarks.bench import COLUMNS, FORMAT, bw_fraction, fmt_time, group_of, summary
 
 __all__ = ["main", "render", "results_table", "summary_table", "upgrade"]
 
@@ -66,13 +66,7 @@ def upgrade(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _time(t: float | None) -> str:
-    if t is None:
-        return "-"
-    if t < 1e-3:
-        return f"{t * 1e6:.2f} µs"
-    if t < 1.0:
-        return f"{t * 1e3:.2f} ms"
-    return f"{t:.2f} s"
+    return fmt_time(t, "µs", " ")
 
 
 def _ratio(x: float | None) -> str:
