@@ -104,15 +104,14 @@ static inline uint16_t bf_store(float f) {
         return zeros;                                                                              \
     }
 
-/* int32 quotients are exact in double (|error| < 1/|d|), which vectorises where idiv does not */
-#define Q32(x, d) ((int32_t)((double)(x) / (double)(d)))
 #define QC(x, d) ((x) / (d))
 
-/* int32 division vectorised: contiguous and scalar-divisor runs through double, others by the generic loop */
-static bc_int div_i32_generic(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb);
 INTDIV(div_i32_generic, int32_t, uint32_t, QC)
 INTDIV(div_i64, int64_t, uint64_t, QC)
 
+/* int32 division vectorised: contiguous and scalar-divisor runs go through double, where int32
+ * quotients are exact (|error| < 1/|d|) and which vectorises where idiv does not; other strides
+ * take the generic loop */
 static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) {
     int32_t *o = (int32_t *)o_;
     bc_int zeros = 0;
