@@ -6,7 +6,9 @@
  * - integers wrap (the file is compiled with -fwrapv), integer Div truncates toward zero
  *   and counts zero divisors (the caller raises), INT_MIN / -1 gives INT_MIN as NumPy's does;
  * - float16 and bfloat16 are computed in float32 and rounded to nearest even once per
- *   element, as NumPy and ml_dtypes do; every other float op is one IEEE operation;
+ *   element, as NumPy and ml_dtypes do (float16 in converted blocks: see HALF_BINARY);
+ *   every other float op is one IEEE operation;
+ * - integer pow wraps as C's multiply does, and follows ONNX for negative exponents;
  * - maximum/minimum propagate a NaN of either operand and, on a tie, return the second
  *   operand (the first for float16): NumPy's rules, which decide the sign of a zero result;
  * - sums accumulate float32 in float64 along the contiguous axis (NumPy: pairwise in float32)
@@ -52,8 +54,6 @@ static inline uint16_t bf_store(float f) {
 }
 
 #define ID(v) (v)
-#define TO_F(v) ((float)(v))
-#define TO_F16(v) ((f16)(v))
 #define TO_BOOL(v) ((uint8_t)((v) != 0))
 #define TRUTH(v) ((v) != 0)
 
@@ -130,11 +130,12 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
         }
         const int32_t *b = (const int32_t *)b_;
         IVDEP for (bc_int i = 0; i < n; i++) {
-            int32_t y = b[i];
-            zeros += (y == 0);
-            double q = (double)a[i] / (double)(y == 0 ? 1 : y);
+            /* branch-free, so that it vectorises: a zero divisor divides by 1 (and is counted) */
+            int32_t y = b[i], z = y == 0;
+            zeros += z;
+            double q = (double)a[i] / (double)(y + z);
             /* INT_MIN / -1 = 2**31: wraps to INT_MIN, as NumPy's does (the cast would be undefined) */
-            o[i] = q >= 2147483648.0 ? INT32_MIN : (int32_t)q;
+            o[i] = (int32_t)(q >= 2147483648.0 ? -2147483648.0 : q);
         }
         return zeros;
     }
@@ -185,12 +186,132 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
 
 FLOAT_OPS(f32, float, float, ID, ID, POWF32, FMAX, FMIN)
 FLOAT_OPS(f64, double, double, ID, ID, POWF64, FMAX, FMIN)
+
 #if HAVE_F16
-FLOAT_OPS(f16, f16, float, TO_F, TO_F16, POWF32, HMAX, HMIN)
+/* float16 runs through float32 blocks: the compiler does not vectorise _Float16 conversions
+ * (one vcvtph2ps per element), so whole blocks are converted with F16C / AVX-512 instructions,
+ * computed in float32 by a loop that vectorises, and rounded back (to nearest even) the same way */
+#define HB 256
+
+static void h_load(float *d, const char *s, bc_int n, bc_int st) {
+    bc_int i = 0;
+    if (st == 2) {
+#if defined(__AVX512F__)
+        for (; i + 16 <= n; i += 16)
+            _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(s + 2 * i))));
+#elif defined(__F16C__)
+        for (; i + 8 <= n; i += 8)
+            _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + 2 * i))));
+#endif
+        for (; i < n; i++) d[i] = (float)((const f16 *)s)[i];
+    } else if (st == 0) {
+        const float v = (float)*(const f16 *)s;
+        for (; i < n; i++) d[i] = v;
+    } else {
+        for (; i < n; i++) d[i] = (float)*(const f16 *)(s + i * st);
+    }
+}
+
+static void h_store(f16 *o, const float *r, bc_int n) {
+    bc_int i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(o + i),
+                            _mm512_cvtps_ph(_mm512_loadu_ps(r + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(o + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(r + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; i++) o[i] = (f16)r[i];
+}
+
+/* one float16 loop; a repeated operand is converted once, into a block that stays filled */
+#define HALF_BINARY(NAME, OT, EXPR)                                                                \
+    static bc_int NAME(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) { \
+        float xa[HB], xb[HB], r[HB];                                                              \
+        OT *o = (OT *)o_;                                                                         \
+        if (sa == 0) h_load(xa, a_, HB, 0);                                                       \
+        if (sb == 0) h_load(xb, b_, HB, 0);                                                       \
+        for (bc_int s = 0; s < n; s += HB) {                                                      \
+            const bc_int m = n - s < HB ? n - s : HB;                                             \
+            if (sa) h_load(xa, a_ + s * sa, m, sa);                                               \
+            if (sb) h_load(xb, b_ + s * sb, m, sb);                                               \
+            IVDEP for (bc_int i = 0; i < m; i++) {                                                \
+                float x = xa[i], y = xb[i];                                                       \
+                r[i] = (float)(EXPR);                                                             \
+            }                                                                                     \
+            HALF_OUT_##OT(o + s, r, m);                                                           \
+        }                                                                                         \
+        return 0;                                                                                 \
+    }
+#define HALF_OUT_f16(o, r, m) h_store(o, r, m)
+#define HALF_OUT_uint8_t(o, r, m) IVDEP for (bc_int i = 0; i < m; i++)(o)[i] = (uint8_t)((r)[i] != 0.0f)
+
+HALF_BINARY(add_f16, f16, x + y)
+HALF_BINARY(sub_f16, f16, x - y)
+HALF_BINARY(mul_f16, f16, x * y)
+HALF_BINARY(div_f16, f16, x / y)
+HALF_BINARY(pow_f16, f16, powf(x, y))
+HALF_BINARY(max_f16, f16, HMAX(x, y))
+HALF_BINARY(min_f16, f16, HMIN(x, y))
+HALF_BINARY(gt_f16, uint8_t, x > y)
+HALF_BINARY(ge_f16, uint8_t, x >= y)
+HALF_BINARY(lt_f16, uint8_t, x < y)
+HALF_BINARY(le_f16, uint8_t, x <= y)
+HALF_BINARY(eq_f16, uint8_t, x == y)
 #endif
 FLOAT_OPS(bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
 INT_OPS(i32, int32_t)
 INT_OPS(i64, int64_t)
+
+/* integer pow, ONNX's rule: exponents >= 0 by repeated squaring, wrapping like C's multiply (as
+ * NumPy's integer power); a negative exponent gives the real power truncated: 1 for x = 1, -1 or 1
+ * for x = -1 (odd or even), else 0. 0 to a negative power is counted (the caller raises) and gives 0.
+ * Runs of IB elements are squared as many times as their largest exponent has bits, each step a
+ * loop over the run that vectorises (integer powers have no SIMD instruction) */
+#define IB 256
+#define INTPOW(NAME, T, UT)                                                                        \
+    static bc_int NAME(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) { \
+        T *o = (T *)o_;                                                                           \
+        UT base[IB], e[IB], r[IB];                                                                \
+        bc_int bad = 0;                                                                           \
+        for (bc_int s = 0; s < n; s += IB) {                                                      \
+            const bc_int m = n - s < IB ? n - s : IB;                                             \
+            const char *pa = a_ + s * sa, *pb = b_ + s * sb;                                      \
+            UT most = 0;                                                                          \
+            int negative = 0;                                                                     \
+            for (bc_int i = 0; i < m; i++) {                                                      \
+                T y = *(const T *)(pb + i * sb);                                                  \
+                base[i] = (UT) * (const T *)(pa + i * sa);                                        \
+                negative |= y < 0;                                                                \
+                e[i] = y < 0 ? 0 : (UT)y;                                                         \
+                r[i] = 1;                                                                         \
+                most |= e[i];                                                                     \
+            }                                                                                     \
+            for (; most; most >>= 1) {                                                            \
+                IVDEP for (bc_int i = 0; i < m; i++) {                                            \
+                    r[i] *= (e[i] & 1) ? base[i] : (UT)1;                                         \
+                    base[i] *= base[i];                                                           \
+                    e[i] >>= 1;                                                                   \
+                }                                                                                 \
+            }                                                                                     \
+            if (negative) {                                                                       \
+                for (bc_int i = 0; i < m; i++) {                                                  \
+                    T y = *(const T *)(pb + i * sb), x = *(const T *)(pa + i * sa);               \
+                    if (y < 0) {                                                                  \
+                        bad += x == 0;                                                            \
+                        r[i] = x == 1 ? 1 : x == -1 ? ((y & 1) ? (UT)-1 : 1) : 0;                 \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+            IVDEP for (bc_int i = 0; i < m; i++) o[s + i] = (T)r[i];                              \
+        }                                                                                         \
+        return bad;                                                                               \
+    }
+
+INTPOW(pow_i32, int32_t, uint32_t)
+INTPOW(pow_i64, int64_t, uint64_t)
 
 /* bools: comparisons by value, logical ops by truth (NumPy reads any nonzero byte as True) */
 BINARY(gt_b, uint8_t, uint8_t, int, TRUTH, (uint8_t), x > y)
@@ -295,7 +416,52 @@ COPY(copy8, uint64_t)
 SUM(sum_f32, float, float, double, ID)
 SUM(sum_f64, double, double, double, ID)
 #if HAVE_F16
-SUM(sum_f16, f16, float, float, TO_F)
+/* float16 sums convert blocks (see h_load) and add them in float32 lanes, as SUM does */
+static void sum_f16(char *acc_, const char *g, bc_int nk, bc_int nr, bc_int sk, bc_int sr, int add) {
+    float *acc = (float *)acc_;
+    float v[HB];
+    if (nr == 1) { /* the row pattern: rows are added whole */
+        for (bc_int k0 = 0; k0 < nk; k0 += HB) {
+            const bc_int m = nk - k0 < HB ? nk - k0 : HB;
+            h_load(v, g + k0 * sk, m, sk);
+            if (add) {
+                IVDEP for (bc_int i = 0; i < m; i++) acc[k0 + i] += v[i];
+            } else {
+                IVDEP for (bc_int i = 0; i < m; i++) acc[k0 + i] = v[i];
+            }
+        }
+        return;
+    }
+    for (bc_int k = 0; k < nk; k++) {
+        const char *p = g + k * sk;
+        float lane[LANES] = {0}, tail = 0;
+        bc_int start = 0;
+#if defined(__AVX512F__)
+        if (sr == 2) { /* contiguous rows: converted and added in registers, 64 lanes */
+            __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+            for (; start + 64 <= nr; start += 64) {
+                const __m256i *q = (const __m256i *)(p + 2 * start);
+                s0 = _mm512_add_ps(s0, _mm512_cvtph_ps(_mm256_loadu_si256(q)));
+                s1 = _mm512_add_ps(s1, _mm512_cvtph_ps(_mm256_loadu_si256(q + 1)));
+                s2 = _mm512_add_ps(s2, _mm512_cvtph_ps(_mm256_loadu_si256(q + 2)));
+                s3 = _mm512_add_ps(s3, _mm512_cvtph_ps(_mm256_loadu_si256(q + 3)));
+            }
+            _mm512_storeu_ps(lane, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+        }
+#endif
+        for (bc_int r0 = start; r0 < nr; r0 += HB) {
+            const bc_int m = nr - r0 < HB ? nr - r0 : HB;
+            h_load(v, p + r0 * sr, m, sr);
+            bc_int r = 0;
+            for (; r + LANES <= m; r += LANES)
+                for (int j = 0; j < LANES; j++) lane[j] += v[r + j];
+            for (; r < m; r++) tail += v[r];
+        }
+        for (int w = LANES / 2; w > 0; w /= 2)
+            for (int j = 0; j < w; j++) lane[j] += lane[j + w];
+        acc[k] = add ? acc[k] + (lane[0] + tail) : lane[0] + tail;
+    }
+}
 #endif
 SUM(sum_bf16, uint16_t, float, float, bf_load)
 /* integer sums wrap in the integer's own width, as NumPy's add.reduce with dtype= the input's */
@@ -353,7 +519,7 @@ static void fence(void) {
 #define SET_INT(t, D, SFX)                                                                                \
     do {                                                                                                  \
         t->binary[BC_ADD][D] = add_##SFX, t->binary[BC_SUB][D] = sub_##SFX, t->binary[BC_MUL][D] = mul_##SFX; \
-        t->binary[BC_DIV][D] = div_##SFX;                                                                 \
+        t->binary[BC_DIV][D] = div_##SFX, t->binary[BC_POW][D] = pow_##SFX;                               \
         t->binary[BC_MAX][D] = max_##SFX, t->binary[BC_MIN][D] = min_##SFX;                               \
         t->binary[BC_GT][D] = gt_##SFX, t->binary[BC_GE][D] = ge_##SFX, t->binary[BC_LT][D] = lt_##SFX;    \
         t->binary[BC_LE][D] = le_##SFX, t->binary[BC_EQ][D] = eq_##SFX;                                   \

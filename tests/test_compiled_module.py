@@ -168,3 +168,49 @@ def test_c_entry_points_refuse_bad_arguments() -> None:
         mod.copy(o, np.ones((4, 8), np.float64), (4, 8), ((32, 4), (64, 8)), 0, 32, 0, 1)
     with pytest.raises(ValueError, match="P, K, R"):
         mod.sum(3, np.zeros(3, np.float32), np.ones((2, 4, 5), np.float32), 0, 2, 0)
+
+
+TAKEN = [
+    ("pow", "int32", None, True),  # integer powers: repeated squaring in blocks
+    ("pow", "int64", None, True),
+    ("pow", "float16", None, True),
+    ("pow", "float32", None, False),  # NumPy's own vectorised pow is faster than libm's powf
+    ("pow", "float64", None, False),
+    ("pow", "int32", "negative", True),  # negative exponents, no zero base: ONNX's rule in the loop
+    ("pow", "int32", "zero base", False),  # 0 ** -1 may be met: the NumPy path raises before writing
+    ("div", "int32", None, True),
+    ("add", "float16", None, True),
+    ("greater", "float16", None, True),
+]
+
+
+@needs_kernels
+@pytest.mark.parametrize(("op", "dtype", "twist", "taken"), TAKEN)
+def test_which_calls_the_loops_take(
+    monkeypatch: pytest.MonkeyPatch, op: str, dtype: str, twist: str | None, taken: bool
+) -> None:
+    """The calls the compiled loops compute (and those left to NumPy), with the result the NumPy path gives."""
+    import bcast.ops as ops
+
+    seen: list[int | None] = []
+    real = compiled.fold
+
+    def spy(kernel: str, operands: object, dest: np.ndarray) -> int | None:
+        seen.append(real(kernel, operands, dest))  # type: ignore[arg-type]
+        return seen[-1]
+
+    monkeypatch.setattr(compiled, "fold", spy)
+    rng = np.random.default_rng(7)
+    a = rng.integers(-3, 4, (200, 1000)).astype(dtype)
+    b = rng.integers(1, 4, (1, 1000)).astype(dtype)
+    if twist is not None:
+        a[a == 0] = 2
+        b[0, ::3] = -1
+    if twist == "zero base":
+        a[1, 1] = 0  # its exponent is positive: no error, but only the NumPy path can know that beforehand
+    got = getattr(ops, op)(a, b)
+    calls = list(seen)
+    with compiled.using(False):
+        want = getattr(ops, op)(a, b)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert (bool(calls) and calls[-1] is not None) == taken, calls

@@ -340,14 +340,15 @@ def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.nda
     """
     if dest.nbytes < compiled.MIN_BYTES:
         return False
-    if name == "divide" and ops[1].dtype.kind in "iu":
+    integral = ops[1].dtype.kind in "iu"
+    if name == "divide" and integral:
         kernels.no_zero_divisor(np, "div", ops[1])  # before any output is written, as the NumPy path checks
+    if name == "pow" and integral and ops[1].min() < 0 and not np.all(ops[0]):  # reductions: no temporaries
+        return False  # 0 ** -n may be met: the NumPy path raises before writing, or computes
     zeros = compiled.fold(name, ops, dest)
-    if zeros is None:
-        return False
-    if zeros:  # pragma: no cover - checked above; the loops count them all the same
-        kernels.no_zero_divisor(np, "div", ops[1])
-    return True
+    # zeros: ruled out above (the loops count them all the same); the NumPy path would compute
+    # the call again and raise its own error
+    return zeros == 0
 
 
 def foreign(arrays: Sequence[object]) -> bool:

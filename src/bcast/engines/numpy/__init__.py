@@ -101,8 +101,11 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
     st = _static(plan)
     if st is not None and arr.shape == st.data:  # the hot path: a static plan, no re-planning
         if out is None:
-            check_allocation(st.output, arr.dtype, mode=plan.mode, given=plan.given)
-            dest = pooled_empty(st.output, arr.dtype)
+            if st.span * arr.dtype.itemsize < SERIAL_BYTES:  # far below any memory limit, and not pooled
+                dest = np.empty(st.output, arr.dtype)
+            else:
+                check_allocation(st.output, arr.dtype, mode=plan.mode, given=plan.given)
+                dest = pooled_empty(st.output, arr.dtype)
         else:
             arr = _check_out(out, st.output, arr, plan)
             dest = out

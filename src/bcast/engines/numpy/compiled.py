@@ -163,7 +163,7 @@ def _covers(op: str, dtype: str) -> bool:
         return dtype in _INTS
     if op == "pow":
         # float32/float64: NumPy's own vectorised pow is faster than libm's, and is the reference
-        return dtype in ("float16", "bfloat16")
+        return dtype in ("float16", "bfloat16") or dtype in _INTS
     return dtype in _NUMERIC
 
 
