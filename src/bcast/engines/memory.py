@@ -204,8 +204,14 @@ def check_allocation(
     nbytes = n * itemsize * max(copies, 1)
     if 0 < nbytes < _NO_CHECK_BYTES:  # nonempty (a 0 dim can hide a huge span) and far below any RAM
         return
-    head = call_text(mode, given, "materialize")
-    _check(nbytes, span_bytes(shape, itemsize), _describe(shape, dtype, copies), head, mode, given, hint)
+    _check(
+        nbytes,
+        span_bytes(shape, itemsize),
+        lambda: (_describe(shape, dtype, copies), call_text(mode, given, "materialize")),
+        mode,
+        given,
+        hint,
+    )
 
 
 def check_allocations(
@@ -234,9 +240,14 @@ def check_allocations(
         span = max(span, span_bytes(shape, itemsize))
     if 0 < total < _NO_CHECK_BYTES:
         return
-    shown = [_describe(s, d, c) for s, d, c in parts[:4] if c]
-    desc = "its result and intermediates (" + "; ".join(shown) + (", ..." if len(parts) > 4 else "") + ") together"
-    _check(total, span, desc, f"{mode}: cannot {what}" if mode else f"cannot {what}", mode, given, hint)
+
+    def words() -> tuple[str, str]:
+        shown = [_describe(s, d, c) for s, d, c in parts[:4] if c]
+        more = ", ..." if len(parts) > 4 else ""
+        desc = "its result and intermediates (" + "; ".join(shown) + more + ") together"
+        return desc, f"{mode}: cannot {what}" if mode else f"cannot {what}"
+
+    _check(total, span, words, mode, given, hint)
 
 
 def _itemsize(dtype: Any) -> int:
@@ -257,14 +268,17 @@ def _describe(shape: tuple[int, ...], dtype: Any, copies: int) -> str:
 def _check(
     nbytes: int,
     span: int,
-    desc: str,
-    head: str,
+    words: Callable[[], tuple[str, str]],
     mode: str | None,
     given: tuple[str, ...],
     hint: str | None,
 ) -> None:
+    """Raise when ``nbytes`` (spanning ``span``) is more than there is; ``words()`` gives the message's
+    description of the allocation and its head, only when one is raised (formatting shapes costs
+    microseconds on every large call)."""
     view_hint = "use the read-only view (copy=False) or write into a smaller out= in pieces"
     if nbytes > sys.maxsize or span > sys.maxsize:
+        desc, head = words()
         raise BroadcastError(
             f"{head}: {desc} needs {max(nbytes, span)} bytes of address space, more than this machine "
             f"can address ({sys.maxsize} bytes)",
@@ -277,6 +291,7 @@ def _check(
     left = address_space_left()
     if left is not None and nbytes > left[0]:
         room, which = left
+        desc, head = words()
         raise BroadcastError(
             f"{head}: {desc} needs {nbytes} bytes ({size_text(nbytes)}), more than the {room} bytes "
             f"({size_text(room)}) left under {which}; {hint or view_hint}",
@@ -286,6 +301,7 @@ def _check(
         )
     avail = available_memory()
     if avail is not None and nbytes > avail:
+        desc, head = words()
         raise BroadcastError(
             f"{head}: {desc} needs {nbytes} bytes ({size_text(nbytes)}), more than the {size_text(avail)} "
             f"({avail} bytes) of memory available; {hint or view_hint}",
