@@ -480,6 +480,12 @@ static void copy_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
             table.stream(p[0], p[1], (size_t)(n * item));
             continue;
         }
+        if (c->nt && c->so == item && c->sa == 0) { /* one value repeated: one block of it, streamed over and over */
+            c->fn(tmp, p[1], n < chunk ? n : chunk, 0);
+            for (Py_ssize_t s = 0; s < n; s += chunk)
+                table.stream(p[0] + s * item, tmp, (size_t)((n - s < chunk ? n - s : chunk) * item));
+            continue;
+        }
         for (Py_ssize_t s = 0; s < n; s += chunk) {
             Py_ssize_t m = n - s < chunk ? n - s : chunk;
             c->fn(tmp, p[1] + s * c->sa, m, c->sa);

@@ -214,3 +214,18 @@ def test_which_calls_the_loops_take(
         want = getattr(ops, op)(a, b)
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert (bool(calls) and calls[-1] is not None) == taken, calls
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", ["uint8", "float16", "float32", "float64"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_streamed_broadcast_of_one_value_per_row(monkeypatch: pytest.MonkeyPatch, dtype: str, threads: int) -> None:
+    """A column broadcast written with non-temporal stores: each row one value, rows longer than a block,
+    pieces starting part way along a row."""
+    monkeypatch.setattr(compiled, "STREAM_BYTES", 0)
+    monkeypatch.setattr(compiled, "THREAD_BYTES", 1 << 16)
+    monkeypatch.setattr(compiled, "_threads", lambda nbytes: threads)
+    col = np.arange(37, dtype=dtype).reshape(37, 1)
+    dest = np.full((37, 9001), 255, dtype)
+    assert compiled.copy(dest, np.broadcast_to(col, dest.shape))
+    assert np.array_equal(dest, np.broadcast_to(col, dest.shape))
