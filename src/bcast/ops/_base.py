@@ -191,7 +191,13 @@ def run_binary(
     function, for engines of other libraries (see :func:`run_foreign`).
     """
     result = run_nary(spec, kernel, (a, b), mode, axis, out, attrs=attrs, block=block)
-    if out is None and type(a) is np.ndarray and type(b) is np.ndarray and mode == "numpy":
+    # an out of another dtype than the result's is not remembered: NumPy's ufunc would cast into it
+    if (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and mode == "numpy"
+        and (out is None or result.dtype == result_dtype(spec, a))
+    ):
         _remember_small(kernel, a, b, result)
     return result
 
@@ -200,7 +206,8 @@ def small_calls(kernel: Kernel, operator: Callable[..., np.ndarray], home: str) 
     """``operator`` (a binary operator, published in module ``home``) with NumPy's speed on small arrays.
 
     A call on two NumPy arrays whose op, dtypes and shapes an earlier call checked (and
-    whose output is small, see :func:`_remember_small`) runs the kernel's ufunc alone:
+    whose output is small, see :func:`_remember_small`) runs the kernel's ufunc alone,
+    also into an ``out`` that the checks would take as it is:
     on a few KB the checks and the plan cost more than the loop, and they would pass
     again. Any other call goes to ``operator`` as it is. The result is a plain function
     (calling an object's ``__call__`` costs more than the loop on a small array) that
@@ -209,11 +216,22 @@ def small_calls(kernel: Kernel, operator: Callable[..., np.ndarray], home: str) 
     known = _SMALL.setdefault(kernel, {})
 
     def op(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> Any:
-        if out is None and type(a) is np.ndarray and type(b) is np.ndarray and mode == "numpy":
+        if type(a) is np.ndarray and type(b) is np.ndarray and mode == "numpy":
             hit = known.get((a.shape, b.shape))
             # dtypes by identity: NumPy's built-in dtypes are singletons, and a miss only costs the checks
             if hit is not None and hit[0] is a.dtype and hit[1] is b.dtype:
-                return hit[2](a, b)
+                if out is None:
+                    return hit[2](a, b)
+                # an out the checks would take: a plain, writeable, C-contiguous (no element shared) array of
+                # the result's shape and dtype; the ufunc reads overlapping inputs first, as the checked path does
+                if (
+                    type(out) is np.ndarray
+                    and out.dtype is hit[3]
+                    and out.shape == hit[4]
+                    and out.flags.writeable
+                    and out.flags.c_contiguous
+                ):
+                    return hit[2](a, b, out=out)
         return operator(a, b, mode=mode, axis=axis, out=out)
 
     functools.update_wrapper(op, operator)
@@ -221,9 +239,11 @@ def small_calls(kernel: Kernel, operator: Callable[..., np.ndarray], home: str) 
     return op
 
 
-#: Binary calls on small NumPy arrays whose checks passed: kernel -> shapes -> (dtypes, the ufunc that
-#: computes them). A small call is then as fast as NumPy's own (checks and plans cost more than the loop).
-_SMALL: dict[Kernel, dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[np.dtype[Any], np.dtype[Any], np.ufunc]]] = {}
+#: Binary calls on small NumPy arrays whose checks passed: kernel -> shapes -> (the inputs' dtypes, the ufunc
+#: that computes them, the result's dtype and shape). A small call is then as fast as NumPy's own (checks
+#: and plans cost more than the loop).
+_Small = tuple[np.dtype[Any], np.dtype[Any], np.ufunc, np.dtype[Any], tuple[int, ...]]
+_SMALL: dict[Kernel, dict[tuple[tuple[int, ...], tuple[int, ...]], _Small]] = {}
 _SMALL_ENTRIES = 4096
 _SMALL_BYTES = 1 << 16
 
@@ -246,7 +266,7 @@ def _remember_small(kernel: Kernel, a: np.ndarray, b: np.ndarray, result: np.nda
         return
     if len(known) >= _SMALL_ENTRIES:
         known.clear()
-    known[(a.shape, b.shape)] = (a.dtype, b.dtype, ufunc)
+    known[(a.shape, b.shape)] = (a.dtype, b.dtype, ufunc, result.dtype, result.shape)
 
 
 def run_nary(
