@@ -151,20 +151,20 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
 #define IMAX(x, y) ((x) > (y) ? (x) : (y))
 #define IMIN(x, y) ((x) < (y) ? (x) : (y))
 
-/* the arithmetic family of one float type */
-#define FLOAT_OPS(SFX, T, CT, LOAD, STORE, POWF, MAX, MIN)                        \
-    BINARY(add_##SFX, T, T, CT, LOAD, STORE, x + y)                               \
-    BINARY(sub_##SFX, T, T, CT, LOAD, STORE, x - y)                               \
-    BINARY(mul_##SFX, T, T, CT, LOAD, STORE, x * y)                               \
-    BINARY(div_##SFX, T, T, CT, LOAD, STORE, x / y)                               \
-    BINARY(pow_##SFX, T, T, CT, LOAD, STORE, POWF(x, y))                          \
-    BINARY(max_##SFX, T, T, CT, LOAD, STORE, MAX(x, y))                           \
-    BINARY(min_##SFX, T, T, CT, LOAD, STORE, MIN(x, y))                           \
-    BINARY(gt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x > y)                      \
-    BINARY(ge_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x >= y)                     \
-    BINARY(lt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x < y)                      \
-    BINARY(le_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x <= y)                     \
-    BINARY(eq_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x == y)
+/* the arithmetic family of one float type, each op a LOOP (BINARY, or HALF_LOOP for float16) */
+#define FLOAT_OPS(LOOP, SFX, T, CT, LOAD, STORE, POWF, MAX, MIN)                  \
+    LOOP(add_##SFX, T, T, CT, LOAD, STORE, x + y)                                 \
+    LOOP(sub_##SFX, T, T, CT, LOAD, STORE, x - y)                                 \
+    LOOP(mul_##SFX, T, T, CT, LOAD, STORE, x * y)                                 \
+    LOOP(div_##SFX, T, T, CT, LOAD, STORE, x / y)                                 \
+    LOOP(pow_##SFX, T, T, CT, LOAD, STORE, POWF(x, y))                            \
+    LOOP(max_##SFX, T, T, CT, LOAD, STORE, MAX(x, y))                             \
+    LOOP(min_##SFX, T, T, CT, LOAD, STORE, MIN(x, y))                             \
+    LOOP(gt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x > y)                        \
+    LOOP(ge_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x >= y)                       \
+    LOOP(lt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x < y)                        \
+    LOOP(le_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x <= y)                       \
+    LOOP(eq_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x == y)
 
 #define INT_OPS(SFX, T)                                         \
     BINARY(add_##SFX, T, T, T, ID, ID, x + y)                   \
@@ -184,8 +184,8 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
 #define POWF32(x, y) powf(x, y)
 #define POWF64(x, y) pow(x, y)
 
-FLOAT_OPS(f32, float, float, ID, ID, POWF32, FMAX, FMIN)
-FLOAT_OPS(f64, double, double, ID, ID, POWF64, FMAX, FMIN)
+FLOAT_OPS(BINARY, f32, float, float, ID, ID, POWF32, FMAX, FMIN)
+FLOAT_OPS(BINARY, f64, double, double, ID, ID, POWF64, FMAX, FMIN)
 
 #if HAVE_F16
 /* float16 runs through float32 blocks: the compiler does not vectorise _Float16 conversions
@@ -248,20 +248,12 @@ static void h_store(f16 *o, const float *r, bc_int n) {
 #define HALF_OUT_f16(o, r, m) h_store(o, r, m)
 #define HALF_OUT_uint8_t(o, r, m) IVDEP for (bc_int i = 0; i < m; i++)(o)[i] = (uint8_t)((r)[i] != 0.0f)
 
-HALF_BINARY(add_f16, f16, x + y)
-HALF_BINARY(sub_f16, f16, x - y)
-HALF_BINARY(mul_f16, f16, x * y)
-HALF_BINARY(div_f16, f16, x / y)
-HALF_BINARY(pow_f16, f16, powf(x, y))
-HALF_BINARY(max_f16, f16, HMAX(x, y))
-HALF_BINARY(min_f16, f16, HMIN(x, y))
-HALF_BINARY(gt_f16, uint8_t, x > y)
-HALF_BINARY(ge_f16, uint8_t, x >= y)
-HALF_BINARY(lt_f16, uint8_t, x < y)
-HALF_BINARY(le_f16, uint8_t, x <= y)
-HALF_BINARY(eq_f16, uint8_t, x == y)
+/* FLOAT_OPS's loop for float16: the operands' type, LOAD and STORE are the blocks' own */
+#define HALF_LOOP(NAME, T, OT, CT, LOAD, STORE, EXPR) HALF_BINARY(NAME, OT, EXPR)
+
+FLOAT_OPS(HALF_LOOP, f16, f16, float, ID, ID, POWF32, HMAX, HMIN)
 #endif
-FLOAT_OPS(bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
+FLOAT_OPS(BINARY, bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
 INT_OPS(i32, int32_t)
 INT_OPS(i64, int64_t)
 

@@ -335,10 +335,21 @@ static void binary_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     if (zeros) atomic_fetch_add(&c->zeros, zeros);
 }
 
-static int read_common(PyObject *const *args, Py_ssize_t at, Py_ssize_t *lo, Py_ssize_t *hi, Py_ssize_t *nt,
-                       Py_ssize_t *threads) {
-    return as_long(args[at], lo) || as_long(args[at + 1], hi) || as_long(args[at + 2], nt) ||
-           as_long(args[at + 3], threads);
+/* what binary, where and copy are called with; the last four arguments are always lo, hi, stream, threads */
+#define BINARY_USAGE "binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads)"
+#define WHERE_USAGE "where(out, cond, x, y, shape, strides, lo, hi, stream, threads)"
+#define COPY_USAGE "copy(out, a, shape, strides, lo, hi, stream, threads)"
+
+/* A call's count and its last four arguments; a TypeError naming its usage where they are not
+ * want arguments, or one of those four is not an int. */
+static int read_call(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *usage, Py_ssize_t *lo,
+                     Py_ssize_t *hi, Py_ssize_t *nt, Py_ssize_t *threads) {
+    Py_ssize_t at = want - 4;
+    if (nargs == want && !as_long(args[at], lo) && !as_long(args[at + 1], hi) && !as_long(args[at + 2], nt) &&
+        !as_long(args[at + 3], threads))
+        return 0;
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, usage);
+    return -1;
 }
 
 static int check_threads(Py_ssize_t threads) {
@@ -374,16 +385,13 @@ static void ctx_close(void *c) {
     PyMem_Free(c);
 }
 
-/* binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads) -> number of integer zero divisors met */
+/* BINARY_USAGE: returns the number of integer zero divisors met */
 static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_ssize_t op, dt, lo, hi, nt, threads;
-    if (nargs != 11 || as_long(args[0], &op) || as_long(args[1], &dt) ||
-        read_common(args, 7, &lo, &hi, &nt, &threads)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads)");
+    if (read_call(args, nargs, 11, BINARY_USAGE, &lo, &hi, &nt, &threads) || as_long(args[0], &op) ||
+        as_long(args[1], &dt))
         return NULL;
-    }
     if (op < 0 || op >= BC_NOPS || dt < 0 || dt >= BC_NDTYPES || !table.binary[op][dt]) {
         PyErr_Format(PyExc_ValueError, "_kernels: no loop for op %zd on dtype %zd", op, dt);
         return NULL;
@@ -430,15 +438,11 @@ static void where_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     if (c->nt) table.fence();
 }
 
-/* where(out, cond, x, y, shape, strides, lo, hi, stream, threads) */
+/* WHERE_USAGE */
 static PyObject *py_where(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_ssize_t lo, hi, nt, threads;
-    if (nargs != 10 || read_common(args, 6, &lo, &hi, &nt, &threads)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "where(out, cond, x, y, shape, strides, lo, hi, stream, threads)");
-        return NULL;
-    }
+    if (read_call(args, nargs, 10, WHERE_USAGE, &lo, &hi, &nt, &threads)) return NULL;
     where_ctx *c = ctx_open(sizeof *c, args, 4, args[4], args[5], lo, hi, threads);
     if (!c) return NULL;
     Py_ssize_t item = c->it.item[0];
@@ -495,15 +499,11 @@ static void copy_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     if (c->nt) table.fence();
 }
 
-/* copy(out, a, shape, strides, lo, hi, stream, threads): a broadcast copy */
+/* COPY_USAGE: a broadcast copy */
 static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_ssize_t lo, hi, nt, threads;
-    if (nargs != 8 || read_common(args, 4, &lo, &hi, &nt, &threads)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "copy(out, a, shape, strides, lo, hi, stream, threads)");
-        return NULL;
-    }
+    if (read_call(args, nargs, 8, COPY_USAGE, &lo, &hi, &nt, &threads)) return NULL;
     copy_ctx *c = ctx_open(sizeof *c, args, 2, args[2], args[3], lo, hi, threads);
     if (!c) return NULL;
     Py_ssize_t item = c->it.item[0];
@@ -564,9 +564,9 @@ static PyObject *py_isa(PyObject *self, PyObject *unused) {
 }
 
 static PyMethodDef methods[] = {
-    {"binary", (PyCFunction)(void (*)(void))py_binary, METH_FASTCALL, "binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads)"},
-    {"where", (PyCFunction)(void (*)(void))py_where, METH_FASTCALL, "where(out, cond, x, y, shape, strides, lo, hi, stream, threads)"},
-    {"copy", (PyCFunction)(void (*)(void))py_copy, METH_FASTCALL, "copy(out, a, shape, strides, lo, hi, stream, threads)"},
+    {"binary", (PyCFunction)(void (*)(void))py_binary, METH_FASTCALL, BINARY_USAGE},
+    {"where", (PyCFunction)(void (*)(void))py_where, METH_FASTCALL, WHERE_USAGE},
+    {"copy", (PyCFunction)(void (*)(void))py_copy, METH_FASTCALL, COPY_USAGE},
     {"sum", (PyCFunction)(void (*)(void))py_sum, METH_FASTCALL, "sum(dtype, acc, g, lo, hi, add)"},
     {"isa", py_isa, METH_NOARGS, "the instruction set whose loops were chosen at import"},
     {NULL, NULL, 0, NULL},
