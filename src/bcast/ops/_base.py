@@ -19,7 +19,7 @@ from ..alignment import ElementwiseAlignment
 from ..dims import Shape
 from ..engines import array_api_kernels as kernels
 from ..engines.foreign import backend_of, foreign_namespace, library, numpy_dtype, one_library, shape_of
-from ..engines.numpy import as_array, check_allocation, check_out, compiled, native
+from ..engines.numpy import as_array, check_allocation, check_out, compiled, native, out_as_is
 from ..engines.numpy.kernels import elementwise, fill_broadcast, overlaps, same_elements
 from ..engines.numpy.pool import empty as pooled_empty
 from ..errors import BroadcastError
@@ -222,15 +222,8 @@ def small_calls(kernel: Kernel, operator: Callable[..., np.ndarray], home: str) 
             if hit is not None and hit[0] is a.dtype and hit[1] is b.dtype:
                 if out is None:
                     return hit[2](a, b)
-                # an out the checks would take: a plain, writeable, C-contiguous (no element shared) array of
-                # the result's shape and dtype; the ufunc reads overlapping inputs first, as the checked path does
-                if (
-                    type(out) is np.ndarray
-                    and out.dtype is hit[3]
-                    and out.shape == hit[4]
-                    and out.flags.writeable
-                    and out.flags.c_contiguous
-                ):
+                # the ufunc reads overlapping inputs first, as the checked path does
+                if out_as_is(out, hit[4], hit[3]):
                     return hit[2](a, b, out=out)
         return operator(a, b, mode=mode, axis=axis, out=out)
 

@@ -22,7 +22,7 @@ from .pool import empty as pooled_empty
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
 
-__all__ = ["as_array", "backward", "check_allocation", "check_out", "materialize", "native", "view"]
+__all__ = ["as_array", "backward", "check_allocation", "check_out", "materialize", "native", "out_as_is", "view"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, np.generic)
 
@@ -106,14 +106,7 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
             else:
                 check_allocation(st.output, arr.dtype, mode=plan.mode, given=plan.given)
                 dest = pooled_empty(st.output, arr.dtype)
-        elif (
-            type(out) is np.ndarray
-            and out.dtype is arr.dtype
-            and out.shape == st.output
-            and out.flags.writeable
-            and out.flags.c_contiguous
-            and not np.may_share_memory(out, arr)
-        ):
+        elif out_as_is(out, st.output, arr.dtype) and not np.may_share_memory(out, arr):
             dest = out  # what _check_out would find: nothing to refuse, nothing to copy first (its checks cost us)
         else:
             arr = _check_out(out, st.output, arr, plan)
@@ -133,6 +126,22 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
         result = out
     fill_broadcast(result, np.broadcast_to(_aligned(p, arr), shape))
     return result
+
+
+def out_as_is(out: object, shape: tuple[int, ...], dtype: np.dtype[Any]) -> bool:
+    """Whether ``out`` is one that :func:`check_out` takes as it is, decided by the cheapest tests: a plain,
+    writeable, C-contiguous (so no two elements share memory) NumPy array of ``shape`` and of ``dtype``
+    itself (built-in dtypes are singletons: a byte-swapped or other one goes to the full checks).
+
+    For the hot paths that skip the checks; ``False`` says nothing (the checks decide).
+    """
+    return (
+        type(out) is np.ndarray
+        and out.dtype is dtype
+        and out.shape == shape
+        and out.flags.writeable
+        and out.flags.c_contiguous
+    )
 
 
 def check_out(
