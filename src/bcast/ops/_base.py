@@ -356,8 +356,10 @@ def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.nda
     integral = ops[1].dtype.kind in "iu"
     if name == "divide" and integral:
         kernels.no_zero_divisor(np, "div", ops[1])  # before any output is written, as the NumPy path checks
-    if name == "pow" and integral and ops[1].min() < 0 and not np.all(ops[0]):  # reductions: no temporaries
-        return False  # 0 ** -n may be met: the NumPy path raises before writing, or computes
+    # 0 ** -n may be met: the NumPy path raises before writing, or computes (two reductions, no temporaries;
+    # only where the loops could take the call: one dtype for base and exponent)
+    if name == "pow" and integral and ops[0].dtype == ops[1].dtype and ops[1].min() < 0 and not np.all(ops[0]):
+        return False
     zeros = compiled.fold(name, ops, dest)
     # zeros: ruled out above (the loops count them all the same); the NumPy path would compute
     # the call again and raise its own error
