@@ -151,6 +151,16 @@ static void put(char *dst, Py_ssize_t so, const char *tmp, Py_ssize_t m, Py_ssiz
     for (Py_ssize_t i = 0; i < m; i++) memcpy(dst + i * so, tmp + i * item, (size_t)item);
 }
 
+/* Elements of a contiguous output run before its first 64-byte boundary: computed on their own, so
+ * that the loop over the rest stores whole vectors that never straddle two cache lines (measured:
+ * 3-5% on 4 MB in cache, with an output 16 bytes into a line, where malloc puts large arrays). */
+static Py_ssize_t head(const char *o, Py_ssize_t item, Py_ssize_t n) {
+    Py_ssize_t mis = (Py_ssize_t)((uintptr_t)o % 64);
+    if (!mis || mis % item) return 0;
+    Py_ssize_t h = (64 - mis) / item;
+    return n > 4 * h ? h : 0;
+}
+
 /* -- the thread team ---------------------------------------------------------------------------
  *
  * One call's elements are cut into pieces that the calling thread and up to threads - 1 workers
@@ -322,7 +332,9 @@ static void binary_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     char *p[MAXOPS];
     for (Py_ssize_t n; (n = iter_segment(&it, p)) > 0; iter_next(&it, n)) {
         if (direct) {
-            zeros += c->fn(p[0], p[1], p[2], n, c->sa, c->sb);
+            Py_ssize_t h = head(p[0], c->item, n);
+            if (h) zeros += c->fn(p[0], p[1], p[2], h, c->sa, c->sb);
+            zeros += c->fn(p[0] + h * c->item, p[1] + h * c->sa, p[2] + h * c->sb, n - h, c->sa, c->sb);
             continue;
         }
         for (Py_ssize_t s = 0; s < n; s += chunk) {
@@ -426,7 +438,9 @@ static void where_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     char *p[MAXOPS];
     for (Py_ssize_t n; (n = iter_segment(&it, p)) > 0; iter_next(&it, n)) {
         if (direct) {
-            c->fn(p[0], p[1], p[2], p[3], n, c->sc, c->sx, c->sy);
+            Py_ssize_t h = head(p[0], c->item, n);
+            if (h) c->fn(p[0], p[1], p[2], p[3], h, c->sc, c->sx, c->sy);
+            c->fn(p[0] + h * c->item, p[1] + h * c->sc, p[2] + h * c->sx, p[3] + h * c->sy, n - h, c->sc, c->sx, c->sy);
             continue;
         }
         for (Py_ssize_t s = 0; s < n; s += chunk) {
@@ -477,7 +491,9 @@ static void copy_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     char *p[MAXOPS];
     for (Py_ssize_t n; (n = iter_segment(&it, p)) > 0; iter_next(&it, n)) {
         if (direct) {
-            c->fn(p[0], p[1], n, c->sa);
+            Py_ssize_t h = head(p[0], item, n);
+            if (h) c->fn(p[0], p[1], h, c->sa);
+            c->fn(p[0] + h * item, p[1] + h * c->sa, n - h, c->sa);
             continue;
         }
         if (c->nt && c->so == item && c->sa == item) { /* a contiguous source streams straight across */

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 import bcast
 import bcast.engines.memory as memory
 from bcast import BroadcastError, Dim, Shape
+from bcast.engines.numpy import pool
 
 MODES = ("numpy", "bidirectional", "explicit", "pdpd", "axes", "like", "none")
 ELEMENTWISE_MODES = ("numpy", "pdpd", "none", "bidirectional")
@@ -1170,6 +1171,7 @@ SIZE_REFUSALS: dict[str, tuple[Callable[[], object], tuple[str, ...]]] = {
 @pytest.mark.parametrize("name", list(SIZE_REFUSALS))
 def test_size_refusals_name_the_shapes_as_given(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(memory, "available_memory", lambda: 1000)
+    pool.clear()  # a pooled buffer of the size would be reused: no new memory, nothing to refuse
     call, given_shapes = SIZE_REFUSALS[name]
     with pytest.raises(BroadcastError) as info:
         call()

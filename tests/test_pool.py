@@ -90,3 +90,48 @@ def test_ops_and_materialize_outputs_stay_correct_across_reuse() -> None:
     for view, snapshot in kept:
         np.testing.assert_array_equal(view, snapshot)
     np.testing.assert_array_equal(ops.add(x, row), x + row)
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024), (3, 1 << 20), (1 << 20, 3)])  # 1 MiB or more of any dtype
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "float16"])
+def test_pooled_outputs_start_on_a_page(shape: tuple[int, ...], dtype: str) -> None:
+    """Fresh and reused alike: whole-vector stores never straddle a cache line, and no output sits
+    just after an input at malloc's usual offset within a page (4K aliasing)."""
+    dt = np.dtype(dtype)
+    a = pool.empty(shape, dt)
+    assert a.__array_interface__["data"][0] % pool.PAGE == 0
+    assert a.shape == shape and a.dtype == dt and a.flags.c_contiguous and a.flags.writeable
+    a[...] = 1  # the whole array is memory of its own
+    del a
+    gc.collect()
+    b = pool.empty(shape, dt)
+    assert b.__array_interface__["data"][0] % pool.PAGE == 0
+
+
+def test_the_allocation_check_runs_only_for_new_memory() -> None:
+    """A reused buffer takes no memory from the system: nothing to refuse, and reading what is left costs."""
+    calls = []
+
+    def check() -> None:
+        calls.append(1)
+
+    a = pool.empty(BIG, F32, check)
+    assert calls == [1]
+    del a
+    gc.collect()
+    b = pool.empty(BIG, F32, check)
+    assert calls == [1]
+    c = pool.empty(BIG, F32, check)  # b is alive: new memory, checked
+    assert calls == [1, 1]
+    assert pool.empty((4, 4), F32, check).shape == (4, 4)  # small: malloc's, checked as any allocation
+    assert calls == [1, 1, 1]
+    del b, c
+
+
+def test_a_refused_allocation_takes_nothing() -> None:
+    def refuse() -> None:
+        raise bcast.BroadcastError("no room")
+
+    with pytest.raises(bcast.BroadcastError, match="no room"):
+        pool.empty(BIG, F32, refuse)
+    assert pool._held[0] == 0

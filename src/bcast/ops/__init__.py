@@ -55,7 +55,7 @@ def _fast(name: str, module: _ModuleType) -> _Callable[..., _Any]:
 add = _fast("add", _arithmetic)
 sub = _fast("sub", _arithmetic)
 mul = _fast("mul", _arithmetic)
-div = _Guarded("div", _arithmetic.div, __name__)
+div = _fast("div", _arithmetic)
 pow = _Guarded("pow", _arithmetic.pow, __name__)
 mod = _Guarded("mod", _arithmetic.mod, __name__)
 equal = _Guarded("equal", _compare.equal, __name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -127,8 +127,7 @@ def output(spec: Spec, shape: tuple[int, ...], dtype: np.dtype[Any], out: object
     such an array could be the result.
     """
     if out is None:
-        check_allocation(shape, dtype, mode=spec.name)
-        return pooled_empty(shape, dtype)
+        return pooled_empty(shape, dtype, lambda: check_allocation(shape, dtype, mode=spec.name))
 
     def dtype_error(got: np.dtype[Any]) -> str | None:
         same = native(got) == native(dtype)  # byte order is no type
@@ -199,6 +198,7 @@ def run_binary(
         and (out is None or result.dtype == result_dtype(spec, a))
     ):
         _remember_small(kernel, a, b, result)
+        _remember_large(spec, kernel, a, b, result)
     return result
 
 
@@ -209,11 +209,14 @@ def small_calls(kernel: Kernel, operator: Callable[..., np.ndarray], home: str) 
     whose output is small, see :func:`_remember_small`) runs the kernel's ufunc alone,
     also into an ``out`` that the checks would take as it is:
     on a few KB the checks and the plan cost more than the loop, and they would pass
-    again. Any other call goes to ``operator`` as it is. The result is a plain function
+    again. A large call that an earlier call of the same shapes, strides and dtypes sent
+    to the compiled loops goes straight to them (see :func:`_remember_large`). Any other
+    call goes to ``operator`` as it is. The result is a plain function
     (calling an object's ``__call__`` costs more than the loop on a small array) that
     reads and pickles as ``operator`` does.
     """
     known = _SMALL.setdefault(kernel, {})
+    large = _LARGE.setdefault(kernel, {})
 
     def op(a: object, b: object, *, mode: str = "numpy", axis: int = -1, out: np.ndarray | None = None) -> Any:
         if type(a) is np.ndarray and type(b) is np.ndarray and mode == "numpy":
@@ -225,6 +228,15 @@ def small_calls(kernel: Kernel, operator: Callable[..., np.ndarray], home: str) 
                 # the ufunc reads overlapping inputs first, as the checked path does
                 if out_as_is(out, hit[4], hit[3]):
                     return hit[2](a, b, out=out)
+            elif large:
+                big = large.get((a.shape, a.strides, b.shape, b.strides))
+                if big is not None and big.a is a.dtype and big.b is b.dtype:
+                    try:
+                        done = _run_large(big, a, b, out)
+                    except MemoryError:  # past the allocation check: the operator's guard words it
+                        done = None
+                    if done is not None:
+                        return done
         return operator(a, b, mode=mode, axis=axis, out=out)
 
     functools.update_wrapper(op, operator)
@@ -260,6 +272,67 @@ def _remember_small(kernel: Kernel, a: np.ndarray, b: np.ndarray, result: np.nda
     if len(known) >= _SMALL_ENTRIES:
         known.clear()
     known[(a.shape, b.shape)] = (a.dtype, b.dtype, ufunc, result.dtype, result.shape)
+
+
+class _Large(NamedTuple):
+    """A checked binary call that the compiled loops computed: what a call of its shapes, strides and
+    dtypes needs to go straight to them."""
+
+    a: np.dtype[Any]
+    b: np.dtype[Any]
+    name: str  # the operator's, for the allocation check's message
+    kernel: str  # the operator table's kernel name (``Spec.kernel``)
+    in_place: bool  # whether out= may be an input exactly (see :func:`_in_place`)
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    loops: compiled.Prepared
+
+
+#: Binary calls on large NumPy arrays that the compiled loops computed: kernel -> (shapes and strides of
+#: the inputs) -> what the next such call needs. The checks, the plan and the layout cost 15-20 us a call,
+#: a tenth of the loop's time on a megabyte.
+_LARGE: dict[Kernel, dict[tuple[tuple[int, ...], ...], _Large]] = {}
+
+
+def _remember_large(spec: Spec, kernel: Kernel, a: np.ndarray, b: np.ndarray, result: np.ndarray) -> None:
+    """Remember a checked call whose result the compiled loops give alone from the inputs as they are: a
+    C-contiguous array of the natural dtype, at least :data:`compiled.MIN_BYTES`, from inputs the loops
+    take (native, of one dtype: see :func:`compiled.prepare`)."""
+    known = _LARGE.get(kernel)
+    if known is None or result.nbytes < compiled.MIN_BYTES or spec.kernel is None or spec.kernel_variants:
+        return  # an operator without small_calls, a small result, or attributes that pick the kernel
+    if not result.flags.c_contiguous or result.dtype != result_dtype(spec, a):
+        return
+    loops = compiled.prepare(spec.kernel, a, b, result)
+    if loops is None:
+        return
+    if len(known) >= _SMALL_ENTRIES:
+        known.clear()
+    in_place = bool(getattr(kernel, "pure_ufunc", False))
+    entry = _Large(a.dtype, b.dtype, spec.name, spec.kernel, in_place, result.shape, result.dtype, loops)
+    known[(a.shape, a.strides, b.shape, b.strides)] = entry
+
+
+def _run_large(big: _Large, a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> np.ndarray | None:
+    """A remembered large call on new arrays, by the compiled loops; ``None`` where the checked path must
+    decide (an ``out=`` the checks would not take as it is, or that aliases an input otherwise than
+    element for element, unaligned memory, the loops switched off, a call they leave to NumPy)."""
+    if not (a.flags.aligned and b.flags.aligned):
+        return None
+    if out is None:
+        dest = pooled_empty(big.shape, big.dtype, lambda: check_allocation(big.shape, big.dtype, mode=big.name))
+    elif out_as_is(out, big.shape, big.dtype) and out.flags.aligned:
+        for x in (a, b):
+            # an input that is out itself is read element for element before it is written (a plain ufunc)
+            if (x is not out or not big.in_place) and np.may_share_memory(out, x):
+                return None
+        dest = out
+    else:
+        return None
+    if not _loops_take(big.kernel, (a, b)):
+        return None
+    zeros = compiled.run(big.loops, a, b, dest)
+    return dest if zeros == 0 else None  # zeros: ruled out by _loops_take (the checked path raises)
 
 
 def run_nary(
@@ -351,19 +424,23 @@ def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.nda
     An op or dtype they lack leaves the whole call to NumPy. An integer zero divisor
     raises the NumPy path's error before anything is written.
     """
-    if dest.nbytes < compiled.MIN_BYTES:
-        return False
-    integral = ops[1].dtype.kind in "iu"
-    if name == "divide" and integral:
-        kernels.no_zero_divisor(np, "div", ops[1])  # before any output is written, as the NumPy path checks
-    # 0 ** -n may be met: the NumPy path raises before writing, or computes (two reductions, no temporaries;
-    # only where the loops could take the call: one dtype for base and exponent)
-    if name == "pow" and integral and ops[0].dtype == ops[1].dtype and ops[1].min() < 0 and not np.all(ops[0]):
+    if dest.nbytes < compiled.MIN_BYTES or not _loops_take(name, ops):
         return False
     zeros = compiled.fold(name, ops, dest)
-    # zeros: ruled out above (the loops count them all the same); the NumPy path would compute
+    # zeros: ruled out by _loops_take (the loops count them all the same); the NumPy path would compute
     # the call again and raise its own error
     return zeros == 0
+
+
+def _loops_take(name: str, ops: Sequence[np.ndarray]) -> bool:
+    """The checks that the values of ``ops`` call for before the compiled loops compute ``name``: an integer
+    zero divisor raises the NumPy path's error (before any output is written); ``False`` where
+    ``0 ** -n`` may be met, which the NumPy path raises or computes."""
+    integral = ops[1].dtype.kind in "iu"
+    if name == "divide" and integral:
+        kernels.no_zero_divisor(np, "div", ops[1])
+    # two reductions, no temporaries; only where the loops could take the call (one dtype for base and exponent)
+    return not (name == "pow" and integral and ops[0].dtype == ops[1].dtype and ops[1].min() < 0 and not np.all(ops[0]))
 
 
 def foreign(arrays: Sequence[object]) -> bool:

@@ -104,8 +104,8 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
             if st.span * arr.dtype.itemsize < SERIAL_BYTES:  # far below any memory limit, and not pooled
                 dest = np.empty(st.output, arr.dtype)
             else:
-                check_allocation(st.output, arr.dtype, mode=plan.mode, given=plan.given)
-                dest = pooled_empty(st.output, arr.dtype)
+                dt, mode, given = arr.dtype, plan.mode, plan.given
+                dest = pooled_empty(st.output, dt, lambda: check_allocation(st.output, dt, mode=mode, given=given))
         elif out_as_is(out, st.output, arr.dtype) and not np.may_share_memory(out, arr):
             dest = out  # what _check_out would find: nothing to refuse, nothing to copy first (its checks cost us)
         else:
@@ -119,8 +119,8 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
     p, shape = specialized(plan, arr.shape, "materialize")
     check_array_rank(shape, mode=p.mode, given=p.given)
     if out is None:
-        check_allocation(shape, arr.dtype, mode=p.mode, given=p.given)
-        result = pooled_empty(shape, arr.dtype)
+        dt = arr.dtype
+        result = pooled_empty(shape, dt, lambda: check_allocation(shape, dt, mode=p.mode, given=p.given))
     else:
         arr = _check_out(out, shape, arr, p)
         result = out

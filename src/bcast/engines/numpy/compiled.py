@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,13 +43,16 @@ __all__ = [
     "REASON",
     "STREAM_BYTES",
     "THREAD_BYTES",
+    "Prepared",
     "binary",
     "can_copy",
     "copy",
     "enabled",
     "fold",
     "module",
+    "prepare",
     "reduce_sum",
+    "run",
     "set_enabled",
     "status",
     "using",
@@ -256,8 +259,13 @@ def _threads(nbytes: int) -> int:
 
     ``set_num_threads`` above the cores this process may run on adds no team threads: the
     loops are bound by memory, and each thread is one more stack in the address space.
+    The cores are counted at import, as :func:`num_threads`'s default is (asking the system
+    costs a microsecond a call).
     """
-    return max(1, min(num_threads(), machine_threads(), MAX_THREADS, nbytes >> 18))
+    return max(1, min(num_threads(), _CORES, MAX_THREADS, nbytes >> 18))
+
+
+_CORES = machine_threads()
 
 
 def _usable(arrays: Sequence[np.ndarray]) -> bool:
@@ -281,6 +289,56 @@ def binary(kernel: str, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int |
 FOLD_BYTES = 1 << 19
 
 
+class Prepared(NamedTuple):
+    """A binary call's loop and layout (see :func:`prepare`), for arrays of its shapes, strides and dtypes."""
+
+    op: int
+    dtype: int
+    #: whether the output is viewed as the operands are (bfloat16's bits), not bool
+    same_out: bool
+    shape: tuple[int, ...]
+    strides: tuple[tuple[int, ...], ...]
+    size: int
+    nbytes: int
+    heavy: bool
+
+
+def prepare(kernel: str, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> Prepared | None:
+    """What :func:`run` needs to compute ``dest = kernel(a, b)``; ``None`` where the loops do not cover it.
+
+    It holds no array: it serves every later call with arrays of the same shapes, strides
+    and dtypes (all aligned, see :func:`run`), whatever their memory.
+    """
+    op = _OP.get(kernel)
+    if module() is None or op is None or dest.nbytes < MIN_BYTES or a.dtype != b.dtype:
+        return None
+    dt = _dtype_code(a.dtype)
+    if dt is None or (op, dt) not in _COVERED:
+        return None
+    want = np.dtype(np.bool_) if op in _BOOL_OUT else a.dtype
+    if dest.dtype != want or not _usable((a, b, dest)):
+        return None
+    shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (a.shape, a.strides), (b.shape, b.strides)))
+    heavy = op in _HEAVY or dt in _WIDENED
+    return Prepared(op, dt, want == a.dtype, shape, strides, dest.size, dest.nbytes, heavy)
+
+
+def run(p: Prepared, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int | None:
+    """``dest = kernel(a, b)`` as :func:`prepare` laid it out: ``None`` where the compiled loops are off
+    (the caller computes), else the integer zero divisors met (see :func:`binary`).
+
+    The arrays have the shapes, strides and dtypes ``p`` was prepared for, and are aligned.
+    """
+    mod = module()
+    if mod is None:
+        return None
+    o = _raw(dest, p.dtype if p.same_out else 0)
+    stream = int(p.nbytes >= STREAM_BYTES)
+    threads = _team(p.nbytes, p.heavy)
+    x, y = _raw(a, p.dtype), _raw(b, p.dtype)
+    return int(mod.binary(p.op, p.dtype, o, x, y, p.shape, p.strides, 0, p.size, stream, threads))
+
+
 def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray) -> int | None:
     """``dest = kernel(...kernel(kernel(op0, op1), op2)..., opN)`` by the compiled loops (see :func:`binary`).
 
@@ -289,31 +347,25 @@ def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray) -> int |
     the last step streams its piece past the cache (for outputs of :data:`STREAM_BYTES`).
     ``None`` where the loops do not cover every step; else the integer zero divisors met.
     """
-    mod = module()
-    op = _OP.get(kernel)
+    if len(operands) < 2:
+        return None
     a = operands[0]
-    if mod is None or op is None or len(operands) < 2 or dest.nbytes < MIN_BYTES:
+    first = prepare(kernel, a, operands[1], dest)
+    if first is None or len(operands) == 2:
+        return None if first is None else run(first, a, operands[1], dest)
+    if not first.same_out or any(x.dtype != a.dtype for x in operands) or not _usable(operands[2:]):
         return None
-    dt = _dtype_code(a.dtype)
-    if dt is None or (op, dt) not in _COVERED or any(x.dtype != a.dtype for x in operands):
-        return None
-    want = np.dtype(np.bool_) if op in _BOOL_OUT else a.dtype
-    if dest.dtype != want or (len(operands) > 2 and want != a.dtype) or not _usable((*operands, dest)):
-        return None
+    mod = module()
+    dt, op = first.dtype, first.op
     here = (dest.shape, dest.strides)
-    first = _layout(dest.shape, (here, (a.shape, a.strides), (operands[1].shape, operands[1].strides)))
-    steps = [(_raw(a, dt), _raw(operands[1], dt), *first)]
+    steps = [(_raw(a, dt), _raw(operands[1], dt), first.shape, first.strides)]
     for x in operands[2:]:  # dest, the partial result, is the first operand of every later step
         steps.append((_raw(dest, dt), _raw(x, dt), *_layout(dest.shape, (here, here, (x.shape, x.strides)))))
-    o = _raw(dest, dt if want == a.dtype else 0)
+    o = _raw(dest, dt)
     stream = int(dest.nbytes >= STREAM_BYTES)
     last = len(steps) - 1
-
-    threads = _team(dest.nbytes, op in _HEAVY or dt in _WIDENED)
+    threads = _team(dest.nbytes, first.heavy)
     size = dest.size
-    if len(steps) == 1:
-        x, y, shape, strides = steps[0]
-        return int(mod.binary(op, dt, o, x, y, shape, strides, 0, size, stream, threads))
     zeros = 0
     block = max(1, FOLD_BYTES * threads // dest.itemsize)
     for lo in range(0, size, block):  # every step on one block while it is in cache, then the next block
