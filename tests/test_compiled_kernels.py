@@ -972,12 +972,13 @@ BROADCASTS = {
     "middle": ("n 1 k", "n m k"),
     "leading": ("1 m", "n m"),
     "outer_dims": ("1 m 1", "n m k"),
+    "few_rows": ("k 1", "k n"),  # backward: too few sums to share, so each thread sums a stretch of each
     "same": ("n m", "n m"),
     "zero_rows": ("m", "0 m"),
     "zero_kept": ("0 1", "0 m"),
     "zero_d": ("", ""),
 }
-BIG_BROADCASTS = ("row", "column", "channel", "scalar", "inner", "middle", "outer_dims")
+BIG_BROADCASTS = ("row", "column", "channel", "scalar", "inner", "middle", "outer_dims", "few_rows")
 
 
 def broadcast_shapes(name: str, dtype: str, tier: str) -> tuple[tuple[int, ...], tuple[int, ...]]:

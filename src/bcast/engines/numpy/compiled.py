@@ -453,12 +453,19 @@ def reduce_sum(g: np.ndarray, axes: tuple[int, ...], acc: np.dtype[Any]) -> np.n
         return None
     shape3, strides3 = pkr
     view = np.lib.stride_tricks.as_strided(_raw(g, dt), shape3, strides3, writeable=False)
-    p, k, _ = shape3
+    p, k, r = shape3
     threads = _threads(g.nbytes)
-    if p >= 2 * threads and g.nbytes >= (1 << 20) and threads > 1:
+    shared = threads > 1 and g.nbytes >= (1 << 20)
+    if shared and (p >= 2 * threads or (k < 2 * threads and r >= 2 * threads * _SUM_STRETCH)):
+        # a partial sum per thread: of a stretch of the summed outer runs, or (a whole array, a few
+        # channels: too few of either to share) of a stretch of every inner run
         parts = np.empty((threads, k), dtype=acc)
-        cuts = [p * i // threads for i in range(threads + 1)]
-        run_units(lambda i: mod.sum(dt, parts[i], view, cuts[i], cuts[i + 1], 0), range(threads))
+        if p >= 2 * threads:
+            cuts = [p * i // threads for i in range(threads + 1)]
+            run_units(lambda i: mod.sum(dt, parts[i], view, cuts[i], cuts[i + 1], 0), range(threads))
+        else:
+            cuts = [r * i // threads // _SUM_STRETCH * _SUM_STRETCH for i in range(threads)] + [r]
+            run_units(lambda i: mod.sum(dt, parts[i], view[:, :, cuts[i] : cuts[i + 1]], 0, p, 0), range(threads))
         total: np.ndarray = np.add.reduce(parts, axis=0)
     else:
         total = np.empty(k, dtype=acc)
@@ -470,6 +477,10 @@ def reduce_sum(g: np.ndarray, axes: tuple[int, ...], acc: np.dtype[Any]) -> np.n
         )
     keep = tuple(1 if i in axes else n for i, n in enumerate(g.shape))
     return total.reshape(keep)
+
+
+#: a thread's stretch of an inner summed run starts at a multiple of this many elements (whole vectors)
+_SUM_STRETCH = 64
 
 
 def _pkr(
