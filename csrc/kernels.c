@@ -151,20 +151,22 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
 #define IMAX(x, y) ((x) > (y) ? (x) : (y))
 #define IMIN(x, y) ((x) < (y) ? (x) : (y))
 
-/* the arithmetic family of one float type, each op a LOOP (BINARY, or HALF_LOOP for float16) */
+/* the arithmetic family of one float type, each op a LOOP (FLOAT_LOOP, or HALF_LOOP for float16); the
+ * last argument says whether the expression also computes on vectors of floats (GCC's vector types) */
 #define FLOAT_OPS(LOOP, SFX, T, CT, LOAD, STORE, POWF, MAX, MIN)                  \
-    LOOP(add_##SFX, T, T, CT, LOAD, STORE, x + y)                                 \
-    LOOP(sub_##SFX, T, T, CT, LOAD, STORE, x - y)                                 \
-    LOOP(mul_##SFX, T, T, CT, LOAD, STORE, x * y)                                 \
-    LOOP(div_##SFX, T, T, CT, LOAD, STORE, x / y)                                 \
-    LOOP(pow_##SFX, T, T, CT, LOAD, STORE, POWF(x, y))                            \
-    LOOP(max_##SFX, T, T, CT, LOAD, STORE, MAX(x, y))                             \
-    LOOP(min_##SFX, T, T, CT, LOAD, STORE, MIN(x, y))                             \
-    LOOP(gt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x > y)                        \
-    LOOP(ge_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x >= y)                       \
-    LOOP(lt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x < y)                        \
-    LOOP(le_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x <= y)                       \
-    LOOP(eq_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x == y)
+    LOOP(add_##SFX, T, T, CT, LOAD, STORE, x + y, 1)                              \
+    LOOP(sub_##SFX, T, T, CT, LOAD, STORE, x - y, 1)                              \
+    LOOP(mul_##SFX, T, T, CT, LOAD, STORE, x * y, 1)                              \
+    LOOP(div_##SFX, T, T, CT, LOAD, STORE, x / y, 1)                              \
+    LOOP(pow_##SFX, T, T, CT, LOAD, STORE, POWF(x, y), 0)                         \
+    LOOP(max_##SFX, T, T, CT, LOAD, STORE, MAX(x, y), 0)                          \
+    LOOP(min_##SFX, T, T, CT, LOAD, STORE, MIN(x, y), 0)                          \
+    LOOP(gt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x > y, 0)                     \
+    LOOP(ge_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x >= y, 0)                    \
+    LOOP(lt_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x < y, 0)                     \
+    LOOP(le_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x <= y, 0)                    \
+    LOOP(eq_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x == y, 0)
+#define FLOAT_LOOP(NAME, T, OT, CT, LOAD, STORE, EXPR, V) BINARY(NAME, T, OT, CT, LOAD, STORE, EXPR)
 
 #define INT_OPS(SFX, T)                                         \
     BINARY(add_##SFX, T, T, T, ID, ID, x + y)                   \
@@ -184,8 +186,8 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
 #define POWF32(x, y) powf(x, y)
 #define POWF64(x, y) pow(x, y)
 
-FLOAT_OPS(BINARY, f32, float, float, ID, ID, POWF32, FMAX, FMIN)
-FLOAT_OPS(BINARY, f64, double, double, ID, ID, POWF64, FMAX, FMIN)
+FLOAT_OPS(FLOAT_LOOP, f32, float, float, ID, ID, POWF32, FMAX, FMIN)
+FLOAT_OPS(FLOAT_LOOP, f64, double, double, ID, ID, POWF64, FMAX, FMIN)
 
 #if HAVE_F16
 /* float16 runs through float32 blocks: the compiler does not vectorise _Float16 conversions
@@ -226,9 +228,65 @@ static void h_store(f16 *o, const float *r, bc_int n) {
     for (; i < n; i++) o[i] = (f16)r[i];
 }
 
+/* Whole vectors of float16 converted in registers (F16C / AVX-512), for the ops whose expression
+ * computes on vectors: one pass, where the blocks below take three (measured: 4 MB float16 div
+ * column in cache, 0.39 ms in blocks, torch 0.26 ms). The same float32 operations, so the same bits. */
+#if defined(__AVX512F__)
+#define HV 16
+typedef float hvec __attribute__((vector_size(64)));
+static inline hvec hv_load(const f16 *p) { return (hvec)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+static inline void hv_store(f16 *o, hvec v) {
+    _mm256_storeu_si256((__m256i *)o, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+#elif defined(__F16C__)
+#define HV 8
+typedef float hvec __attribute__((vector_size(32)));
+static inline hvec hv_load(const f16 *p) { return (hvec)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+static inline void hv_store(f16 *o, hvec v) {
+    _mm_storeu_si128((__m128i *)o, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+#else
+#define HV 0
+typedef float hvec;
+static inline hvec hv_load(const f16 *p) { return (float)*p; }
+static inline void hv_store(f16 *o, hvec v) { *o = (f16)v; }
+#endif
+static inline hvec hv_splat(const char *p) {
+    hvec v;
+    for (int j = 0; j < (HV ? HV : 1); j++) ((float *)&v)[j] = (float)*(const f16 *)p;
+    return v;
+}
+/* EXPR on vectors where it computes on them (V = 1); a placeholder never run otherwise */
+#define HVEC_1(EXPR) (EXPR)
+#define HVEC_0(EXPR) (x)
+/* one pass over n elements of float16 operands of strides 2 or 0 (not both 0) */
+#define HV_PASS(V, EXPR, SA, SB)                                                                  \
+    for (; i + HV <= n; i += HV) {                                                                \
+        hvec x = SA ? hv_load(a + i) : xs, y = SB ? hv_load(b + i) : ys;                          \
+        hv_store(o + i, HVEC_##V(EXPR));                                                          \
+    }                                                                                             \
+    for (; i < n; i++) {                                                                          \
+        float x = (float)a[SA ? i : 0], y = (float)b[SB ? i : 0];                                 \
+        o[i] = (f16)(EXPR);                                                                       \
+    }
+
 /* one float16 loop; a repeated operand is converted once, into a block that stays filled */
-#define HALF_BINARY(NAME, OT, EXPR)                                                                \
+#define HALF_BINARY(NAME, OT, EXPR, V)                                                             \
     static bc_int NAME(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) { \
+        if (V && HV && (sa == 2 || sa == 0) && (sb == 2 || sb == 0) && (sa | sb)) {               \
+            f16 *o = (f16 *)o_;                                                                   \
+            const f16 *a = (const f16 *)a_, *b = (const f16 *)b_;                                 \
+            const hvec xs = hv_splat(a_), ys = hv_splat(b_);                                      \
+            bc_int i = 0;                                                                         \
+            if (sa && sb) {                                                                       \
+                HV_PASS(V, EXPR, 1, 1)                                                            \
+            } else if (sa) {                                                                      \
+                HV_PASS(V, EXPR, 1, 0)                                                            \
+            } else {                                                                              \
+                HV_PASS(V, EXPR, 0, 1)                                                            \
+            }                                                                                     \
+            return 0;                                                                             \
+        }                                                                                         \
         float xa[HB], xb[HB], r[HB];                                                              \
         OT *o = (OT *)o_;                                                                         \
         if (sa == 0) h_load(xa, a_, HB, 0);                                                       \
@@ -249,11 +307,11 @@ static void h_store(f16 *o, const float *r, bc_int n) {
 #define HALF_OUT_uint8_t(o, r, m) IVDEP for (bc_int i = 0; i < m; i++)(o)[i] = (uint8_t)((r)[i] != 0.0f)
 
 /* FLOAT_OPS's loop for float16: the operands' type, LOAD and STORE are the blocks' own */
-#define HALF_LOOP(NAME, T, OT, CT, LOAD, STORE, EXPR) HALF_BINARY(NAME, OT, EXPR)
+#define HALF_LOOP(NAME, T, OT, CT, LOAD, STORE, EXPR, V) HALF_BINARY(NAME, OT, EXPR, V)
 
 FLOAT_OPS(HALF_LOOP, f16, f16, float, ID, ID, POWF32, HMAX, HMIN)
 #endif
-FLOAT_OPS(BINARY, bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
+FLOAT_OPS(FLOAT_LOOP, bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
 INT_OPS(i32, int32_t)
 INT_OPS(i64, int64_t)
 
