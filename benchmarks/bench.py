@@ -103,12 +103,25 @@ class Case:
 #: Seconds of rest before each backend's timed calls. PyTorch's OpenMP workers spin for up to
 #: KMP_BLOCKTIME (200 ms) after a call, and ONNX Runtime's pool spins too: on 2 cores the next
 #: backend timed would share them with the spinners (measured: bcast's 16 MB add 1.3 ms right
-#: after OpenVINO and torch, 0.6 ms alone). ``run(quick=True)`` rests none.
+#: after OpenVINO and torch, 0.6 ms alone). ``run(quick=True)`` rests none, and warms up by calls alone.
 SETTLE = 0.25
 
 
+#: Warm-up before the timed calls of a row: at least this many calls, and this many seconds of them.
+#: After the pause above, every backend's first calls run slow and speed up over some ten
+#: milliseconds (measured, 16 MB sub column float64, after 0.25 s of rest: bcast 1.1 ms falling
+#: to 0.5 ms over 11 calls, torch 0.66 to 0.32 ms): the caches refill and the cores' clocks
+#: come back. The timed calls measure the steady state.
+WARMUP_CALLS = 3
+WARMUP_S = 0.02
+
+
 def _time(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm-up: plans, sessions, page faults of reused buffers
+    # warm-up: plans, sessions, page faults of reused buffers, then caches and clocks (see WARMUP_S)
+    calls, until = 0, time.perf_counter() + WARMUP_S
+    while calls < WARMUP_CALLS or time.perf_counter() < until:
+        fn()
+        calls += 1
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -701,9 +714,10 @@ def run(
     ``filter`` keeps the cases whose name contains it; ``log`` receives the status
     line, the bandwidth, the table's head and each row as it is measured.
     """
-    global SETTLE
+    global SETTLE, WARMUP_S
     reps = repeat or (3 if quick else 11)
     SETTLE = 0.0 if quick else 0.25
+    WARMUP_S = 0.0 if quick else 0.02
     say = log or (lambda s: None)
     report: dict[str, Any] = {
         "format": FORMAT,
