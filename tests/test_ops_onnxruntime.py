@@ -288,7 +288,11 @@ def test_variadic_matches_onnxruntime(op: str, t: str, n: int, seed: int, data: 
     (want,) = _ort(op, arrays, [t])
     with np.errstate(all="ignore"):
         got = VARIADIC[op](*arrays)
-    _check(got, want, scale=n)
+    # each partial sum is rounded to the type (float16: to 1/16 at 97), so the error scales with the
+    # inputs' magnitude, not with a result that cancels to near 0
+    finite = [np.abs(x.astype(np.float64)[np.isfinite(x.astype(np.float64))]) for x in arrays]
+    largest = max((float(f.max()) for f in finite if f.size), default=0.0)
+    _check(got, want, scale=n * (1.0 + largest))
 
 
 def test_max_min_propagate_nan_like_onnxruntime() -> None:
