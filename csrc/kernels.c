@@ -214,16 +214,18 @@ static void h_load(float *d, const char *s, bc_int n, bc_int st) {
     }
 }
 
+/* conversions to half keep their exceptions (overflow, underflow): the caller reports them as NumPy's
+ * own conversion does */
 static void h_store(f16 *o, const float *r, bc_int n) {
     bc_int i = 0;
 #if defined(__AVX512F__)
     for (; i + 16 <= n; i += 16)
         _mm256_storeu_si256((__m256i *)(o + i),
-                            _mm512_cvtps_ph(_mm512_loadu_ps(r + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                            _mm512_cvtps_ph(_mm512_loadu_ps(r + i), _MM_FROUND_TO_NEAREST_INT));
 #elif defined(__F16C__)
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(o + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(r + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                         _mm256_cvtps_ph(_mm256_loadu_ps(r + i), _MM_FROUND_TO_NEAREST_INT));
 #endif
     for (; i < n; i++) o[i] = (f16)r[i];
 }
@@ -236,14 +238,14 @@ static void h_store(f16 *o, const float *r, bc_int n) {
 typedef float hvec __attribute__((vector_size(64)));
 static inline hvec hv_load(const f16 *p) { return (hvec)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
 static inline void hv_store(f16 *o, hvec v) {
-    _mm256_storeu_si256((__m256i *)o, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm256_storeu_si256((__m256i *)o, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT));
 }
 #elif defined(__F16C__)
 #define HV 8
 typedef float hvec __attribute__((vector_size(32)));
 static inline hvec hv_load(const f16 *p) { return (hvec)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
 static inline void hv_store(f16 *o, hvec v) {
-    _mm_storeu_si128((__m128i *)o, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm_storeu_si128((__m128i *)o, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT));
 }
 #else
 #define HV 0

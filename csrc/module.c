@@ -9,6 +9,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <fenv.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -69,6 +70,19 @@ static Py_ssize_t row_count(iter *it) {
 }
 
 /* objs: the output (written) and n - 1 operands; shape: a tuple of 1..64 dims; strides: one tuple per array */
+/* The lowest and highest byte offsets of the elements of a layout from its first: -1 when it has no
+ * element or the offsets overflow. */
+static int extent(int nd, const Py_ssize_t *shape, const Py_ssize_t *strides, Py_ssize_t *lo, Py_ssize_t *hi) {
+    *lo = *hi = 0;
+    for (int k = 0; k < nd; k++) {
+        Py_ssize_t d;
+        if (shape[k] < 1) return -1;
+        if (__builtin_mul_overflow(shape[k] - 1, strides[k], &d)) return -1;
+        if (d < 0 ? __builtin_add_overflow(*lo, d, lo) : __builtin_add_overflow(*hi, d, hi)) return -1;
+    }
+    return 0;
+}
+
 static int iter_open(iter *it, PyObject *const *objs, int n, PyObject *shape, PyObject *strides, Py_ssize_t lo,
                      Py_ssize_t hi) {
     it->n = 0;
@@ -97,6 +111,17 @@ static int iter_open(iter *it, PyObject *const *objs, int n, PyObject *shape, Py
         it->n++;
         it->item[i] = it->view[i].itemsize;
         it->base[i] = (char *)it->view[i].buf;
+        /* every element the layout reaches must be one of the array's own: never a read or a write outside it */
+        Py_ssize_t want_lo, want_hi, own_lo, own_hi;
+        Py_buffer *v = &it->view[i];
+        int own = v->ndim == 0 ? (own_lo = own_hi = 0, 0) : v->strides ? extent(v->ndim, v->shape, v->strides, &own_lo, &own_hi)
+                  : (own_lo = 0, own_hi = v->len - v->itemsize, v->len < v->itemsize ? -1 : 0);
+        if (own < 0 || extent(it->nd, it->shape, it->strides[i], &want_lo, &want_hi) < 0 || want_lo < own_lo ||
+            want_hi > own_hi) {
+            PyErr_Format(PyExc_ValueError, "_kernels: the layout of array %d reaches outside its memory", i);
+            release(it);
+            return -1;
+        }
     }
     return 0;
 }
@@ -318,12 +343,16 @@ typedef struct {
     iter it;
     bc_binary_fn fn;
     Py_ssize_t item, ia, so, sa, sb;
-    int nt;
+    int nt, fp;
     _Atomic Py_ssize_t zeros;
+    _Atomic int fpe; /* the floating-point exceptions the pieces raised (fp: the op's are reported) */
 } binary_ctx;
+
+#define FP_FLAGS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
 
 static void binary_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     binary_ctx *c = c_;
+    if (c->fp) feclearexcept(FP_FLAGS); /* each thread's own: what this piece raises */
     iter it = c->it;
     iter_seek(&it, lo, hi);
     _Alignas(64) char tmp[BLOCK];
@@ -345,10 +374,14 @@ static void binary_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     }
     if (c->nt) table.fence();
     if (zeros) atomic_fetch_add(&c->zeros, zeros);
+    if (c->fp) {
+        int f = fetestexcept(FP_FLAGS);
+        if (f) atomic_fetch_or(&c->fpe, f);
+    }
 }
 
 /* what binary, where and copy are called with; the last four arguments are always lo, hi, stream, threads */
-#define BINARY_USAGE "binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads)"
+#define BINARY_USAGE "binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads) -> (zeros, fp_errors)"
 #define WHERE_USAGE "where(out, cond, x, y, shape, strides, lo, hi, stream, threads)"
 #define COPY_USAGE "copy(out, a, shape, strides, lo, hi, stream, threads)"
 
@@ -397,7 +430,14 @@ static void ctx_close(void *c) {
     PyMem_Free(c);
 }
 
-/* BINARY_USAGE: returns the number of integer zero divisors met */
+/* NumPy's error kinds, in the order it reports them (divide, over, under, invalid) */
+static int numpy_flags(int fe) {
+    return (fe & FE_DIVBYZERO ? 1 : 0) | (fe & FE_OVERFLOW ? 2 : 0) | (fe & FE_UNDERFLOW ? 4 : 0) |
+           (fe & FE_INVALID ? 8 : 0);
+}
+
+/* BINARY_USAGE: returns (the number of integer zero divisors met, the floating-point errors raised:
+ * 1 divide by zero, 2 overflow, 4 underflow, 8 invalid; for float arithmetic, whose NumPy loops report them) */
 static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_ssize_t op, dt, lo, hi, nt, threads;
@@ -414,11 +454,14 @@ static PyObject *py_binary(PyObject *self, PyObject *const *args, Py_ssize_t nar
     c->item = c->it.item[0], c->ia = c->it.item[1];
     c->so = INNER_S(&c->it, 0), c->sa = INNER_S(&c->it, 1), c->sb = INNER_S(&c->it, 2);
     c->nt = (int)nt;
+    c->fp = dt >= BC_F32 && op <= BC_POW;
     atomic_store(&c->zeros, 0);
+    atomic_store(&c->fpe, 0);
     ctx_run(binary_piece, c, lo, hi, threads);
     Py_ssize_t zeros = atomic_load(&c->zeros);
+    int fpe = numpy_flags(atomic_load(&c->fpe));
     ctx_close(c);
-    return PyLong_FromSsize_t(zeros);
+    return Py_BuildValue("(ni)", zeros, fpe);
 }
 
 typedef struct {

@@ -141,8 +141,20 @@ def test_c_entry_points_refuse_bad_arguments() -> None:
     o = np.zeros((4, 8), np.float32)
     a = np.ones((4, 8), np.float32)
     good = ((4, 8), ((32, 4), (32, 4), (32, 4)))
-    mod.binary(0, 3, o, a, a, *good, 0, 32, 0, 1)
+    assert mod.binary(0, 3, o, a, a, *good, 0, 32, 0, 1) == (0, 0)  # no zero divisor, no floating-point error
     assert np.all(o == 2)
+    # a layout that reaches outside an array's memory: strides too long, or the wrong way along a reversed view
+    with pytest.raises(ValueError, match="layout of array 0 reaches outside its memory"):
+        mod.binary(0, 3, o, a, a, (4, 8), ((64, 4), (32, 4), (32, 4)), 0, 32, 0, 1)
+    with pytest.raises(ValueError, match="layout of array 2 reaches outside its memory"):
+        mod.binary(0, 3, o, a, a[::-1], *good, 0, 32, 0, 1)
+    with pytest.raises(ValueError, match="layout of array 1 reaches outside its memory"):
+        mod.binary(0, 3, o, a[:2], a, *good, 0, 32, 0, 1)
+    with pytest.raises(ValueError, match="reaches outside"):
+        mod.where(o, np.ones(4, np.bool_), a, a, (4, 8), ((32, 4), (0, 1), (32, 4), (32, 4)), 0, 32, 0, 1)
+    with pytest.raises(ValueError, match="reaches outside"):
+        mod.copy(o, a, (4, 8), ((32, 4), (4, 32)), 0, 32, 0, 1)
+    mod.binary(0, 3, o, a[::-1], a[::-1], (4, 8), ((32, 4), (-32, 4), (-32, 4)), 0, 32, 0, 1)  # its own way: taken
     with pytest.raises(TypeError, match="binary"):
         mod.binary(0, 3, o, a, a)
     with pytest.raises(ValueError, match="no loop for op 99"):
@@ -273,3 +285,34 @@ def test_outputs_at_every_offset_within_a_cache_line(monkeypatch: pytest.MonkeyP
         dest = _at(shape, dtype, offset)
         assert compiled.copy(dest, np.broadcast_to(row, shape))
         assert np.array_equal(dest, np.broadcast_to(row, shape)), offset
+
+
+@needs_kernels
+@pytest.mark.parametrize("threads", [1, 2])
+def test_binary_returns_the_floating_point_errors_its_threads_raised(threads: int) -> None:
+    """(zero divisors, errors): 1 divide by zero, 2 overflow, 4 underflow, 8 invalid, ORed over every
+    thread's pieces; float arithmetic only (integer division counts zero divisors instead)."""
+    mod = compiled.module()
+    n = 1 << 18
+    good = ((n,), ((4,), (4,), (4,)))
+    o = np.empty(n, np.float32)
+    big = np.full(n, 3e38, np.float32)
+    ones = np.ones(n, np.float32)
+    zeros = np.zeros(n, np.float32)
+    add, div, gt = compiled._OP["add"], compiled._OP["divide"], compiled._OP["greater"]
+    f32 = compiled.DTYPES.index("float32")
+    last = big.copy()
+    last[-1] = np.inf  # the last piece alone is invalid (inf - inf is computed as inf + -inf)
+    neg = ones.copy()
+    neg[-1] = -np.inf
+    assert mod.binary(add, f32, o, big, big, *good, 0, n, 0, threads) == (0, 2)
+    assert mod.binary(add, f32, o, last, neg, *good, 0, n, 0, threads) == (0, 8)
+    assert mod.binary(div, f32, o, ones, zeros, *good, 0, n, 0, threads) == (0, 1)
+    assert mod.binary(div, f32, o, zeros, zeros, *good, 0, n, 0, threads) == (0, 8)
+    assert mod.binary(add, f32, o, ones, ones, *good, 0, n, 0, threads) == (0, 0)
+    flags = np.empty(n, np.bool_)
+    bool_out = ((n,), ((1,), (4,), (4,)))
+    assert mod.binary(gt, f32, flags, last, ones, *bool_out, 0, n, 0, threads) == (0, 0)  # comparisons report none
+    i32 = compiled.DTYPES.index("int32")
+    io = np.empty(n, np.int32)
+    assert mod.binary(div, i32, io, np.ones(n, np.int32), np.zeros(n, np.int32), *good, 0, n, 0, threads) == (n, 0)

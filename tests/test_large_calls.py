@@ -9,6 +9,7 @@ errors those of the checked operator (``op.__wrapped__``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -280,3 +281,60 @@ def test_remembered_calls_use_the_threads_set_now(
         set_num_threads(None)
     assert checked.calls == 1
     assert seen == [min(threads, compiled._CORES)]
+
+
+def _float_errors(dtype: str, name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Operands (256 KB or more, so the compiled loops take them) whose op raises floating-point errors:
+    overflow, invalid values, zero divisors, underflow, and none."""
+    import ml_dtypes
+
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    big = float(ml_dtypes.finfo(dt).max) if dtype == "bfloat16" else float(np.finfo(dt).max)
+    tiny = float(ml_dtypes.finfo(dt).smallest_normal) if dtype == "bfloat16" else float(np.finfo(dt).smallest_normal)
+    shape = (256, 512)
+
+    def full(v: float) -> np.ndarray:
+        x = np.ones(shape, dt)
+        x[7, 9] = v
+        return x
+
+    return {
+        "overflow": (full(big), np.full(512, {"sub": -big, "div": 0.5}.get(name, big), dt)),
+        "invalid": (full(np.inf), np.full(512, np.inf, dt)),
+        "zero": (full(0.0), np.zeros(512, dt)),
+        "underflow": (full(tiny), np.full(512, 3.0 if name == "div" else tiny, dt)),
+        "none": (full(3.0), np.full(512, 2.0, dt)),
+    }
+
+
+def _outcome(fn: Callable[[], Any], mode: str) -> tuple[list[str], str | None]:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all=mode):
+        warnings.simplefilter("always")
+        try:
+            fn()
+            raised = None
+        except FloatingPointError as e:
+            raised = str(e)
+    return sorted(f"{w.category.__name__}: {w.message}" for w in caught), raised
+
+
+@pytest.mark.parametrize("mode", ["warn", "raise", "ignore"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_floating_point_errors_are_reported_as_the_numpy_path_reports_them(name: str, dtype: str, mode: str) -> None:
+    """The compiled loops raise no warnings themselves: the threads' floating-point flags are read, and
+    reported as the NumPy path's ufunc reports them, under the caller's np.errstate, whichever path
+    (checked or remembered) a call takes."""
+    pytest.importorskip("ml_dtypes")
+    op = getattr(ops, name)
+    for what, (a, b) in _float_errors(dtype, name).items():
+        call = functools.partial(op, a, b)
+        with compiled.using(False):
+            want = _outcome(call, mode)
+        for attempt in ("checked", "remembered"):
+            got = _outcome(call, mode)
+            assert got == want, f"{name} {dtype} {what}, {attempt} call under errstate(all={mode!r})"
+        if what == "overflow" and mode == "warn":
+            assert want[0], "the case raises no error: the test would pass on loops that report nothing"

@@ -336,7 +336,10 @@ def run(p: Prepared, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int | No
     stream = int(p.nbytes >= STREAM_BYTES)
     threads = _team(p.nbytes, p.heavy)
     x, y = _raw(a, p.dtype), _raw(b, p.dtype)
-    return int(mod.binary(p.op, p.dtype, o, x, y, p.shape, p.strides, 0, p.size, stream, threads))
+    zeros, errors = mod.binary(p.op, p.dtype, o, x, y, p.shape, p.strides, 0, p.size, stream, threads)
+    if errors:
+        _report(OPS[p.op], errors)
+    return int(zeros)
 
 
 def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray) -> int | None:
@@ -366,13 +369,44 @@ def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray) -> int |
     last = len(steps) - 1
     threads = _team(dest.nbytes, first.heavy)
     size = dest.size
-    zeros = 0
+    zeros = errors = 0
     block = max(1, FOLD_BYTES * threads // dest.itemsize)
     for lo in range(0, size, block):  # every step on one block while it is in cache, then the next block
         hi = min(size, lo + block)
         for k, (x, y, shape, strides) in enumerate(steps):
-            zeros += int(mod.binary(op, dt, o, x, y, shape, strides, lo, hi, stream if k == last else 0, threads))
-    return zeros
+            z, e = mod.binary(op, dt, o, x, y, shape, strides, lo, hi, stream if k == last else 0, threads)
+            zeros, errors = zeros + z, errors | e
+    if errors:
+        _report(kernel, errors)
+    return int(zeros)
+
+
+#: For each op whose NumPy path reports floating-point errors, a one-element call of its ufunc that
+#: raises exactly one of them: divide by zero (1), overflow (2), underflow (4), invalid (8). NumPy
+#: reports them under the caller's ``np.errstate`` (warn, raise, call, print, log or ignore) and words
+#: them as it would its own loop's. add and subtract never underflow (a tiny exact result is
+#: representable); division reports no zero divisor and no invalid value (ONNX's Div gives IEEE's
+#: infinities and NaNs quietly, see ``bcast.ops.arithmetic``), and Pow nothing; neither NumPy's
+#: comparisons nor max/min report errors.
+_RAISERS: dict[str, tuple[np.ufunc, dict[int, tuple[float, float]]]] = {
+    "add": (np.add, {2: (1.7e308, 1.7e308), 8: (np.inf, -np.inf)}),
+    "subtract": (np.subtract, {2: (1.7e308, -1.7e308), 8: (np.inf, np.inf)}),
+    "multiply": (np.multiply, {2: (1e300, 1e300), 4: (1e-300, 1e-300), 8: (0.0, np.inf)}),
+    "divide": (np.divide, {2: (1e300, 1e-300), 4: (1e-300, 1e300)}),
+}
+
+
+def _report(kernel: str, errors: int) -> None:
+    """Report the floating-point ``errors`` the loops of ``kernel`` raised as NumPy's ufunc would, in its
+    order (divide by zero, overflow, underflow, invalid): the results are the same either way, and so
+    are the warnings (or the ``FloatingPointError``, under ``np.errstate(...="raise")``)."""
+    if kernel not in _RAISERS:
+        return
+    ufunc, raisers = _RAISERS[kernel]
+    for bit in (1, 2, 4, 8):
+        if errors & bit and bit in raisers:
+            x, y = raisers[bit]
+            ufunc(np.array([x]), np.array([y]))
 
 
 def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray, dest: np.ndarray) -> bool:
