@@ -210,8 +210,8 @@ def test_which_calls_the_loops_take(
     seen: list[int | None] = []
     real = compiled.fold
 
-    def spy(kernel: str, operands: object, dest: np.ndarray) -> int | None:
-        seen.append(real(kernel, operands, dest))  # type: ignore[arg-type]
+    def spy(kernel: str, operands: object, dest: np.ndarray, quiet: compiled.Quiet = None) -> int | None:
+        seen.append(real(kernel, operands, dest, quiet))  # type: ignore[arg-type]
         return seen[-1]
 
     monkeypatch.setattr(compiled, "fold", spy)

@@ -283,6 +283,7 @@ class _Large(NamedTuple):
     name: str  # the operator's, for the allocation check's message
     kernel: str  # the operator table's kernel name (``Spec.kernel``)
     in_place: bool  # whether out= may be an input exactly (see :func:`_in_place`)
+    quiet: compiled.Quiet  # the floating-point errors the kernel leaves unreported
     shape: tuple[int, ...]
     dtype: np.dtype[Any]
     loops: compiled.Prepared
@@ -301,7 +302,7 @@ def _remember_large(spec: Spec, kernel: Kernel, a: np.ndarray, b: np.ndarray, re
     known = _LARGE.get(kernel)
     if known is None or result.nbytes < compiled.MIN_BYTES or spec.kernel is None or spec.kernel_variants:
         return  # an operator without small_calls, a small result, or attributes that pick the kernel
-    if not result.flags.c_contiguous or result.dtype != result_dtype(spec, a):
+    if not result.flags.c_contiguous:  # its dtype is the natural one (see run_binary)
         return
     loops = compiled.prepare(spec.kernel, a, b, result)
     if loops is None:
@@ -309,7 +310,8 @@ def _remember_large(spec: Spec, kernel: Kernel, a: np.ndarray, b: np.ndarray, re
     if len(known) >= _SMALL_ENTRIES:
         known.clear()
     in_place = bool(getattr(kernel, "pure_ufunc", False))
-    entry = _Large(a.dtype, b.dtype, spec.name, spec.kernel, in_place, result.shape, result.dtype, loops)
+    quiet = _quiet(kernel)
+    entry = _Large(a.dtype, b.dtype, spec.name, spec.kernel, in_place, quiet, result.shape, result.dtype, loops)
     known[(a.shape, a.strides, b.shape, b.strides)] = entry
 
 
@@ -331,7 +333,7 @@ def _run_large(big: _Large, a: np.ndarray, b: np.ndarray, out: np.ndarray | None
         return None
     if not _loops_take(big.kernel, (a, b)):
         return None
-    zeros = compiled.run(big.loops, a, b, dest)
+    zeros = compiled.run(big.loops, a, b, dest, big.quiet)
     return dest if zeros == 0 else None  # zeros: ruled out by _loops_take (the checked path raises)
 
 
@@ -426,10 +428,15 @@ def _compiled(name: str, kernel: Kernel, ops: Sequence[np.ndarray], dest: np.nda
     """
     if dest.nbytes < compiled.MIN_BYTES or not _loops_take(name, ops):
         return False
-    zeros = compiled.fold(name, ops, dest)
+    zeros = compiled.fold(name, ops, dest, _quiet(kernel))
     # zeros: ruled out by _loops_take (the loops count them all the same); the NumPy path would compute
     # the call again and raise its own error
     return zeros == 0
+
+
+def _quiet(kernel: Kernel) -> compiled.Quiet:
+    """The floating-point errors ``kernel``'s NumPy path leaves unreported (``np.errstate`` arguments)."""
+    return getattr(kernel, "quiet_errors", None)
 
 
 def _loops_take(name: str, ops: Sequence[np.ndarray]) -> bool:

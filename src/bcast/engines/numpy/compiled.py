@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from types import ModuleType
@@ -44,6 +44,7 @@ __all__ = [
     "STREAM_BYTES",
     "THREAD_BYTES",
     "Prepared",
+    "Quiet",
     "binary",
     "can_copy",
     "copy",
@@ -289,6 +290,10 @@ def binary(kernel: str, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int |
 FOLD_BYTES = 1 << 19
 
 
+#: ``np.errstate`` arguments under which a call's floating-point errors are reported (None: as they are)
+Quiet = Mapping[str, str] | None
+
+
 class Prepared(NamedTuple):
     """A binary call's loop and layout (see :func:`prepare`), for arrays of its shapes, strides and dtypes."""
 
@@ -323,11 +328,12 @@ def prepare(kernel: str, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> Prep
     return Prepared(op, dt, want == a.dtype, shape, strides, dest.size, dest.nbytes, heavy)
 
 
-def run(p: Prepared, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int | None:
+def run(p: Prepared, a: np.ndarray, b: np.ndarray, dest: np.ndarray, quiet: Quiet = None) -> int | None:
     """``dest = kernel(a, b)`` as :func:`prepare` laid it out: ``None`` where the compiled loops are off
     (the caller computes), else the integer zero divisors met (see :func:`binary`).
 
     The arrays have the shapes, strides and dtypes ``p`` was prepared for, and are aligned.
+    Floating-point errors are reported as NumPy's ufunc reports them, under ``np.errstate(**quiet)``.
     """
     mod = module()
     if mod is None:
@@ -338,24 +344,25 @@ def run(p: Prepared, a: np.ndarray, b: np.ndarray, dest: np.ndarray) -> int | No
     x, y = _raw(a, p.dtype), _raw(b, p.dtype)
     zeros, errors = mod.binary(p.op, p.dtype, o, x, y, p.shape, p.strides, 0, p.size, stream, threads)
     if errors:
-        _report(OPS[p.op], errors)
+        _report(OPS[p.op], errors, quiet)
     return int(zeros)
 
 
-def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray) -> int | None:
+def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray, quiet: Quiet = None) -> int | None:
     """``dest = kernel(...kernel(kernel(op0, op1), op2)..., opN)`` by the compiled loops (see :func:`binary`).
 
     Cache-blocked: each piece of the output is computed through every step before the
     next piece starts, so a partial result is read back from cache, not from memory. Only
     the last step streams its piece past the cache (for outputs of :data:`STREAM_BYTES`).
     ``None`` where the loops do not cover every step; else the integer zero divisors met.
+    Floating-point errors are reported as :func:`run` reports them.
     """
     if len(operands) < 2:
         return None
     a = operands[0]
     first = prepare(kernel, a, operands[1], dest)
     if first is None or len(operands) == 2:
-        return None if first is None else run(first, a, operands[1], dest)
+        return None if first is None else run(first, a, operands[1], dest, quiet)
     if not first.same_out or any(x.dtype != a.dtype for x in operands) or not _usable(operands[2:]):
         return None
     mod = module()
@@ -377,36 +384,34 @@ def fold(kernel: str, operands: Sequence[np.ndarray], dest: np.ndarray) -> int |
             z, e = mod.binary(op, dt, o, x, y, shape, strides, lo, hi, stream if k == last else 0, threads)
             zeros, errors = zeros + z, errors | e
     if errors:
-        _report(kernel, errors)
+        _report(kernel, errors, quiet)
     return int(zeros)
 
 
-#: For each op whose NumPy path reports floating-point errors, a one-element call of its ufunc that
-#: raises exactly one of them: divide by zero (1), overflow (2), underflow (4), invalid (8). NumPy
-#: reports them under the caller's ``np.errstate`` (warn, raise, call, print, log or ignore) and words
-#: them as it would its own loop's. add and subtract never underflow (a tiny exact result is
-#: representable); division reports no zero divisor and no invalid value (ONNX's Div gives IEEE's
-#: infinities and NaNs quietly, see ``bcast.ops.arithmetic``), and Pow nothing; neither NumPy's
-#: comparisons nor max/min report errors.
+#: For each op with floating-point loops, a one-element call of its NumPy ufunc that raises exactly one
+#: error: divide by zero (1), overflow (2), underflow (4), invalid (8). NumPy reports them under the
+#: caller's ``np.errstate`` (warn, raise, call, print, log or ignore) and words them as it would its own
+#: loop's. add and subtract never underflow (a tiny exact result is representable); NumPy's comparisons
+#: and max/min report no errors.
 _RAISERS: dict[str, tuple[np.ufunc, dict[int, tuple[float, float]]]] = {
     "add": (np.add, {2: (1.7e308, 1.7e308), 8: (np.inf, -np.inf)}),
     "subtract": (np.subtract, {2: (1.7e308, -1.7e308), 8: (np.inf, np.inf)}),
     "multiply": (np.multiply, {2: (1e300, 1e300), 4: (1e-300, 1e-300), 8: (0.0, np.inf)}),
-    "divide": (np.divide, {2: (1e300, 1e-300), 4: (1e-300, 1e300)}),
+    "divide": (np.divide, {1: (1.0, 0.0), 2: (1e300, 1e-300), 4: (1e-300, 1e300), 8: (0.0, 0.0)}),
+    "pow": (np.power, {1: (0.0, -1.0), 2: (10.0, 400.0), 4: (10.0, -400.0), 8: (-1.0, 0.5)}),
 }
 
 
-def _report(kernel: str, errors: int) -> None:
+def _report(kernel: str, errors: int, quiet: Quiet) -> None:
     """Report the floating-point ``errors`` the loops of ``kernel`` raised as NumPy's ufunc would, in its
-    order (divide by zero, overflow, underflow, invalid): the results are the same either way, and so
-    are the warnings (or the ``FloatingPointError``, under ``np.errstate(...="raise")``)."""
-    if kernel not in _RAISERS:
-        return
+    order (divide by zero, overflow, underflow, invalid), under ``np.errstate(**quiet)``: the errors an
+    operator's NumPy path leaves unreported are left so here too."""
     ufunc, raisers = _RAISERS[kernel]
-    for bit in (1, 2, 4, 8):
-        if errors & bit and bit in raisers:
-            x, y = raisers[bit]
-            ufunc(np.array([x]), np.array([y]))
+    with np.errstate(**(quiet or {})):  # type: ignore[arg-type]
+        for bit in (1, 2, 4, 8):
+            if errors & bit and bit in raisers:
+                x, y = raisers[bit]
+                ufunc(np.array([x]), np.array([y]))
 
 
 def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray, dest: np.ndarray) -> bool:

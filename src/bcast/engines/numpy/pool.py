@@ -125,14 +125,13 @@ def empty(shape: tuple[int, ...], dtype: np.dtype[Any], check: Callable[[], None
     n = dtype.itemsize
     for d in shape:
         n *= d
-    if n < MIN_BYTES or dtype.kind not in "biufc" or limit() == 0:
-        if check is not None:
-            check()
+    pooled = n >= MIN_BYTES and dtype.kind in "biufc" and limit() > 0
+    got = _take(n) if pooled else None
+    if got is None and check is not None:
+        check()
+    if not pooled:
         return np.empty(shape, dtype=dtype)
-    got = _take(n)
     if got is None:
-        if check is not None:
-            check()
         raw = np.empty(n + PAGE, dtype=np.uint8)
         # page-aligned: whole-vector stores never straddle a cache line, and an input at malloc's usual
         # offset (16 bytes into a page) sits just past the output, not just before it (see PAGE)
