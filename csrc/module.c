@@ -40,6 +40,7 @@ typedef struct {
     Py_ssize_t shape[MAXDIMS], strides[MAXOPS][MAXDIMS], idx[MAXDIMS];
     Py_ssize_t col, left; /* where in the current row, elements still to do */
     char *ptr[MAXOPS], *base[MAXOPS];
+    char *first[MAXOPS], *last[MAXOPS]; /* the lowest and one past the highest byte the layout reaches */
     Py_ssize_t item[MAXOPS];
 } iter;
 
@@ -122,6 +123,8 @@ static int iter_open(iter *it, PyObject *const *objs, int n, PyObject *shape, Py
             release(it);
             return -1;
         }
+        it->first[i] = it->base[i] + want_lo;
+        it->last[i] = it->base[i] + want_hi + it->item[i];
     }
     return 0;
 }
@@ -383,7 +386,7 @@ static void binary_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
 /* what binary, where and copy are called with; the last four arguments are always lo, hi, stream, threads */
 #define BINARY_USAGE "binary(op, dtype, out, a, b, shape, strides, lo, hi, stream, threads) -> (zeros, fp_errors)"
 #define WHERE_USAGE "where(out, cond, x, y, shape, strides, lo, hi, stream, threads)"
-#define COPY_USAGE "copy(out, a, shape, strides, lo, hi, stream, threads)"
+#define COPY_USAGE "copy(out, a, shape, strides, lo, hi, stream, threads) -> done"
 
 /* A call's count and its last four arguments; a TypeError naming its usage where they are not
  * want arguments, or one of those four is not an int. */
@@ -558,7 +561,19 @@ static void copy_piece(void *c_, Py_ssize_t lo, Py_ssize_t hi) {
     if (c->nt) table.fence();
 }
 
-/* COPY_USAGE: a broadcast copy */
+/* Whether array i's layout reaches bytes that array j's does (by their extents, as NumPy's may_share_memory). */
+static int overlap(const iter *it, int i, int j) { return it->first[i] < it->last[j] && it->first[j] < it->last[i]; }
+
+/* Whether every element array i's layout reaches lies on a multiple of its item size (as NumPy's aligned flag). */
+static int aligned(const iter *it, int i) {
+    Py_ssize_t m = it->item[i];
+    if ((uintptr_t)it->base[i] % (uintptr_t)m) return 0;
+    for (int k = 0; k < it->nd; k++)
+        if (it->strides[i][k] % m) return 0;
+    return 1;
+}
+
+/* COPY_USAGE: a broadcast copy; False, with nothing written, where the arrays overlap or one is not aligned */
 static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     Py_ssize_t lo, hi, nt, threads;
@@ -572,11 +587,15 @@ static PyObject *py_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         PyErr_SetString(PyExc_ValueError, "_kernels.copy: item sizes 1, 2, 4 or 8, the same");
         return NULL;
     }
+    if (overlap(&c->it, 0, 1) || !aligned(&c->it, 0) || !aligned(&c->it, 1)) {
+        ctx_close(c);
+        Py_RETURN_FALSE;
+    }
     c->fn = table.copy[k];
     c->item = item, c->so = INNER_S(&c->it, 0), c->sa = INNER_S(&c->it, 1), c->nt = (int)nt;
     ctx_run(copy_piece, c, lo, hi, threads);
     ctx_close(c);
-    Py_RETURN_NONE;
+    Py_RETURN_TRUE;
 }
 
 /* sum(dtype, acc, g, lo, hi, add): acc[k] (+)= sum over p in lo..hi and r of g[p, k, r]; g is 3-d, acc 1-d */

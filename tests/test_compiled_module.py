@@ -316,3 +316,29 @@ def test_binary_returns_the_floating_point_errors_its_threads_raised(threads: in
     i32 = compiled.DTYPES.index("int32")
     io = np.empty(n, np.int32)
     assert mod.binary(div, i32, io, np.ones(n, np.int32), np.zeros(n, np.int32), *good, 0, n, 0, threads) == (n, 0)
+
+
+@needs_kernels
+@pytest.mark.parametrize("threads", [1, 2])
+def test_copy_declines_overlapping_or_unaligned_arrays_writing_nothing(threads: int) -> None:
+    mod = compiled.module()
+    n = 1 << 16
+    buf = np.arange(3 * n, dtype=np.float32)
+    before = buf.copy()
+    one = ((4,), (4,))
+    for lo, hi in ((0, n // 2), (n // 2, 0), (0, 1), (1, 0), (10, 10 + n - 1)):  # sources that overlap the output
+        assert mod.copy(buf[lo : lo + n], buf[hi : hi + n], (n,), one, 0, n, 0, threads) is False
+    assert buf.tobytes() == before.tobytes()
+    raw = np.zeros(4 * n + 4, np.uint8)
+    odd = np.frombuffer(raw.data, np.uint32, n, offset=1)  # off its 4-byte alignment
+    ok = np.zeros(n, np.uint32)
+    assert mod.copy(odd, ok + 7, (n,), one, 0, n, 0, threads) is False
+    assert mod.copy(ok, odd, (n,), one, 0, n, 0, threads) is False
+    assert not raw.any() and not ok.any()
+    wide = np.zeros(2 * n, np.uint8)  # strides that are not a multiple of the item size
+    assert mod.copy(ok[: n // 2], wide.view(np.uint32)[:1], (n // 2,), ((4,), (0,)), 0, n // 2, 0, threads)
+    assert mod.copy(np.zeros(8, np.uint16), wide.view(np.uint16), (4,), ((4,), (3,)), 0, 4, 0, threads) is False
+    # apart, and aligned: copied (the bytes right after the output untouched)
+    assert mod.copy(buf[:n], buf[n : 2 * n], (n,), one, 0, n, 0, threads) is True
+    assert buf[:n].tobytes() == before[n : 2 * n].tobytes()
+    assert buf[n:].tobytes() == before[n:].tobytes()

@@ -59,7 +59,7 @@ Realign = Callable[[Shape, Shape], "Alignment"]
 class StaticFacts:
     """What executing a static alignment needs, as Python ints, worked out once per alignment."""
 
-    __slots__ = ("_strides", "aligned", "data", "elem_strides", "output", "span")
+    __slots__ = ("_strides", "aligned", "data", "elem_strides", "memo", "output", "span")
 
     def __init__(self, data: tuple[int, ...], output: tuple[int, ...], mapping: tuple[int | None, ...]) -> None:
         self.data = data
@@ -81,6 +81,9 @@ class StaticFacts:
             step *= aligned[k]
         self.elem_strides = tuple(elem)
         self._strides: dict[int, tuple[int, ...]] = {}
+        #: what an engine derives from these facts and the arrays it meets, kept by that engine
+        #: (a compiled loop's layout for data of given strides and dtype): bounded by the engine
+        self.memo: dict[Any, Any] = {}
 
     def byte_strides(self, itemsize: int) -> tuple[int, ...]:
         """:attr:`elem_strides` in bytes, for elements of ``itemsize`` bytes."""

@@ -16,6 +16,7 @@ from ...dims import Shape
 from ...errors import BroadcastError, as_given, brief
 from ..common import accumulator, require_cotangent, specialized
 from ..memory import NUMPY_MAX_DIMS, call_text, check_allocation, check_array_rank, physical_memory, span_bytes
+from . import compiled
 from .kernels import SERIAL_BYTES, fill_broadcast, internal_overlap, overlaps, reduce_sum
 from .pool import empty as pooled_empty
 
@@ -98,24 +99,15 @@ def view(plan: Alignment, x: npt.ArrayLike) -> np.ndarray:
 
 def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
     arr = x if type(x) is np.ndarray else as_array(x)
-    st = _static(plan)
-    if st is not None and arr.shape == st.data:  # the hot path: a static plan, no re-planning
-        if out is None:
-            if st.span * arr.dtype.itemsize < SERIAL_BYTES:  # far below any memory limit, and not pooled
-                dest = np.empty(st.output, arr.dtype)
-            else:
-                dt, mode, given = arr.dtype, plan.mode, plan.given
-                dest = pooled_empty(st.output, dt, lambda: check_allocation(st.output, dt, mode=mode, given=given))
-        elif out_as_is(out, st.output, arr.dtype) and not np.may_share_memory(out, arr):
-            dest = out  # what _check_out would find: nothing to refuse, nothing to copy first (its checks cost us)
-        else:
-            arr = _check_out(out, st.output, arr, plan)
-            dest = out
-        if dest.nbytes < SERIAL_BYTES:
-            np.copyto(dest, arr.reshape(st.aligned), casting="equiv")  # copyto broadcasts: no view to build
-        else:
-            fill_broadcast(dest, np.broadcast_to(arr.reshape(st.aligned), st.output))
-        return dest
+    st = plan.static
+    if st is not None and arr.shape == st.data and len(st.output) <= NUMPY_MAX_DIMS:  # the hot path: no re-planning
+        known = st.memo.get(arr.strides)
+        if known is not None and known[0] is arr.dtype:  # a small copy the compiled loop has laid out before
+            dt = known[0]
+            dest = np.empty(st.output, dt) if out is None else out if out_as_is(out, st.output, dt) else None
+            if dest is not None and compiled.run_copy(known[1], dest, arr):
+                return dest  # the loop declines an out that overlaps arr, writing nothing: then the checks decide
+        return _materialize_static(plan, st, arr, out)
     p, shape = specialized(plan, arr.shape, "materialize")
     check_array_rank(shape, mode=p.mode, given=p.given)
     if out is None:
@@ -126,6 +118,46 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
         result = out
     fill_broadcast(result, np.broadcast_to(_aligned(p, arr), shape))
     return result
+
+
+#: the copy layouts one alignment remembers, one per strides of the data it meets
+_MEMO_LIMIT = 64
+
+
+def _materialize_static(plan: Alignment, st: StaticFacts, arr: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """:func:`materialize` for data of the static alignment's shape.
+
+    A copy under :data:`SERIAL_BYTES` into a C-contiguous array that the compiled loop takes has
+    its layout remembered in ``st.memo``, by the data's strides, with its dtype: the next such
+    call goes straight to the loop. On a few hundred kilobytes the layout and the checks cost
+    as much as the copy, which the loop does faster than NumPy's ``copyto`` (see
+    docs/bench/notes.md).
+    """
+    small = st.span * arr.dtype.itemsize < SERIAL_BYTES
+    if out is None:
+        plain = True
+        if small:  # far below any memory limit, and not pooled
+            dest = np.empty(st.output, arr.dtype)
+        else:
+            dt, mode, given = arr.dtype, plan.mode, plan.given
+            dest = pooled_empty(st.output, dt, lambda: check_allocation(st.output, dt, mode=mode, given=given))
+    else:
+        dest = out
+        plain = out_as_is(out, st.output, arr.dtype)  # what _check_out takes as it is, unless it overlaps arr
+    known = st.memo.get(arr.strides)
+    if plain and small and (known is None or known[0] is not arr.dtype):  # else: the loop has declined it
+        layout = compiled.prepare_copy(dest, np.broadcast_to(arr.reshape(st.aligned), st.output))
+        if layout is not None and (known is not None or len(st.memo) < _MEMO_LIMIT):
+            st.memo[arr.strides] = (arr.dtype, layout)
+        if layout is not None and compiled.run_copy(layout, dest, arr):
+            return dest  # the loop declines an out that overlaps arr, writing nothing
+    if out is not None and (not plain or np.may_share_memory(out, arr)):
+        arr = _check_out(out, st.output, arr, plan)  # its checks cost us: only where they may find something
+    if small:
+        np.copyto(dest, arr.reshape(st.aligned), casting="equiv")  # copyto broadcasts: no view to build
+    else:
+        fill_broadcast(dest, np.broadcast_to(arr.reshape(st.aligned), st.output))
+    return dest
 
 
 def out_as_is(out: object, shape: tuple[int, ...], dtype: np.dtype[Any]) -> bool:
@@ -139,9 +171,12 @@ def out_as_is(out: object, shape: tuple[int, ...], dtype: np.dtype[Any]) -> bool
         type(out) is np.ndarray
         and out.dtype is dtype
         and out.shape == shape
-        and out.flags.writeable
-        and out.flags.c_contiguous
+        and out.flags.num & _WRITEABLE_C == _WRITEABLE_C  # one flags object, not two
     )
+
+
+#: NumPy's flag bits NPY_ARRAY_WRITEABLE and NPY_ARRAY_C_CONTIGUOUS
+_WRITEABLE_C = 0x400 | 0x1
 
 
 def check_out(

@@ -441,31 +441,78 @@ def where(cond: np.ndarray, x: np.ndarray, y: np.ndarray, dest: np.ndarray) -> b
 
 
 def can_copy(dest: np.ndarray, src: np.ndarray) -> bool:
-    """Whether :func:`copy` would copy ``src`` into ``dest`` (else it declines, and the caller copies)."""
+    """Whether :func:`copy` would copy ``src`` into ``dest`` (else it declines, and the caller copies),
+    as far as their dtypes, sizes and alignment say (it also declines arrays that overlap)."""
+    return _copyable(dest, src) and _usable((src, dest))
+
+
+def _copyable(dest: np.ndarray, src: np.ndarray) -> bool:
     return (
         enabled()
         and dest.nbytes >= MIN_BYTES
         and dest.dtype.itemsize in (1, 2, 4, 8)
         and src.dtype == dest.dtype
         and not dest.dtype.hasobject
-        and _usable((src, dest))
     )
+
+
+class CopyLayout(NamedTuple):
+    """A broadcast copy's coalesced layout (see :func:`prepare_copy`), for arrays of its shapes, strides and dtype."""
+
+    shape: tuple[int, ...]
+    strides: tuple[tuple[int, ...], ...]
+    size: int
+    nbytes: int
+    #: whether the output is streamed past the cache (see :data:`STREAM_BYTES`)
+    stream: bool
+    #: the unsigned dtype both arrays are passed as, or ``None`` where they export a buffer as they are
+    bits: np.dtype[Any] | None
+
+
+#: dtype kinds whose arrays export a buffer of their own item size (datetimes and bfloat16 do not)
+_EXPORTS = "biuf"
+
+
+def prepare_copy(dest: np.ndarray, src: np.ndarray) -> CopyLayout | None:
+    """What :func:`run_copy` needs for ``dest[...] = src``; ``None`` where :func:`copy` would decline.
+
+    ``src`` may be a broadcast view of some data (``broadcast_to(data.reshape(...))``): the
+    layout serves ``data`` itself, and every later call with arrays of the same shapes,
+    strides and dtype, whatever their memory (all aligned, see :func:`run_copy`).
+    """
+    if not _copyable(dest, src):  # alignment is the loop's to check, call by call
+        return None
+    item = dest.dtype.itemsize
+    shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (src.shape, src.strides)))
+    plain = dest.dtype.kind in _EXPORTS and dest.dtype.isnative and _dtype_code(dest.dtype) != _BF16
+    bits = None if plain else _UINT[item]
+    return CopyLayout(shape, strides, dest.size, dest.nbytes, dest.nbytes >= STREAM_BYTES, bits)
+
+
+def run_copy(p: CopyLayout, dest: np.ndarray, data: np.ndarray) -> bool:
+    """``dest[...] = data`` broadcast as :func:`prepare_copy` laid it out, for arrays of the layout's
+    shapes, strides and dtype; ``False``, with nothing written, where the compiled loops are off or
+    decline: the arrays overlap (by their extents, as ``np.may_share_memory``) or one is not aligned.
+    The caller copies then.
+    """
+    mod = _module
+    if not _on[0] or mod is None:
+        return False
+    if p.bits is not None:
+        dest, data = dest.view(p.bits), data.view(p.bits)
+    threads = 1 if p.nbytes < THREAD_BYTES else _threads(p.nbytes)
+    done: bool = mod.copy(dest, data, p.shape, p.strides, 0, p.size, p.stream, threads)
+    return done
 
 
 def copy(dest: np.ndarray, src: np.ndarray) -> bool:
     """``dest[...] = src`` (``src`` broadcast to ``dest.shape``, one dtype) by the compiled loops.
 
-    ``False`` where they do not cover it (the caller copies). ``dest`` must not overlap ``src``.
+    ``False``, with nothing written, where they do not cover it or ``dest`` overlaps ``src`` (the
+    caller copies).
     """
-    mod = module()
-    if mod is None or not can_copy(dest, src):
-        return False
-    item = dest.dtype.itemsize
-    shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (src.shape, src.strides)))
-    o, s = dest.view(_UINT[item]), src.view(_UINT[item])
-    stream = int(dest.nbytes >= STREAM_BYTES)
-    mod.copy(o, s, shape, strides, 0, dest.size, stream, _team(dest.nbytes))
-    return True
+    p = prepare_copy(dest, src)
+    return p is not None and run_copy(p, dest, src)
 
 
 #: the accumulator the sum loops use for each dtype (bcast.engines.common.accumulator's choice)

@@ -212,16 +212,18 @@ def fill_broadcast(dest: np.ndarray, src: np.ndarray) -> None:
         # of long contiguous runs, streamed past the cache, once NumPy's units have written it
         at_once = compiled.can_copy(rest, from_first)
 
+        def spread(u: Index) -> None:
+            for i in range(1, d.shape[0]):
+                np.copyto(d[i][u], first_d[u], casting="no")
+
         def replicate(u: Index) -> None:
-            block = first_d[u]
-            np.copyto(block, first_s[u], casting="equiv")
+            np.copyto(first_d[u], first_s[u], casting="equiv")
             if not at_once:
-                for i in range(1, d.shape[0]):
-                    np.copyto(d[i][u], block, casting="no")
+                spread(u)
 
         run_units(replicate, units(first_d.shape, unit))
-        if at_once:
-            compiled.copy(rest, from_first)
+        if at_once and not compiled.copy(rest, from_first):  # declined: the slabs' extents interleave
+            run_units(spread, units(first_d.shape, unit))
         return
 
     def copy(u: Index) -> None:
