@@ -99,15 +99,15 @@ def view(plan: Alignment, x: npt.ArrayLike) -> np.ndarray:
 
 def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None) -> np.ndarray:
     arr = x if type(x) is np.ndarray else as_array(x)
-    st = plan.static
-    if st is not None and arr.shape == st.data and len(st.output) <= NUMPY_MAX_DIMS:  # the hot path: no re-planning
+    st = _static(plan)
+    if st is not None and arr.shape == st.data:  # the hot path: a static plan, no re-planning
         known = st.memo.get(arr.strides)
         if known is not None and known[0] is arr.dtype:  # a small copy the compiled loop has laid out before
             dt = known[0]
             dest = np.empty(st.output, dt) if out is None else out if out_as_is(out, st.output, dt) else None
             if dest is not None and compiled.run_copy(known[1], dest, arr):
                 return dest  # the loop declines an out that overlaps arr, writing nothing: then the checks decide
-        return _materialize_static(plan, st, arr, out)
+        return _materialize_static(plan, st, arr, out, known)
     p, shape = specialized(plan, arr.shape, "materialize")
     check_array_rank(shape, mode=p.mode, given=p.given)
     if out is None:
@@ -124,8 +124,10 @@ def materialize(plan: Alignment, x: npt.ArrayLike, out: np.ndarray | None = None
 _MEMO_LIMIT = 64
 
 
-def _materialize_static(plan: Alignment, st: StaticFacts, arr: np.ndarray, out: np.ndarray | None) -> np.ndarray:
-    """:func:`materialize` for data of the static alignment's shape.
+def _materialize_static(
+    plan: Alignment, st: StaticFacts, arr: np.ndarray, out: np.ndarray | None, known: tuple[Any, Any] | None
+) -> np.ndarray:
+    """:func:`materialize` for data of the static alignment's shape (``known``: ``st.memo``'s entry for its strides).
 
     A copy under :data:`SERIAL_BYTES` into a C-contiguous array that the compiled loop takes has
     its layout remembered in ``st.memo``, by the data's strides, with its dtype: the next such
@@ -144,7 +146,6 @@ def _materialize_static(plan: Alignment, st: StaticFacts, arr: np.ndarray, out: 
     else:
         dest = out
         plain = out_as_is(out, st.output, arr.dtype)  # what _check_out takes as it is, unless it overlaps arr
-    known = st.memo.get(arr.strides)
     if plain and small and (known is None or known[0] is not arr.dtype):  # else: the loop has declined it
         layout = compiled.prepare_copy(dest, np.broadcast_to(arr.reshape(st.aligned), st.output))
         if layout is not None and (known is not None or len(st.memo) < _MEMO_LIMIT):

@@ -463,13 +463,11 @@ class CopyLayout(NamedTuple):
     strides: tuple[tuple[int, ...], ...]
     size: int
     nbytes: int
-    #: whether the output is streamed past the cache (see :data:`STREAM_BYTES`)
-    stream: bool
     #: the unsigned dtype both arrays are passed as, or ``None`` where they export a buffer as they are
     bits: np.dtype[Any] | None
 
 
-#: dtype kinds whose arrays export a buffer of their own item size (datetimes and bfloat16 do not)
+#: dtype kinds whose arrays export a buffer of their own item size (datetimes and bfloat16, kind V, do not)
 _EXPORTS = "biuf"
 
 
@@ -484,9 +482,8 @@ def prepare_copy(dest: np.ndarray, src: np.ndarray) -> CopyLayout | None:
         return None
     item = dest.dtype.itemsize
     shape, strides = _layout(dest.shape, ((dest.shape, dest.strides), (src.shape, src.strides)))
-    plain = dest.dtype.kind in _EXPORTS and dest.dtype.isnative and _dtype_code(dest.dtype) != _BF16
-    bits = None if plain else _UINT[item]
-    return CopyLayout(shape, strides, dest.size, dest.nbytes, dest.nbytes >= STREAM_BYTES, bits)
+    plain = dest.dtype.kind in _EXPORTS and dest.dtype.isnative
+    return CopyLayout(shape, strides, dest.size, dest.nbytes, None if plain else _UINT[item])
 
 
 def run_copy(p: CopyLayout, dest: np.ndarray, data: np.ndarray) -> bool:
@@ -495,13 +492,13 @@ def run_copy(p: CopyLayout, dest: np.ndarray, data: np.ndarray) -> bool:
     decline: the arrays overlap (by their extents, as ``np.may_share_memory``) or one is not aligned.
     The caller copies then.
     """
-    mod = _module
-    if not _on[0] or mod is None:
+    mod = module()
+    if mod is None:
         return False
     if p.bits is not None:
         dest, data = dest.view(p.bits), data.view(p.bits)
-    threads = 1 if p.nbytes < THREAD_BYTES else _threads(p.nbytes)
-    done: bool = mod.copy(dest, data, p.shape, p.strides, 0, p.size, p.stream, threads)
+    stream = int(p.nbytes >= STREAM_BYTES)
+    done: bool = mod.copy(dest, data, p.shape, p.strides, 0, p.size, stream, _team(p.nbytes))
     return done
 
 
