@@ -313,7 +313,111 @@ static inline hvec hv_splat(const char *p) {
 
 FLOAT_OPS(HALF_LOOP, f16, f16, float, ID, ID, POWF32, HMAX, HMIN)
 #endif
-FLOAT_OPS(FLOAT_LOOP, bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
+/* bfloat16 in whole vectors, without a widening or narrowing instruction: a vector of 32-bit
+ * lanes holds two bfloat16 each, the even element in the low half; shifted up (even) or masked
+ * (odd) each half is already a float32. An elementwise op computes the even and the odd elements
+ * apart, and bf_store's rounding leaves each result in its lane's upper half, where the odd one
+ * stays and the even one moves down. Per element the same float32 operation and the same rounding
+ * as bf_load / bf_store, so the same bits; on 64 KB in cache, one thread, mul takes 5.4 us where
+ * the element loop (which GCC vectorises with widening and narrowing moves) takes 11.4 us, and
+ * float16's 5.3 us. */
+#if defined(__AVX512F__)
+#define BV 64
+#elif defined(__AVX2__)
+#define BV 32
+#else
+#define BV 16
+#endif
+#define BN (BV / 2) /* bfloat16 elements per vector */
+typedef uint32_t bvu __attribute__((vector_size(BV)));
+typedef int32_t bvi __attribute__((vector_size(BV)));
+typedef float bvf __attribute__((vector_size(BV)));
+
+static inline bvu bv_load(const uint16_t *p) {
+    bvu v;
+    memcpy(&v, p, BV);
+    return v;
+}
+/* bf_store's rounding of every lane, the result in the lane's upper 16 bits: to nearest even, a NaN
+ * to the quiet NaN of its sign */
+static inline bvu bv_round(bvf f) {
+    const bvu u = (bvu)f;
+    const bvu rounded = u + 0x7fffu + ((u >> 16) & 1u);
+    const bvu nan = (bvu)((bvi)(u & 0x7fffffffu) > 0x7f800000);
+    const bvu quiet = (u & 0x80000000u) | 0x7fc00000u;
+    return (rounded & ~nan) | (quiet & nan);
+}
+/* the same for lanes that hold no NaN: the select above costs as much as the rest of the pass, and
+ * one comparison of both halves tells when it is needed */
+static inline bvu bv_round_number(bvf f) {
+    const bvu u = (bvu)f;
+    return u + 0x7fffu + ((u >> 16) & 1u);
+}
+static inline int bv_any_nan(bvf a, bvf b) {
+#if defined(__AVX512F__)
+    return _mm512_cmp_ps_mask((__m512)a, (__m512)b, _CMP_UNORD_Q) != 0;
+#elif defined(__AVX__)
+    return _mm256_movemask_ps(_mm256_cmp_ps((__m256)a, (__m256)b, _CMP_UNORD_Q)) != 0;
+#elif defined(__SSE2__)
+    return _mm_movemask_ps(_mm_cmpunord_ps((__m128)a, (__m128)b)) != 0;
+#else
+    (void)a, (void)b;
+    return 1;
+#endif
+}
+/* every lane of value bf_load(h) (adding it to a zero vector would turn -0 into +0) */
+static inline bvf bv_splat(uint16_t h) {
+    bvf v;
+    for (int j = 0; j < BV / 4; j++) v[j] = bf_load(h);
+    return v;
+}
+#define BV_EVEN(v) ((bvf)((v) << 16))
+#define BV_ODD(v) ((bvf)((v) & 0xffff0000u))
+/* one pass over n elements of bfloat16 operands of strides 2 or 0 (not both 0) */
+#define BF_PASS(EXPR, SA, SB)                                                                     \
+    for (; i + BN <= n; i += BN) {                                                                \
+        const bvu va = SA ? bv_load(a + i) : (bvu){0}, vb = SB ? bv_load(b + i) : (bvu){0};       \
+        bvf x = SA ? BV_EVEN(va) : xs, y = SB ? BV_EVEN(vb) : ys;                                 \
+        const bvf even = EXPR;                                                                    \
+        x = SA ? BV_ODD(va) : xs, y = SB ? BV_ODD(vb) : ys;                                       \
+        const bvf odd = EXPR;                                                                     \
+        bvu packed;                                                                               \
+        if (__builtin_expect(bv_any_nan(even, odd), 0))                                           \
+            packed = (bv_round(odd) & 0xffff0000u) | (bv_round(even) >> 16);                      \
+        else                                                                                      \
+            packed = (bv_round_number(odd) & 0xffff0000u) | (bv_round_number(even) >> 16);        \
+        memcpy(o + i, &packed, BV);                                                               \
+    }                                                                                             \
+    for (; i < n; i++) {                                                                          \
+        const float x = bf_load(a[SA ? i : 0]), y = bf_load(b[SB ? i : 0]);                       \
+        o[i] = bf_store(EXPR);                                                                    \
+    }
+
+/* one bfloat16 loop: contiguous or repeated operands of the ops that compute on vectors (V = 1)
+ * take the vector pass, the rest BINARY's loops */
+#define BF_LOOP(NAME, T, OT, CT, LOAD, STORE, EXPR, V)                                             \
+    BINARY(NAME##_elements, T, OT, CT, LOAD, STORE, EXPR)                                          \
+    static bc_int NAME(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) { \
+        if (!(V && (sa == 2 || sa == 0) && (sb == 2 || sb == 0) && (sa | sb)))                    \
+            return NAME##_elements(o_, a_, b_, n, sa, sb);                                        \
+        uint16_t *o = (uint16_t *)o_;                                                             \
+        const uint16_t *a = (const uint16_t *)a_, *b = (const uint16_t *)b_;                      \
+        const bvf xs = bv_splat(*a), ys = bv_splat(*b);                                           \
+        bc_int i = 0;                                                                             \
+        if (sa && sb) {                                                                           \
+            BF_PASS(BV_##V(EXPR), 1, 1)                                                           \
+        } else if (sa) {                                                                          \
+            BF_PASS(BV_##V(EXPR), 1, 0)                                                           \
+        } else {                                                                                  \
+            BF_PASS(BV_##V(EXPR), 0, 1)                                                           \
+        }                                                                                         \
+        return 0;                                                                                 \
+    }
+/* EXPR on vectors where it computes on them (V = 1); a placeholder never run otherwise */
+#define BV_1(EXPR) (EXPR)
+#define BV_0(EXPR) (x)
+
+FLOAT_OPS(BF_LOOP, bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
 INT_OPS(i32, int32_t)
 INT_OPS(i64, int64_t)
 

@@ -69,6 +69,14 @@ def test_status_names_the_instruction_set() -> None:
     assert compiled.status() == f"kernels: compiled C ({compiled.ISA}), threaded"
 
 
+def _skip_unless_the_cpu_runs(isa: str) -> None:
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if isa == "avx512" and "avx512bw" not in flags:
+        pytest.skip("this CPU has no AVX-512")
+    if isa == "avx2" and " avx2" not in flags:
+        pytest.skip("this CPU has no AVX2")
+
+
 _EVERY_TABLE = """
     import hashlib, numpy as np, ml_dtypes, bcast, bcast.ops as ops
     from bcast.engines.numpy import compiled, threads
@@ -99,11 +107,7 @@ _EVERY_TABLE = """
 @pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512"])
 def test_every_instruction_sets_table_gives_the_numpy_paths_results(isa: str) -> None:
     pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    if isa == "avx512" and "avx512bw" not in flags:
-        pytest.skip("this CPU has no AVX-512")
-    if isa == "avx2" and " avx2" not in flags:
-        pytest.skip("this CPU has no AVX2")
+    _skip_unless_the_cpu_runs(isa)
     got = _run(_EVERY_TABLE, {"BCAST_ISA": isa})
     assert got.returncode == 0, got.stderr
     chosen, digest, wrong = got.stdout.split()
@@ -111,6 +115,56 @@ def test_every_instruction_sets_table_gives_the_numpy_paths_results(isa: str) ->
     assert wrong == "-"  # every op, dtype and pattern: the NumPy path's bytes exactly
     baseline = _run(_EVERY_TABLE, {"BCAST_ISA": "baseline"}).stdout.split()
     assert digest == baseline[1]  # and every table computes the same bytes
+
+
+_EVERY_BFLOAT16 = """
+    import numpy as np, ml_dtypes
+    from bcast.engines.numpy import compiled
+    bf = ml_dtypes.bfloat16
+    every = np.arange(1 << 16, dtype=np.uint16)  # every bfloat16, NaNs, infinities and subnormals included
+    shuffled = np.random.default_rng(3).permutation(every)
+    # +-0, the smallest subnormals, a subnormal and the largest, 1, the largest finite, infinities, NaNs with payloads
+    specials = [0x0000, 0x8000, 0x0001, 0x8001, 0x0040, 0x007F, 0x3F80, 0x7F7F, 0x7F80, 0xFF80, 0x7FC1, 0xFF81]
+    ops = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
+    wrong, runs = [], 0
+    def check(name, a, b):
+        global runs
+        out = np.full(np.broadcast_shapes(a.shape, b.shape), 7, np.uint16).view(bf)
+        with np.errstate(all="ignore"):
+            assert compiled.binary(name, a, b, out) is not None, name  # the compiled loop ran
+            want = ops[name](a.astype(np.float32), b.astype(np.float32)).astype(bf)  # ml_dtypes rounds
+        got, exp = out.view(np.uint16), want.view(np.uint16)
+        nan_got, nan_exp = np.isnan(out.astype(np.float32)), np.isnan(want.astype(np.float32))
+        bad = (nan_got != nan_exp) | (~nan_exp & (got != exp))
+        runs += 1
+        if bad.any():
+            i = int(np.argmax(bad))
+            wrong.append(f"{name}:{a.shape}{b.shape}@{i}:{got[i]:#06x}!={exp[i]:#06x}")
+    for name in ops:
+        for lo, hi in ((0, 1 << 16), (1, (1 << 16) - 3)):  # even and odd starts, a ragged end
+            x = every[lo:hi].view(bf)
+            check(name, x, shuffled[lo:hi].view(bf))  # both contiguous
+            for s in specials:
+                one = np.array([s], np.uint16).view(bf)
+                check(name, x, one)  # a repeated second operand
+                check(name, one, x)  # a repeated first operand
+    print(compiled.ISA, runs, " ".join(wrong[:5]) or "-")
+"""
+
+
+@needs_kernels
+@pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512"])
+def test_bfloat16_arithmetic_on_every_bit_pattern(isa: str) -> None:
+    """add, sub, mul and div of bfloat16 compute two elements per 32-bit lane (even and odd apart):
+    every one of the 65,536 values, against each other and against repeated specials, rounds as
+    ml_dtypes rounds the float32 result, on every instruction set's loops."""
+    pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    _skip_unless_the_cpu_runs(isa)
+    got = _run(_EVERY_BFLOAT16, {"BCAST_ISA": isa})
+    assert got.returncode == 0, got.stderr
+    chosen, runs, wrong = got.stdout.split(maxsplit=2)
+    assert (chosen, runs) == (isa, str(4 * 2 * (1 + 2 * 12)))
+    assert wrong.strip() == "-"
 
 
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not on PATH")
