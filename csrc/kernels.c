@@ -431,6 +431,27 @@ INT_OPS(i64, int64_t)
     static bc_int NAME(char *o_, const char *a_, const char *b_, bc_int n, bc_int sa, bc_int sb) { \
         T *o = (T *)o_;                                                                           \
         UT base[IB], e[IB], r[IB];                                                                \
+        if (sb == 0 && *(const T *)b_ >= 0) {                                                     \
+            /* one exponent for the whole run (the scalar, column and channel patterns): the      \
+             * squarings and products it needs are known, and none of them needs a select */      \
+            const UT y = (UT) * (const T *)b_;                                                    \
+            for (bc_int s = 0; s < n; s += IB) {                                                  \
+                const bc_int m = n - s < IB ? n - s : IB;                                         \
+                const char *pa = a_ + s * sa;                                                     \
+                if (sa == (bc_int)sizeof(T)) {                                                    \
+                    IVDEP for (bc_int i = 0; i < m; i++) base[i] = (UT)((const T *)pa)[i];        \
+                } else {                                                                          \
+                    for (bc_int i = 0; i < m; i++) base[i] = (UT) * (const T *)(pa + i * sa);     \
+                }                                                                                 \
+                IVDEP for (bc_int i = 0; i < m; i++) r[i] = 1;                                    \
+                for (UT k = y; k; k >>= 1) {                                                      \
+                    if (k & 1) IVDEP for (bc_int i = 0; i < m; i++) r[i] *= base[i];              \
+                    if (k >> 1) IVDEP for (bc_int i = 0; i < m; i++) base[i] *= base[i];          \
+                }                                                                                 \
+                IVDEP for (bc_int i = 0; i < m; i++) o[s + i] = (T)r[i];                          \
+            }                                                                                     \
+            return 0;                                                                             \
+        }                                                                                         \
         bc_int bad = 0;                                                                           \
         for (bc_int s = 0; s < n; s += IB) {                                                      \
             const bc_int m = n - s < IB ? n - s : IB;                                             \

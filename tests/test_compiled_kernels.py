@@ -1189,6 +1189,29 @@ def test_pow_of_mixed_types(base: str, exponent: str, tier: str) -> None:
     Case(family, base, vals, ["contiguous", "contiguous"], n_threads=tier_threads(tier)).compare()
 
 
+#: exponents that one whole run of the base shares: none or one multiply, a few squarings, and
+#: exponents at and past the type's bits, where every base but 0 and +-1 wraps (to 0 when even)
+ONE_EXPONENTS = (0, 1, 2, 3, 7, 31, 32, 63, 64, 2**31 - 1)
+
+
+@NATIVE
+@pytest.mark.parametrize("layout", ["contiguous", "stepped", "reversed"])
+@pytest.mark.parametrize("dtype", INTS)
+def test_integer_pow_of_runs_with_one_exponent(dtype: str, layout: str) -> None:
+    """A run whose exponent is repeated (the scalar, column and channel patterns) takes the squarings
+    that exponent needs: the NumPy path's wrapped results for every base, each exponent a scalar and
+    each a row's; negative exponents among the rows take ONNX's truncated powers as before."""
+    pow_family = next(f for f in FAMILIES if f.name == "pow")
+    shapes = pattern_shapes("column", 2, tier_elements([dtype], "medium"))
+    base = np.array(pooled(dtype, "pow_base_nonzero", shapes[0], 0))
+    base.reshape(-1)[::7] = np.iinfo(dtype).max  # wide bases too, so that the powers wrap
+    base.reshape(-1)[3::7] = np.iinfo(dtype).min + 1
+    per_row = np.resize(np.array([*ONE_EXPONENTS, -1, -2], dtype), shapes[1])
+    Case(pow_family, dtype, [base, per_row], [layout, "contiguous"], n_threads=(1, 2)).compare()
+    for e in ONE_EXPONENTS:
+        Case(pow_family, dtype, [base, np.array(e, dtype)], [layout, "contiguous"], n_threads=(2,)).compare()
+
+
 def _zero_divisor(op: str, dtype: str, zero: str, tier: str) -> tuple[np.ndarray, np.ndarray]:
     shapes = pattern_shapes("row" if zero == "broadcast" else "same", 2, tier_elements([dtype], tier))
     base_kind, exp_kind = ("pow_base", "pow_exp_negative") if op == "pow" else ("any", "divisor")
