@@ -125,7 +125,9 @@ def empty(shape: tuple[int, ...], dtype: np.dtype[Any], check: Callable[[], None
     n = dtype.itemsize
     for d in shape:
         n *= d
-    pooled = n >= MIN_BYTES and dtype.kind in "biufc" and limit() > 0
+    # any dtype without Python objects (bfloat16 and float8 of ml_dtypes, datetimes, bytes, records of
+    # them): recycled bytes are only garbage values, where an object array would read them as pointers
+    pooled = n >= MIN_BYTES and not dtype.hasobject and limit() > 0
     got = _take(n) if pooled else None
     if got is None and check is not None:
         check()
