@@ -167,6 +167,10 @@ static bc_int div_i32(char *o_, const char *a_, const char *b_, bc_int n, bc_int
     LOOP(le_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x <= y, 0)                    \
     LOOP(eq_##SFX, T, uint8_t, CT, LOAD, (uint8_t), x == y, 0)
 #define FLOAT_LOOP(NAME, T, OT, CT, LOAD, STORE, EXPR, V) BINARY(NAME, T, OT, CT, LOAD, STORE, EXPR)
+/* EXPR on vectors where it computes on them (V = 1, the float16 and bfloat16 vector passes); a
+ * placeholder never run otherwise */
+#define VEC_1(EXPR) (EXPR)
+#define VEC_0(EXPR) (x)
 
 #define INT_OPS(SFX, T)                                         \
     BINARY(add_##SFX, T, T, T, ID, ID, x + y)                   \
@@ -258,14 +262,11 @@ static inline hvec hv_splat(const char *p) {
     for (int j = 0; j < (HV ? HV : 1); j++) ((float *)&v)[j] = (float)*(const f16 *)p;
     return v;
 }
-/* EXPR on vectors where it computes on them (V = 1); a placeholder never run otherwise */
-#define HVEC_1(EXPR) (EXPR)
-#define HVEC_0(EXPR) (x)
 /* one pass over n elements of float16 operands of strides 2 or 0 (not both 0) */
 #define HV_PASS(V, EXPR, SA, SB)                                                                  \
     for (; i + HV <= n; i += HV) {                                                                \
         hvec x = SA ? hv_load(a + i) : xs, y = SB ? hv_load(b + i) : ys;                          \
-        hv_store(o + i, HVEC_##V(EXPR));                                                          \
+        hv_store(o + i, VEC_##V(EXPR));                                                           \
     }                                                                                             \
     for (; i < n; i++) {                                                                          \
         float x = (float)a[SA ? i : 0], y = (float)b[SB ? i : 0];                                 \
@@ -338,20 +339,19 @@ static inline bvu bv_load(const uint16_t *p) {
     memcpy(&v, p, BV);
     return v;
 }
-/* bf_store's rounding of every lane, the result in the lane's upper 16 bits: to nearest even, a NaN
- * to the quiet NaN of its sign */
-static inline bvu bv_round(bvf f) {
-    const bvu u = (bvu)f;
-    const bvu rounded = u + 0x7fffu + ((u >> 16) & 1u);
-    const bvu nan = (bvu)((bvi)(u & 0x7fffffffu) > 0x7f800000);
-    const bvu quiet = (u & 0x80000000u) | 0x7fc00000u;
-    return (rounded & ~nan) | (quiet & nan);
-}
-/* the same for lanes that hold no NaN: the select above costs as much as the rest of the pass, and
- * one comparison of both halves tells when it is needed */
+/* bf_store's rounding of every lane that holds no NaN, the result in the lane's upper 16 bits: to
+ * nearest even */
 static inline bvu bv_round_number(bvf f) {
     const bvu u = (bvu)f;
     return u + 0x7fffu + ((u >> 16) & 1u);
+}
+/* bf_store's rounding of every lane, a NaN to the quiet NaN of its sign: the select costs as much
+ * as the rest of the pass, and one comparison of both halves (bv_any_nan) tells when it is needed */
+static inline bvu bv_round(bvf f) {
+    const bvu u = (bvu)f;
+    const bvu nan = (bvu)((bvi)(u & 0x7fffffffu) > 0x7f800000);
+    const bvu quiet = (u & 0x80000000u) | 0x7fc00000u;
+    return (bv_round_number(f) & ~nan) | (quiet & nan);
 }
 static inline int bv_any_nan(bvf a, bvf b) {
 #if defined(__AVX512F__)
@@ -405,17 +405,14 @@ static inline bvf bv_splat(uint16_t h) {
         const bvf xs = bv_splat(*a), ys = bv_splat(*b);                                           \
         bc_int i = 0;                                                                             \
         if (sa && sb) {                                                                           \
-            BF_PASS(BV_##V(EXPR), 1, 1)                                                           \
+            BF_PASS(VEC_##V(EXPR), 1, 1)                                                          \
         } else if (sa) {                                                                          \
-            BF_PASS(BV_##V(EXPR), 1, 0)                                                           \
+            BF_PASS(VEC_##V(EXPR), 1, 0)                                                          \
         } else {                                                                                  \
-            BF_PASS(BV_##V(EXPR), 0, 1)                                                           \
+            BF_PASS(VEC_##V(EXPR), 0, 1)                                                          \
         }                                                                                         \
         return 0;                                                                                 \
     }
-/* EXPR on vectors where it computes on them (V = 1); a placeholder never run otherwise */
-#define BV_1(EXPR) (EXPR)
-#define BV_0(EXPR) (x)
 
 FLOAT_OPS(BF_LOOP, bf16, uint16_t, float, bf_load, bf_store, POWF32, FMAX, FMIN)
 INT_OPS(i32, int32_t)
