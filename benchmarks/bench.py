@@ -463,7 +463,7 @@ def _small_call_cases(keep: Keep) -> list[Case]:
 
 # -- materialise, backward, overhead ----------------------------------------------------
 
-#: The issue's materialisation patterns: (name, data shape, target shape, mode, axes_mapping).
+#: The materialisation patterns: (name, data shape, target shape, mode, axes_mapping).
 MATERIALIZE = (
     ("channel", (256, 1, 1), (8, 256, 128, 128), "numpy", None),
     ("inner", (512, 512), (8, 512, 512, 16), "explicit", (1, 2)),

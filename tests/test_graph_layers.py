@@ -22,6 +22,7 @@ ORDER = [
     "bcast.graph.ops.elementwise",
     "bcast.graph.ops.linalg",
     "bcast.graph.ops.shape",
+    "bcast.graph.ops.indexing",
     "bcast.graph.ops.control",
     "bcast.graph.ops.nn",
     "bcast.graph.ops.openvino",

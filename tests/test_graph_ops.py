@@ -1,4 +1,4 @@
-"""The shape functions of :mod:`bcast.graph.ops.nn` and :mod:`bcast.graph.ops.control`, with ONNX as the oracle.
+"""The shape functions of :mod:`bcast.graph.ops.nn`, ``indexing`` and ``control``, with ONNX as the oracle.
 
 Each static case is a one-node (or few-node) ONNX model run in onnxruntime on random inputs:
 bcast's propagated output shapes must equal what the runtime returns, with no error finding (every

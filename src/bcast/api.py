@@ -14,7 +14,7 @@ from .engines import engine_for
 from .engines import view as engine_view
 from .engines.arrays import broadcast_view, check_output_rank, expand, operand
 from .engines.foreign import backend_of, foreign_namespace, shape_of
-from .engines.memory import out_of_memory
+from .engines.memory import out_of_memory_error
 from .engines.numpy import as_array, materialize, view
 from .errors import BroadcastError, brief
 from .plan import ElementwisePlan, Plan, as_elementwise_plan, as_plan
@@ -305,7 +305,7 @@ def broadcast_to(
         result = materialize(p, base) if copy else view(p, base)
         return _as_subclass(arr, result) if subok else result
     except MemoryError as e:  # the last resort: every copy is checked before it is made
-        err = out_of_memory("broadcast_to", (x,), e)
+        err = out_of_memory_error("broadcast_to", (x,), e)
     raise err  # outside the except block: no MemoryError chained to it
 
 
@@ -427,5 +427,5 @@ def unbroadcast(dy: npt.ArrayLike, shape: ShapeLike) -> np.ndarray:
     try:
         return engine_for(g).backward(p, g)  # type: ignore[no-any-return]
     except MemoryError as e:  # the last resort: the sum's output is small, its accumulator may not be
-        err = out_of_memory("unbroadcast", (g,), e)
+        err = out_of_memory_error("unbroadcast", (g,), e)
     raise err  # outside the except block: no MemoryError chained to it

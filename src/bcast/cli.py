@@ -319,8 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = real
 
 
-#: former subcommands, now development tools of the repository (not installed): how to run each
-_MOVED = {
+#: development tools of the repository (not installed) that a user may call as subcommands: how to run each
+_TOOLS = {
     "bench": "`make bench` (or `python -m benchmarks.bench`)",
     "tour": "`make tour` (or `python -m tools.tour`)",
 }
@@ -328,8 +328,8 @@ _MOVED = {
 
 def _main(argv: Sequence[str] | None = None) -> int:
     command = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
-    if command in _MOVED:
-        sys.stderr.write(f"bcast {command} is a development tool: run {_MOVED[command]} in a clone of the repository\n")
+    if command in _TOOLS:
+        sys.stderr.write(f"bcast {command} is a development tool: run {_TOOLS[command]} in a clone of the repository\n")
         if command == "bench":  # which kernels it would time here: the benchmark's own first line
             from .engines.numpy import compiled
 

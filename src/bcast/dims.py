@@ -54,6 +54,7 @@ __all__ = [
     "dim_text",
     "given_text",
     "int_text",
+    "joined",
     "shape_text",
 ]
 
@@ -233,6 +234,25 @@ class Dim:
             return _VarDim._new(0, None, name)
         atoms = sorted(set(name.split("|")))
         return _VarDim._new(0, None, "|".join(atoms))
+
+    @staticmethod
+    def expression(text: str) -> Dim:
+        """The symbolic dim a model computes (``B*S``, ``floor((T - 1)/2) + 1``), named by its text.
+
+        The rules treat it as one symbol of that name, as they treat ``N``: what they say of it
+        (a constraint, a clash) reads as the expression itself, and its name gives it back to the
+        caller that made it. Any text but an empty one, or one holding ``|`` (which joins symbols).
+
+        >>> d = Dim.expression("2*B + 1")
+        >>> d, d.name, d.eq(d)
+        (Dim('2*B + 1'), '2*B + 1', <Tri.YES: 2>)
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"Dim.expression: an expression's text is a string, got {type(text).__name__}")
+        if not text or "|" in text:
+            accepted = "the non-empty text of an expression, without '|'"
+            raise BroadcastError(f"Dim.expression: {brief(text)} is not an expression's text", accepted=accepted)
+        return _VarDim._new(0, None, text)
 
     @staticmethod
     def parse(text: str) -> Dim:
@@ -428,6 +448,16 @@ class _VarDim(Dim):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_make_var, (self._lo, self._hi, self._name))
+
+
+def joined(names: Iterable[str]) -> Dim:
+    """The derived symbol of several symbols met on one axis (``N|M``): the larger of them.
+
+    Each name may itself be a join; the parts are kept once each, sorted, so that a join is the
+    same dim whichever order its symbols met in. The parts are symbols or expressions' texts.
+    """
+    parts = sorted({p for n in names for p in n.split("|")})
+    return _VarDim._new(0, None, "|".join(parts))
 
 
 def _make_var(lo: int, hi: int | None, name: str | None) -> Dim:

@@ -14,7 +14,7 @@ the mode, the shapes and the axis.
 from __future__ import annotations
 
 from .constraints import Constraint, size_ranges
-from .dims import Dim, StaticDim
+from .dims import Dim, StaticDim, joined
 
 __all__ = ["ClashError", "Merged", "merge_equal", "merge_multi", "merge_uni"]
 
@@ -65,7 +65,7 @@ def merge_multi(x: Dim, y: Dim) -> Merged:
     if x.name is not None and y.name is not None:
         if x.name == y.name:
             return x, _NONE
-        new = Dim.symbol(x.name + "|" + y.name)
+        new = joined((x.name, y.name))
         return new, (Constraint("broadcast", (x.name, y.name)),)
     if x.name is not None or y.name is not None:
         s, o = (x, y) if x.name is not None else (y, x)

@@ -1,8 +1,13 @@
-"""A picture of a broadcast: each operand's cells, the replicated ones shaded, the output beside them.
+"""Pictures of a broadcast, as SVG.
 
-The drawing shows the output's last two axes as a grid (at most 6 rows and 8 columns are
-drawn; an ellipsis marks the rest); leading axes are listed under each panel. A cell an
+:func:`broadcast_svg`: each operand's cells, the replicated ones shaded, the output beside
+them. The drawing shows the output's last two axes as a grid (at most 6 rows and 8 columns
+are drawn; an ellipsis marks the rest); leading axes are listed under each panel. A cell an
 operand really holds is solid, a cell that exists only by replication is hatched.
+
+:func:`axes_svg`: operands lined up under the output axes as a mode places them, one axis
+marked (a clash, or a constraint); :func:`clash_svg` draws a failed broadcast with it, and
+``bcast check --html`` each finding.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from html import escape
 
 from .alignment import Alignment, ElementwiseAlignment
 from .dims import Shape, shape_text
-from .errors import BroadcastError
+from .errors import BroadcastError, clean
+from .rules.placement import placement
 
-__all__ = ["broadcast_svg", "clash_svg"]
+__all__ = ["axes_svg", "broadcast_svg", "clash_svg"]
 
 _CELL = 22
 _MAX_ROWS, _MAX_COLS = 6, 8
@@ -153,6 +159,154 @@ def broadcast_svg(p: Alignment | ElementwiseAlignment) -> str:
 
 
 _CLASH = "#d9534f"
+#: the lined-up axes: row height, pixels per character (12px monospace), most characters in a cell or a label
+_ROW_H, _CHAR_W, _CELL_CHARS, _LABEL_CHARS = 24, 7.5, 18, 24
+#: a lined-up picture draws at most this many output axes (windowed around the marked one)
+_MAX_AXES = 24
+
+
+def _text(text: object, limit: int) -> str:
+    """``text`` as SVG text or attribute: control characters escaped, cut to ``limit`` bytes, then markup escaped."""
+    return escape(clean(str(text), limit, newlines=False), quote=True)
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _shown(n: int) -> list[int]:
+    """The operands a picture draws: all, or the first ones and the last two."""
+    return list(range(n)) if n <= _MAX_PANELS else [*range(_MAX_PANELS - 2), n - 2, n - 1]
+
+
+def _window(rank: int, focus: int | None) -> list[int | None]:
+    """The output axes a picture draws (``None``: a gap); the marked axis is always drawn."""
+    if rank <= _MAX_AXES:
+        return list(range(rank))
+    if focus is None or focus < 16:
+        return [*range(16), None, *range(rank - 7, rank)]
+    if focus >= rank - 16:
+        return [*range(7), None, *range(rank - 16, rank)]
+    return [*range(6), None, *range(focus - 4, focus + 5), None, *range(rank - 6, rank)]
+
+
+def axes_svg(
+    shapes: Sequence[Sequence[object] | None],
+    mode: str,
+    *,
+    title: str,
+    labels: Sequence[str] | None = None,
+    axes: Sequence[int] | None = None,
+    axes_mapping: Sequence[int] | None = None,
+    axis: int = -1,
+    broadcast_axes: Sequence[int] | None = None,
+    output: Sequence[object] | None = None,
+    marked: int | None = None,
+    mark: str = "X",
+    notes: Sequence[tuple[str, str]] = (),
+) -> str:
+    """An SVG picture of operands lined up: each operand's dims under the output axes where ``mode`` places
+    them (:func:`bcast.rules.placement.placement`, which reads ``axes``, ``axes_mapping``, ``axis`` and
+    ``broadcast_axes``), the output's dims under them where ``output`` is given, and output axis ``marked``
+    framed and labelled ``mark`` below; then ``notes``, each a line of text and its colour.
+
+    ``shapes`` are the operands' dims (anything printable; ``None``: a rank unknown, and nothing is
+    lined up); ``labels`` name the rows (by default the placement's: ``operand 0``, ``A``, ``data``...).
+    Only the operands and axes drawn are read: at most 8 operands and 24 axes (a window around
+    ``marked``), whatever the ranks. Every text is escaped.
+
+    >>> svg = axes_svg([[3, 1], [2, 4, 1]], "numpy", title="add", marked=1, mark="clash")
+    >>> svg.count('class="clash"'), 'data-clash-axis="1"' in svg, ">clash</text>" in svg
+    (1, True, True)
+    """
+    shown = _shown(len(shapes))
+    if any(s is None for s in shapes):
+        rank, pairs = 0, []
+    else:
+        ranks = [Shape((1,) * len(s)) for s in shapes if s is not None]
+        rank, rows = placement(
+            ranks,
+            mode,
+            axes=axes,
+            axes_mapping=axes_mapping,
+            axis=axis,
+            broadcast_axes=broadcast_axes,
+            labels=labels,
+            shown=shown,
+        )
+        order = shown if len(rows) == len(shown) else range(len(shapes))
+        pairs = [(j, r) for j, r in zip(order, rows, strict=False) if r is not None]
+    focus = marked if marked is not None and 0 <= marked < rank else None
+    cols = _window(rank, focus)
+    # (label, cells, whether the row is an operand's: its dims are boxed)
+    lines: list[tuple[str, list[str], bool]] = [("output axis", ["…" if k is None else str(k) for k in cols], False)]
+    where = {k: c for c, k in enumerate(cols) if k is not None}
+    for j, row in pairs:
+        cells = ["…" if k is None else "-" for k in cols]
+        dims = shapes[j]
+        assert dims is not None
+        for i, k in enumerate(row.axes):  # only the dims drawn are read: the picture's size is its window's
+            if k is not None and k in where:
+                cells[where[k]] = str(dims[i])
+        label = labels[j] if labels is not None and j < len(labels) else row.label
+        lines.append((label, cells, True))
+    if output is not None and len(output) == rank:
+        lines.append(("output", ["…" if k is None else str(output[k]) for k in cols], False))
+    texts = [[_cut(clean(c, 80, newlines=False), _CELL_CHARS) for c in cells] for _, cells, _ in lines]
+    widths = [int(_CHAR_W * max(4, *(len(t[c]) for t in texts))) + 14 for c in range(len(cols))]
+    label_w = int(_CHAR_W * min(_LABEL_CHARS, max(len(label) for label, _, _ in lines))) + 16
+    xs = [label_w]
+    for w in widths:
+        xs.append(xs[-1] + w)
+    bottom = 30 + _ROW_H * len(lines)
+    note_y = bottom + (22 if focus is not None else 0) + 18
+    height = note_y + 18 * len(notes)
+    longest = max([len(title), *(len(t) for t, _ in notes)])
+    width = max(xs[-1] + 10, 360, min(int(6.5 * longest) + 20, 1200))
+    parts = [
+        f'<svg class="axes" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="monospace" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="4" y="16" font-family="sans-serif" fill="#333">{_text(title, 400)}</text>',
+    ]
+    if focus is not None:
+        c = cols.index(focus)
+        x, w = xs[c], widths[c]
+        parts.append(
+            f'<rect class="clash" data-clash-axis="{focus}" x="{x}" y="24" width="{w - 2}" '
+            f'height="{_ROW_H * len(lines) + 4}" fill="#fde2e2" stroke="{_CLASH}" stroke-width="2">'
+            f"<title>{_text(mark, 40)} at output axis {focus}</title></rect>"
+        )
+        parts.append(
+            f'<text x="{x + w // 2 - 1}" y="{bottom + 14}" text-anchor="middle" fill="{_CLASH}" '
+            f'font-weight="bold">{_text(mark, 40)}</text>'
+        )
+    for r, (label, cells, boxed) in enumerate(lines):
+        y = 28 + r * _ROW_H
+        parts.append(
+            f'<text x="4" y="{y + 16}" font-weight="bold"><title>{_text(label, 80)}</title>'
+            f"{_text(_cut(clean(label, 80, newlines=False), _LABEL_CHARS), 80)}</text>"
+        )
+        for c, cell in enumerate(cells):
+            x, w, text = xs[c], widths[c], texts[r][c]
+            held = boxed and cell not in ("-", "…")
+            hit = held and cols[c] is not None and cols[c] == focus
+            if held:
+                parts.append(
+                    f'<rect x="{x + 2}" y="{y + 2}" width="{w - 6}" height="{_ROW_H - 4}" '
+                    f'fill="{_CLASH if hit else _COPY}" stroke="{_HOLD}" stroke-width="0.5"/>'
+                )
+            colour = ' fill="white"' if hit else ""
+            parts.append(
+                f'<text x="{x + w // 2 - 1}" y="{y + 16}" text-anchor="middle"{colour}>'
+                f"<title>{_text(cell, 80)}</title>{_text(text, 80)}</text>"
+            )
+    for k, (line, colour) in enumerate(notes):
+        parts.append(
+            f'<text x="4" y="{note_y + 18 * k}" font-family="sans-serif" fill="{colour}">{_text(line, 400)}</text>'
+        )
+    parts.append("</svg>\n")
+    return "".join(parts)
 
 
 def clash_svg(
@@ -165,9 +319,9 @@ def clash_svg(
     broadcast_axes: Sequence[int] | None = None,
     labels: Sequence[str] | None = None,
 ) -> str:
-    """An SVG picture of shapes that cannot be broadcast: each operand's dims in the output axes where
-    ``mode`` places them (:func:`bcast.rules.placement.placement`), the clashing output axis
-    (``error.axis``) marked in red.
+    """An SVG picture of shapes that cannot be broadcast (:func:`axes_svg`): each operand's dims in the
+    output axes where ``mode`` places them, the clashing output axis (``error.axis``) marked in red,
+    the message below.
 
     >>> import bcast
     >>> shapes = [bcast.Shape.parse("[3,1,5]"), bcast.Shape.parse("[4,4,5]")]
@@ -178,84 +332,20 @@ def clash_svg(
     >>> svg.startswith("<svg") and 'data-clash-axis="0"' in svg
     True
     """
-    from .rules.placement import placement
-
     clash = error.axis
     title = f"cannot broadcast {', '.join(shape_text(s, 60) for s in shapes[:_MAX_PANELS])}" + (
         f", ...({len(shapes) - _MAX_PANELS:,} more)" if len(shapes) > _MAX_PANELS else ""
     )
-    title += f" ({mode})"
-    if any(s.rank is None for s in shapes):
-        rank, pairs = 0, []
-    else:
-        n = len(shapes)
-        shown = list(range(n)) if n <= _MAX_PANELS else [*range(_MAX_PANELS - 2), n - 2, n - 1]
-        rank, rows = placement(
-            shapes,
-            mode,
-            axes_mapping=axes_mapping,
-            axis=axis,
-            broadcast_axes=broadcast_axes,
-            labels=labels,
-            shown=shown,
-        )
-        pairs = [
-            (r, shapes[j])
-            for j, r in zip(shown if len(rows) == len(shown) else range(n), rows, strict=False)
-            if r is not None
-        ]
-    lo = 0 if rank <= 2 * _MAX_COLS else max(0, min(rank - 2 * _MAX_COLS, (clash or 0) - _MAX_COLS))
-    cols = list(range(lo, min(rank, lo + 2 * _MAX_COLS)))
-    label_w = 8 * max([len("output axis"), *(len(r.label) for r, _ in pairs)]) + 10
-    cell_w = 44
-    x0, y0 = 10 + label_w, 50
-    parts: list[str] = []
-    parts.append(f'<text x="10" y="{y0 + 15}" font-size="12" font-weight="bold">output axis</text>')
-    for k, ax in enumerate(cols):
-        parts.append(f'<text x="{x0 + k * cell_w + 14}" y="{y0 + 15}" font-size="12">{ax}</text>')
-    for i, (row, shape) in enumerate(pairs):
-        y = y0 + (i + 1) * _CELL * 1.4
-        parts.append(f'<text x="10" y="{y + 15}" font-size="12" font-weight="bold">{escape(row.label)}</text>')
-        where = {ax: j for j, ax in enumerate(row.axes) if ax is not None}
-        for k, ax in enumerate(cols):
-            j = where.get(ax)
-            text = "-" if j is None else str(shape[j])
-            fill = _CLASH if ax == clash and j is not None else (_HOLD if j is not None else "#eeeeee")
-            colour = "white" if j is not None else "#777"
-            parts.append(
-                f'<rect x="{x0 + k * cell_w}" y="{y}" width="{cell_w - 4}" height="{_CELL}" fill="{fill}" '
-                f'stroke="#555" stroke-width="0.5"/>'
-                f'<text x="{x0 + k * cell_w + 4}" y="{y + 15}" font-size="11" fill="{colour}">'
-                f"{escape(_short(text))}</text>"
-            )
-    bottom = y0 + (len(pairs) + 1) * _CELL * 1.4
-    if clash is not None and clash in cols:
-        k = cols.index(clash)
-        parts.append(
-            f'<rect x="{x0 + k * cell_w - 2}" y="{y0}" width="{cell_w}" height="{bottom - y0 + 4}" fill="none" '
-            f'stroke="{_CLASH}" stroke-width="2.5" class="clash" data-clash-axis="{clash}">'
-            f"<title>clash at output axis {clash}</title></rect>"
-        )
-        parts.append(
-            f'<text x="{x0 + k * cell_w + 12}" y="{bottom + 20}" font-size="16" font-weight="bold" '
-            f'fill="{_CLASH}">X</text>'
-        )
-    where_text = f"clash at output axis {clash}" if clash is not None else "the shapes clash"
-    note_y = bottom + 42
-    parts.append(f'<text x="10" y="{note_y}" font-size="12" fill="{_CLASH}">{escape(where_text)}</text>')
+    where = f"clash at output axis {clash}" if clash is not None else "the shapes clash"
     lines = textwrap.wrap(str(error)[:1800], 110, max_lines=6, placeholder=" ...")
-    for i, line in enumerate(lines):
-        parts.append(f'<text x="10" y="{note_y + 18 * (i + 1)}" font-size="11" fill="#333">{escape(line)}</text>')
-    width = max(x0 + len(cols) * cell_w + 20, 10 + 7 * min(len(title), 120), 800 if lines else 0)
-    height = int(note_y + 18 * (len(lines) + 1))
-    head = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif">'
-        f'<rect width="{width}" height="{height}" fill="white"/>'
-        f'<text x="10" y="20" font-size="14">{escape(title)}</text>'
+    return axes_svg(
+        [None if s.rank is None else s for s in shapes],
+        mode,
+        title=f"{title} ({mode})",
+        labels=labels,
+        axes_mapping=axes_mapping,
+        axis=axis,
+        broadcast_axes=broadcast_axes,
+        marked=clash,
+        notes=[(where, _CLASH), *((line, "#333") for line in lines)],
     )
-    return head + "".join(parts) + "</svg>\n"
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= 6 else text[:5] + "…"

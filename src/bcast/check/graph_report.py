@@ -35,7 +35,9 @@ def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
             known = {n for n, _ in last.inputs}
             inputs = [*last.inputs, *((n, s) for n, s in rec.inputs if n not in known)]
             failed = last.output is None or rec.output is None
-            out[-1] = BroadcastRecord(last.node, last.rule, inputs, None if failed else last.output)
+            out[-1] = BroadcastRecord(
+                last.node, last.rule, inputs, None if failed else last.output, mode=last.mode, axes=last.axes
+            )
         else:
             out.append(rec)
     return out
@@ -58,6 +60,8 @@ def report_from_result(result: Result, model: str, fmt: str, *, extra: Sequence[
                 names,
                 tuple(_json(s) for s in shapes),
                 _json(rec.output),
+                mode=rec.mode,
+                axes=rec.axes,
             )
         )
     causes = root_causes(result)

@@ -24,20 +24,16 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 
-from ..dims import Shape
-from ..rules.placement import placement
+from ..rules.placement import layout
+from ..svg import axes_svg
 from .report import NodeReport, Problem, Report, ShapeJSON, SymbolReport, show
 
 __all__ = ["render_html", "write_html"]
 
 #: how much of a name, a message or a shape the page shows
 _NAME, _TEXT, _SHAPE = 400, 4000, 600
-#: a picture draws at most this many operands and output axes (windowed around the clash)
-_MAX_OPERANDS, _MAX_AXES = 8, 24
 #: at most this many shapes listed in a table cell, symbols per finding, dims read per shape
 _MAX_LISTED, _MAX_SYMBOLS, _MAX_DIMS = 8, 32, 64
-#: a picture's geometry: row height, pixels per character (12px monospace), most characters in a cell or label
-_CELL_H, _CHAR_W, _CELL_CHARS, _LABEL_CHARS = 24, 7.5, 18, 24
 _SEVERITIES = ("error", "warning")
 #: the status column sorts by how bad a node is, not alphabetically
 _RANK = {"error": 0, "warning": 1, "ok": 3}
@@ -61,97 +57,24 @@ def _shape(s: ShapeJSON) -> str:
     return "[" + ",".join(map(_dim, s)) + "]"
 
 
-def _window(rank: int, focus: int | None) -> list[int | None]:
-    """The output axes a picture draws (``None``: a gap); the clash is always drawn."""
-    if rank <= _MAX_AXES:
-        return list(range(rank))
-    if focus is None or focus < 16:
-        return [*range(16), None, *range(rank - 7, rank)]
-    if focus >= rank - 16:
-        return [*range(7), None, *range(rank - 16, rank)]
-    return [*range(6), None, *range(focus - 4, focus + 5), None, *range(rank - 6, rank)]
-
-
-def _mode(rule: str) -> str:
-    return "pdpd" if "pdpd" in rule.lower() else "numpy"
-
-
 def _picture(node: NodeReport, axis: int | None, mark: str) -> str:
     """An SVG of the node's operands under the output axes as its rule places them, ``axis`` marked ``mark``."""
     shapes = list(node.input_shapes)
-    names = list(node.input_names) or [f"operand {j}" for j in range(len(shapes))]
     if not shapes:
         return '<p class="note">(the input shapes are unknown: the axes cannot be lined up)</p>'
     if any(s is None for s in shapes):
         return '<p class="note">(an input rank is unknown: the axes cannot be lined up)</p>'
-    shown = list(range(len(shapes))) if len(shapes) <= _MAX_OPERANDS else [*range(_MAX_OPERANDS - 1), len(shapes) - 1]
-    known = [s for s in shapes if s is not None]  # all of them: checked above
-    mode = _mode(node.rule)
-    rank, rows = placement([Shape((1,) * len(s)) for s in known], mode, shown=shown)
-    focus = axis if axis is not None and 0 <= axis < rank else None
-    cols = _window(rank, focus)
-    lines: list[tuple[str, list[str], bool]] = [("output axis", ["…" if k is None else str(k) for k in cols], True)]
-    for j, row in zip(shown, rows, strict=False):
-        if row is None:
-            continue
-        cells = ["-"] * len(cols)
-        where = {k: i for i, k in enumerate(cols) if k is not None}
-        dims = known[j]
-        # only the dims drawn are copied and measured: the picture's size is its window's, not the rank's
-        for i, k in enumerate(row.axes):
-            if k is not None and k in where:
-                cells[where[k]] = show(_dim(dims[i]), 40)
-        for c, k in enumerate(cols):
-            if k is None:
-                cells[c] = "…"
-        label = names[j] if j < len(names) else f"operand {j}"
-        lines.append((show(label, 40), cells, False))
-    if node.output_shape is not None and len(node.output_shape) == rank:
-        out = node.output_shape
-        lines.append(("output", ["…" if k is None else show(_dim(out[k]), 40) for k in cols], True))
-    height = 30 + _CELL_H * len(lines) + (22 if focus is not None else 0)
-    shown_text = [[c if len(c) <= _CELL_CHARS else c[: _CELL_CHARS - 1] + "…" for c in cells] for _, cells, _ in lines]
-    widths = [int(_CHAR_W * max(4, *(len(t[c]) for t in shown_text))) + 14 for c in range(len(cols))]
-    label_w = int(_CHAR_W * min(_LABEL_CHARS, max(len(label) for label, _, _ in lines))) + 16
-    xs = [label_w]
-    for w in widths:
-        xs.append(xs[-1] + w)
-    width = max(xs[-1] + 10, 360)
-    parts = [
-        f'<svg class="axes" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" font-family="monospace" font-size="12">',
-        f'<text x="4" y="16" font-family="sans-serif" font-size="12" fill="#333">{_e(node.rule, 120)}: '
-        f"{'right-aligned' if mode == 'numpy' else mode}</text>",
-    ]
-    if focus is not None:
-        c = cols.index(focus)
-        x, w = xs[c], widths[c]
-        parts.append(
-            f'<rect class="clash" x="{x}" y="24" width="{w - 2}" height="{_CELL_H * len(lines) + 4}" '
-            'fill="#fde2e2" stroke="#c0392b" stroke-width="2"/>'
-        )
-        parts.append(
-            f'<text x="{x + w // 2 - 1}" y="{30 + _CELL_H * len(lines) + 14}" text-anchor="middle" '
-            f'fill="#c0392b" font-weight="bold">{mark}</text>'
-        )
-    for r, (label, cells, head) in enumerate(lines):
-        y = 28 + r * _CELL_H
-        weight = ' font-weight="bold"' if head else ""
-        short = label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
-        parts.append(f'<text x="4" y="{y + 16}"{weight}><title>{_e(label, 80)}</title>{_e(short, 80)}</text>')
-        for c, cell in enumerate(cells):
-            x, w, text = xs[c], widths[c], shown_text[r][c]
-            if not head and cell not in ("-", "…"):
-                parts.append(
-                    f'<rect x="{x + 2}" y="{y + 2}" width="{w - 6}" height="{_CELL_H - 4}" '
-                    'fill="#d9e3f0" stroke="#4a7fc1" stroke-width="0.5"/>'
-                )
-            parts.append(
-                f'<text x="{x + w // 2 - 1}" y="{y + 16}" text-anchor="middle"{weight}>'
-                f"<title>{_e(cell, 80)}</title>{_e(text, 40)}</text>"
-            )
-    parts.append("</svg>")
-    return "".join(parts)
+    names = list(node.input_names) or [f"operand {j}" for j in range(len(shapes))]
+    return axes_svg(
+        shapes,
+        node.mode,
+        title=f"{show(node.rule, 120)}: {layout(node.mode, node.axes)}",
+        labels=[show(n, 40) for n in names[: len(shapes)]],
+        axes=node.axes,
+        output=node.output_shape,
+        marked=axis,
+        mark=mark,
+    )
 
 
 def _symbols_of(p: Problem, node: NodeReport | None, table: dict[str, SymbolReport]) -> list[SymbolReport]:

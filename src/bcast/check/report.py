@@ -45,6 +45,9 @@ class NodeReport:
 
     ``inputs`` and ``output`` are text (``"x [N,3]"``); ``input_shapes`` and ``output_shape`` the
     same shapes as data (static dims ints, symbolic ones strings, ``None`` for an unknown rank).
+    ``mode`` and ``axes`` say how the rule lines the operands up, as
+    :class:`bcast.graph.BroadcastRecord` does (``numpy``: right-aligned; ``explicit``: ``axes`` is
+    the axes mapping; ``pdpd``: ``axes`` is the one start axis), for the pictures of the HTML page.
     """
 
     name: str
@@ -55,6 +58,8 @@ class NodeReport:
     input_names: tuple[str, ...] = ()
     input_shapes: tuple[ShapeJSON, ...] = ()
     output_shape: ShapeJSON = None
+    mode: str = "numpy"
+    axes: tuple[int, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         names = self.input_names or tuple(self.inputs)
@@ -93,7 +98,7 @@ class Problem(LayerProblem):
     bcast's problem type (:class:`bcast.openvino.ir_check.Problem`: ``kind``, ``message``, ``axis``,
     ``dims``, ``shapes``) placed at a node: where it shows (``node``, ``op``), how bad it is
     (``severity``, set by the checker rather than read off the kind), and its root cause. The
-    constructor takes the node first, as it always has; :meth:`at` places a layer's problem.
+    constructor takes the node first; :meth:`at` places a layer's problem.
     """
 
     node: str = ""

@@ -8,7 +8,8 @@ rather than a library's undefined value.
 
 The rules themselves (:func:`no_zero_divisor`, :func:`truncation`, :func:`float_power`,
 :func:`signed_int_power`, :func:`int_float_power`, :func:`shift_counts`,
-:func:`shift_fill`) serve both kinds of arrays: :mod:`bcast.ops`'s NumPy kernels pass
+:func:`shift_fill`) and the normalisations' arithmetic (:func:`normalize_layer`,
+:func:`normalize_rms`) serve both kinds of arrays: :mod:`bcast.ops`'s NumPy kernels pass
 ``numpy`` itself as ``xp`` (and keep their ``out=`` writes and NumPy-only fast paths),
 :func:`binary`'s kernels another library's namespace. ``xp is numpy`` also picks what
 NumPy before 2 names otherwise (``astype``, ``isdtype``, ``pow``).
@@ -22,6 +23,7 @@ Array([-1,  1], dtype=array_api_strict.int64)
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,8 @@ __all__ = [
     "is_integral",
     "layer_normalization",
     "no_zero_divisor",
+    "normalize_layer",
+    "normalize_rms",
     "prelu",
     "rms_normalization",
     "shift_counts",
@@ -315,24 +319,10 @@ def layer_normalization(
     return guarded(
         "layer_normalization",
         [x, scale, bias],
-        lambda: _layer_normalization(aac, xp, st, x, scale, bias, axis, epsilon, named),
+        lambda: normalize_layer(
+            xp, x, scale, bias, axis, epsilon, st, _dtype(xp, named), x.dtype, device=aac.device(x)
+        ),
     )
-
-
-def _layer_normalization(
-    array_api_compat: Any, xp: Any, st: Any, x: Any, scale: Any, bias: Any, axis: int, epsilon: float, named: str
-) -> tuple[Any, Any, Any]:
-    red = tuple(range(axis, x.ndim))
-    xs = xp.astype(x, st)
-    mean = xp.mean(xs, axis=red, keepdims=True)
-    diff = xs - mean
-    var = xp.mean(diff * diff, axis=red, keepdims=True)
-    inv = 1 / xp.sqrt(var + xp.asarray(epsilon, dtype=st, device=array_api_compat.device(x)))
-    y = diff * inv * xp.astype(scale, st)
-    if bias is not None:
-        y = y + xp.astype(bias, st)
-    out = _dtype(xp, named)
-    return xp.astype(y, x.dtype), xp.astype(mean, out), xp.astype(inv, out)
 
 
 def rms_normalization(x: Any, scale: Any, axis: int, epsilon: float, stash: str) -> Any:
@@ -347,11 +337,91 @@ def rms_normalization(x: Any, scale: Any, axis: int, epsilon: float, stash: str)
     xp = aac.array_namespace(x, scale)
     st = _dtype(xp, stash)
     check_copy(x, tuple(x.shape), "normalise X", mode="rms_normalization", copies=4)
+    return guarded(
+        "rms_normalization",
+        [x, scale],
+        lambda: normalize_rms(xp, x, scale, axis, epsilon, st, scale.dtype, device=aac.device(x)),
+    )
 
-    def run() -> Any:
-        xs = xp.astype(x, st)
-        ms = xp.mean(xs * xs, axis=tuple(range(axis, x.ndim)), keepdims=True)
-        eps = xp.asarray(epsilon, dtype=st, device=aac.device(x))
-        return xp.astype(xs / xp.sqrt(ms + eps) * xp.astype(scale, st), scale.dtype)
 
-    return guarded("rms_normalization", [x, scale], run)
+def _copy_as(xp: Any, x: Any, dtype: Any) -> Any:
+    """A new array of ``x``'s values in ``dtype`` (always a copy: it is written in place with NumPy)."""
+    return x.astype(dtype) if xp is np else xp.astype(x, dtype)
+
+
+def _scalar(xp: Any, value: float, dtype: Any, device: Any) -> Any:
+    return np.asarray(value, dtype=dtype) if xp is np else xp.asarray(value, dtype=dtype, device=device)
+
+
+#: the in-place form of each operator the normalisations apply
+_IN_PLACE: dict[Callable[[Any, Any], Any], Callable[[Any, Any], Any]] = {
+    operator.add: operator.iadd,
+    operator.sub: operator.isub,
+    operator.mul: operator.imul,
+    operator.truediv: operator.itruediv,
+}
+
+
+def _step(xp: Any, op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """``op(a, b)``: with NumPy into ``a`` (an array of the kernel's own, so no temporary), with another
+    library a new array (some have no in-place operators, and autograd forbids writing over an input)."""
+    return _IN_PLACE[op](a, b) if xp is np else op(a, b)
+
+
+def normalize_layer(
+    xp: Any,
+    x: Any,
+    scale: Any,
+    bias: Any,
+    axis: int,
+    epsilon: float,
+    stash: Any,
+    named: Any,
+    dtype: Any,
+    *,
+    device: Any = None,
+) -> tuple[Any, Any, Any]:
+    """LayerNormalization's arithmetic on the arrays of ``xp``: ``(Y, Mean, InvStdDev)`` over axes ``axis..``.
+
+    ``scale`` and ``bias`` (``None``: none) broadcast to ``x``; the statistics are computed in
+    ``stash`` and returned in ``named``, Y in ``dtype`` (all dtypes of ``xp``). Written once for
+    every library: :func:`bcast.ops.layer_normalization` passes ``numpy`` itself, with ``scale``
+    and ``bias`` already in ``stash`` (cast before they were broadcast).
+
+    >>> import numpy as np
+    >>> y, mean, inv = normalize_layer(
+    ...     np, np.array([[1.0, 3.0]]), np.ones(2), None, 1, 0.0, np.float64, np.float32, np.float64
+    ... )
+    >>> y, mean
+    (array([[-1.,  1.]]), array([[2.]], dtype=float32))
+    """
+    red = tuple(range(axis, x.ndim))
+    diff = _copy_as(xp, x, stash)  # centred, scaled and shifted in place below (NumPy)
+    mean = xp.mean(diff, axis=red, keepdims=True)
+    diff = _step(xp, operator.sub, diff, mean)
+    var = xp.mean(diff * diff, axis=red, keepdims=True)
+    inv = 1 / xp.sqrt(var + _scalar(xp, epsilon, stash, device))
+    y = _step(xp, operator.mul, diff, inv)
+    y = _step(xp, operator.mul, y, _astype(xp, scale, stash))
+    if bias is not None:
+        y = _step(xp, operator.add, y, _astype(xp, bias, stash))
+    return _astype(xp, y, dtype), _astype(xp, mean, named), _astype(xp, inv, named)
+
+
+def normalize_rms(
+    xp: Any, x: Any, scale: Any, axis: int, epsilon: float, stash: Any, dtype: Any, *, device: Any = None
+) -> Any:
+    """RMSNormalization's arithmetic on ``xp``'s arrays: ``x / sqrt(mean(x**2 over axes axis..) + eps) * scale``.
+
+    ``scale`` broadcasts to ``x``; computed in ``stash``, returned in ``dtype``. Written once for
+    every library, as :func:`normalize_layer` is.
+
+    >>> import numpy as np
+    >>> normalize_rms(np, np.array([[3.0, 4.0]]), np.array([1.0, 2.0]), 1, 0.0, np.float64, np.float64).round(4)
+    array([[0.8485, 2.2627]])
+    """
+    y = _copy_as(xp, x, stash)  # normalised and scaled in place below (NumPy)
+    ms = xp.mean(y * y, axis=tuple(range(axis, x.ndim)), keepdims=True)
+    y = _step(xp, operator.truediv, y, xp.sqrt(ms + _scalar(xp, epsilon, stash, device)))
+    y = _step(xp, operator.mul, y, _astype(xp, scale, stash))
+    return _astype(xp, y, dtype)

@@ -19,8 +19,7 @@ from .. import rules
 from ..alignment import Alignment, static_output
 from ..dims import Shape
 from ..errors import BroadcastError, as_given
-from .memory import check_allocation
-from .memory import out_of_memory as oom_error
+from .memory import check_allocation, out_of_memory_error
 
 __all__ = [
     "MAX_ELEMENTS",
@@ -31,11 +30,11 @@ __all__ = [
     "compat",
     "guarded",
     "is_ml_dtype",
+    "is_out_of_memory",
     "library",
     "library_root",
     "numpy_dtype",
     "on_host",
-    "out_of_memory",
     "require_cotangent",
     "specialized",
 ]
@@ -124,7 +123,7 @@ def compat(x: object) -> Any:
     return array_api_compat
 
 
-def out_of_memory(e: BaseException) -> bool:
+def is_out_of_memory(e: BaseException) -> bool:
     """Whether ``e`` is a library's way of saying an allocation failed (PyTorch's allocator raises RuntimeError)."""
     if isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError":
         return True
@@ -179,9 +178,9 @@ def guarded(what: str, args: Sequence[Any], fn: Callable[[], _T]) -> _T:
     try:
         return fn()
     except Exception as e:  # MemoryError is an Exception; so are PyTorch's allocator errors
-        if not out_of_memory(e):
+        if not is_out_of_memory(e):
             raise
-        err = oom_error(what, args, e)
+        err = out_of_memory_error(what, args, e)
     raise err
 
 

@@ -58,7 +58,7 @@ from ..errors import BroadcastError, as_given, brief
 from ..operators import BY_NAME, check_types
 from .array_api import compute, namespace
 from .common import accumulator, require_cotangent, specialized
-from .memory import address_space_left, out_of_memory, size_text
+from .memory import address_space_left, out_of_memory_error, size_text
 from .numpy import as_array
 
 __all__ = [
@@ -424,7 +424,7 @@ def _run_block(*blocks: Any, block: Callable[..., Any], op: str, attrs: dict[str
     try:
         return block(*blocks, **attrs)
     except MemoryError as e:
-        err = out_of_memory(op, blocks, e)
+        err = out_of_memory_error(op, blocks, e)
     raise err  # outside the except block: the MemoryError is neither chained nor shown
 
 

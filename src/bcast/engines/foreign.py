@@ -62,11 +62,11 @@ from .common import (
     check_copy,
     compat,
     guarded,
+    is_out_of_memory,
     library,
     library_root,
     numpy_dtype,
     on_host,
-    out_of_memory,
 )
 
 __all__ = [
@@ -82,12 +82,12 @@ __all__ = [
     "foreign_namespace",
     "guarded",
     "is_dask",
+    "is_out_of_memory",
     "kernel_name",
     "library",
     "numpy_dtype",
     "on_host",
     "one_library",
-    "out_of_memory",
     "shape_of",
 ]
 

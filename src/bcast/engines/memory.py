@@ -39,7 +39,7 @@ __all__ = [
     "check_allocation",
     "check_allocations",
     "check_array_rank",
-    "out_of_memory",
+    "out_of_memory_error",
     "out_of_memory_guard",
     "physical_memory",
 ]
@@ -330,11 +330,11 @@ def _shape_text(x: object) -> str:
     return f"<{type(x).__name__}>"
 
 
-def out_of_memory(what: str, args: Sequence[object], error: BaseException | None = None) -> BroadcastError:
+def out_of_memory_error(what: str, args: Sequence[object], error: BaseException | None = None) -> BroadcastError:
     """The ``BroadcastError`` for a ``MemoryError`` met inside ``what`` (an operator) on ``args``.
 
     >>> import numpy as np
-    >>> str(out_of_memory("add", [np.ones((2, 3)), np.ones(3)], MemoryError()))[:60]
+    >>> str(out_of_memory_error("add", [np.ones((2, 3)), np.ones(3)], MemoryError()))[:60]
     'out of memory: add on inputs (2, 3) float64, (3,) float64: a'
     """
     shapes = [_shape_text(a) for a in list(args)[:6]]
@@ -354,8 +354,13 @@ def out_of_memory(what: str, args: Sequence[object], error: BaseException | None
     )
 
 
+#: :func:`out_of_memory_error` under the name that bcast.onnx.backend still imports (to be removed once it
+#: imports ``out_of_memory_error``)
+out_of_memory = out_of_memory_error
+
+
 def out_of_memory_guard(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
-    """A decorator: a ``MemoryError`` escaping the function becomes :func:`out_of_memory`'s ``BroadcastError``."""
+    """A decorator: a ``MemoryError`` escaping the function becomes :func:`out_of_memory_error`'s ``BroadcastError``."""
 
     def decorate(fn: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(fn)
@@ -363,7 +368,7 @@ def out_of_memory_guard(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, 
             try:
                 return fn(*args, **kwargs)
             except MemoryError as e:
-                err = out_of_memory(what, args, e)
+                err = out_of_memory_error(what, args, e)
             raise err  # outside the except block: the MemoryError is neither chained nor shown
 
         return guarded
@@ -377,7 +382,7 @@ def _attribute(module: str, name: str) -> Any:
 
 
 class GuardedOperator(Generic[_P, _R]):
-    """A function behind :func:`out_of_memory`'s last resort, published in module ``home`` as ``fn.__name__``.
+    """A function behind :func:`out_of_memory_guard`'s last resort, published in module ``home`` as ``fn.__name__``.
 
     It reads as the function it wraps (name, docstring, signature, module for doctest's
     finder) and pickles by reference to ``home`` (so ``pickle`` and dask's workers find it).
@@ -393,7 +398,7 @@ class GuardedOperator(Generic[_P, _R]):
         try:
             return self._fn(*args, **kwargs)
         except MemoryError as e:
-            err = out_of_memory(self._what, args, e)
+            err = out_of_memory_error(self._what, args, e)
         raise err  # outside the except block: the MemoryError is neither chained nor shown
 
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:

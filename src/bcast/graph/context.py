@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..constraints import Constraint
 from ..dims import MAX_DIM, Dim, Shape, StaticDim, Tri
 from ..errors import BroadcastError
 from ..rules import make_plan, plan_multidirectional
-from .expr import Expr, definition, emax
+from .expr import Expr, Opaque, emax
 from .model import Graph, Node, Origin, Value
 
 __all__ = ["BroadcastRecord", "Ctx", "Finding", "ShapeError", "Suspect"]
@@ -82,12 +82,14 @@ class BroadcastRecord:
     rule: str
     inputs: list[tuple[str, Dims | None]]
     output: Dims | None
+    #: how the rule lines the operands up: ``numpy`` (right-aligned), ``bidirectional``, ``explicit``
+    #: (``axes`` is the axes mapping), ``pdpd`` (``axes`` is the one start axis), ``none`` (equal shapes)
+    mode: str = "numpy"
+    axes: tuple[int, ...] | None = None
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ALIAS = re.compile(r"_x\d+")
-_ALIAS_IN = re.compile(r"\b_x\d+\b")
 
 
 @dataclass
@@ -110,8 +112,11 @@ class Ctx:
     _names: set[str] = field(default_factory=set)
     _lost: set[str] = field(default_factory=set)
     _unnamed: set[str] = field(default_factory=set)
-    _alias: dict[str, Expr] = field(default_factory=dict)
-    _alias_of: dict[Expr, str] = field(default_factory=dict)
+    #: whether each atom met so far is an unnamed input dim or the max/min of such dims: opaque atoms
+    #: are shared by every layer downstream, so each is looked into once
+    _unnamed_atoms: dict[str, bool] = field(default_factory=dict)
+    #: every expression handed to the rules, by the name its dim has there (its text)
+    _by_name: dict[str, Expr] = field(default_factory=dict)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
 
     # -- symbols -------------------------------------------------------------------------------
@@ -142,10 +147,37 @@ class Ctx:
         """Whether ``e`` is an input dim the file left unnamed (or the max/min of such dims)."""
         if e is None or e.atom is None:
             return False
-        if e.atom in self._unnamed:
-            return True
-        d = definition(e.atom)
-        return d is not None and d[0] in ("max", "min") and all(self._unnamed_link(a) for a in d[1])
+        return self._unnamed_atom(e.atom)
+
+    def _unnamed_atom(self, atom: str) -> bool:
+        known = self._unnamed_atoms.get(atom)
+        if known is not None:
+            return known
+        if atom in self._unnamed:
+            found = True
+        elif isinstance(atom, Opaque) and atom.op in ("max", "min"):
+            # post-order without recursion: a batch's max nests once per layer
+            todo: list[tuple[str, bool]] = [(atom, False)]
+            while todo:
+                a, expanded = todo.pop()
+                if a in self._unnamed_atoms:
+                    continue
+                if a in self._unnamed:
+                    self._unnamed_atoms[a] = True
+                elif not (isinstance(a, Opaque) and a.op in ("max", "min")):
+                    self._unnamed_atoms[a] = False
+                elif expanded:
+                    self._unnamed_atoms[a] = all(
+                        x.atom is not None and self._unnamed_atoms.get(x.atom, False) for x in a.args
+                    )
+                else:
+                    todo.append((a, True))
+                    todo.extend((x.atom, False) for x in a.args if x.atom is not None)
+            return self._unnamed_atoms[atom]
+        else:
+            found = False
+        self._unnamed_atoms[atom] = found
+        return found
 
     def links_unnamed_inputs(self, dims: Sequence[object]) -> bool:
         """Whether a requirement only says that input dims the file left unnamed agree with each other
@@ -159,7 +191,7 @@ class Ctx:
                 parts: list[Expr | None] = [d]
             else:
                 parts = [
-                    self._alias.get(p) or (Expr.symbol(p) if p in self._unnamed else None) for p in str(d).split("|")
+                    self._by_name.get(p) or (Expr.symbol(p) if p in self._unnamed else None) for p in str(d).split("|")
                 ]
             for e in parts:
                 if e is not None and e.value is not None:
@@ -178,7 +210,7 @@ class Ctx:
                 atoms.extend(d.symbols)
                 continue
             for part in str(d).split("|"):
-                e = self._alias.get(part)
+                e = self._by_name.get(part)
                 atoms.extend(e.symbols if e is not None else [part])
         return any(a in self._lost for a in atoms)
 
@@ -204,37 +236,22 @@ class Ctx:
 
     # -- expressions as bcast dims, and back ---------------------------------------------------
     def dim(self, e: Expr) -> Dim:
-        """``e`` as a dim bcast's rules take: a static size, or a symbol.
+        """``e`` as a dim bcast's rules take: a static size, or a symbol named by the expression's text.
 
-        A model's own symbol keeps its name; any other expression (``B*S``, ``max(S, T)``) is given
-        an alias (``_x3``) that the rules can merge and compare, and :meth:`text` turns back into
-        the expression in what they say.
+        The rules merge and compare it as they do ``N``, and what they say of it reads as the
+        expression (``B*S in {1, 4}``); :meth:`expr` gives the expression back from the name.
         """
         v = e.value
         if v is not None:
             if 0 <= v <= MAX_DIM:
                 return Dim.static(v)
             raise ShapeError(f"a dim of {v}: sizes are 0 or more", dims=(v,), kind="invalid")
-        atom = e.atom
-        if atom is not None and _IDENT.fullmatch(atom) and not _ALIAS.fullmatch(atom):
-            self._alias[atom] = e
-            return Dim.symbol(atom)
-        name = self._alias_of.get(e)
-        if name is None:
-            name = f"_x{len(self._alias_of)}"
-            self._alias_of[e] = name
-            self._alias[name] = e
-        return Dim.symbol(name)
-
-    def text(self, message: str) -> str:
-        """A rule's words with every alias replaced by the expression it stands for."""
-        if "_x" not in message:
-            return message
-        return _ALIAS_IN.sub(lambda m: str(self._alias[m.group()]) if m.group() in self._alias else m.group(), message)
-
-    def _readable(self, c: Constraint) -> Constraint:
-        names = tuple(self.text(n) for n in c.symbols)
-        return c if names == c.symbols else replace(c, symbols=names)
+        # "|" joins symbols in the rules' names: a dim_param that holds one shows a broken bar instead
+        name = str(e).replace("|", "\u00a6")
+        self._by_name.setdefault(name, e)
+        if _IDENT.fullmatch(name):
+            return Dim.symbol(name)
+        return Dim.expression(name)
 
     def shape(self, dims: Dims | None) -> Shape:
         return Shape.dynamic_rank() if dims is None else Shape([self.dim(e) for e in dims])
@@ -244,9 +261,9 @@ class Ctx:
             return Expr.const(int(d))
         name = d.name
         if name is not None:
-            if name in self._alias:
-                return self._alias[name]
-            parts = [self._alias.get(p) for p in name.split("|")]
+            if name in self._by_name:
+                return self._by_name[name]
+            parts = [self._by_name.get(p) for p in name.split("|")]
             if all(p is not None for p in parts):
                 return emax(p for p in parts if p is not None)
         return self.fresh(f"{self.node.name if self.node else 'd'}_out")
@@ -265,7 +282,14 @@ class Ctx:
         """The elementwise broadcast of ``ins`` (multidirectional, or ``mode`` for two operands)."""
         names = list(names) if names is not None else [n for n in node.inputs if n]
         shapes = [v.shape for v in ins]
-        record = BroadcastRecord(node, rule, list(zip(names, shapes, strict=False)), None)
+        record = BroadcastRecord(
+            node,
+            rule,
+            list(zip(names, shapes, strict=False)),
+            None,
+            mode="none" if mode == "same" else mode,
+            axes=(axis,) if mode in ("pdpd", "legacy") else None,
+        )
         self.records.append(record)
         if any(s is None for s in shapes):
             return None
@@ -303,7 +327,7 @@ class Ctx:
         """``data`` broadcast to ``target`` with one of bcast's one-way rules (``numpy``: unidirectional,
         ``bidirectional``: ONNX Expand). Returns the output dims (``None``: an error or unknown)."""
         names = list(names) or [n for n in node.inputs if n][:2]
-        record = BroadcastRecord(node, rule, [(names[0], data.shape), (names[-1], target)], None)
+        record = BroadcastRecord(node, rule, [(names[0], data.shape), (names[-1], target)], None, mode=mode)
         self.records.append(record)
         if data.shape is None or target is None:
             return None
@@ -345,9 +369,9 @@ class Ctx:
             Finding(
                 node,
                 "cannot-broadcast",
-                self.text(str(e)),
+                str(e),
                 axis=e.axis,
-                dims=tuple(self.text(d) for d in e.dims),
+                dims=e.dims,
                 suspects=suspects,
             )
         )
@@ -370,12 +394,11 @@ class Ctx:
             # what the model needs of its inputs' unnamed dims is listed with the symbols, not as a problem
             relation = c.kind != "in" and self.links_unnamed_inputs(c.symbols)
             suspects = self._suspects_at(ins, c.axis, out_rank) if right_aligned else ()
-            c = self._readable(c)
             self.findings.append(
                 Finding(
                     node,
                     "constraint",
-                    f"the shapes {self.text(shapes)} broadcast only if {c}",
+                    f"the shapes {shapes} broadcast only if {c}",
                     axis=c.axis,
                     dims=c.symbols,
                     suspects=suspects,

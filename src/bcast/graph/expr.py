@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable
 
 from ..dims import Tri
 
-__all__ = ["Expr", "ExprLike", "as_expr"]
+__all__ = ["Expr", "ExprLike", "Opaque", "as_expr"]
 
-Monomial = tuple[str, ...]  # sorted atom names, repeated for powers; () is the constant term
+Monomial = tuple[str, ...]  # sorted atoms (names, or Opaque terms), repeated for powers; () is the constant term
 Terms = tuple[tuple[Monomial, int], ...]
 
 #: beyond this many terms or this degree a product becomes one opaque atom: a polynomial that
@@ -105,18 +105,12 @@ class Expr:
     def symbols(self) -> frozenset[str]:
         """The symbols this depends on, through opaque atoms too (``max(B, S)`` depends on B and S)."""
         out: set[str] = set()
-        todo = list(self.atoms)
-        while todo:
-            a = todo.pop()
-            if a in out:
-                continue
-            d = _DEFINITIONS.get(a)
-            if d is None:
-                out.add(a)
+        for a in self.atoms:
+            if isinstance(a, Opaque):
+                out |= a.symbols
             else:
                 out.add(a)
-                todo.extend(x for arg in d[1] for x in arg.atoms)
-        return frozenset(x for x in out if x not in _DEFINITIONS)
+        return frozenset(out)
 
     @property
     def degree(self) -> int:
@@ -134,7 +128,7 @@ class Expr:
                 return None
             bound = 1
             for a in m:
-                lo = _LOWER.get(a, 0)  # a symbol is a size: >= 0
+                lo = a.least if isinstance(a, Opaque) else 0  # a symbol is a size: >= 0
                 if lo is None or lo < 0:
                     return None
                 bound *= lo
@@ -225,9 +219,11 @@ class Expr:
             if whole and len(whole) < len(self.terms):
                 rest = Expr._from({m: c for m, c in self.terms if c % b})
                 return Expr._from(whole) + rest // b
-            inner = _DEFINITIONS.get(self.atom or "")
-            if inner is not None and inner[0] == "floor" and inner[1][1].value is not None and inner[1][1].value > 0:
-                return inner[1][0] // (inner[1][1].value * b)  # floor(floor(x/a)/b) = floor(x/(a*b))
+            inner = self.atom
+            if isinstance(inner, Opaque) and inner.op == "floor":
+                k = inner.args[1].value
+                if k is not None and k > 0:
+                    return inner.args[0] // (k * b)  # floor(floor(x/a)/b) = floor(x/(a*b))
         return _opaque(f"floor({_group(self)}/{_group(o)})", "floor", (self, o))
 
     def ceildiv(self, other: ExprLike) -> Expr:
@@ -287,11 +283,15 @@ class Expr:
         >>> ((S - 1) // 2 + 1).evaluate({"S": 7}), (S * S).evaluate({"S": 3})
         (4, 9)
         """
+        return self._evaluate(env, {})
+
+    def _evaluate(self, env: dict[str, int], memo: dict[str, int]) -> int:
+        # memo: an opaque term shared by many others (a batch's nested max) is evaluated once
         total = 0
         for m, c in self.terms:
             term = c
             for a in m:
-                term *= _atom_value(a, env)
+                term *= _atom_value(a, env, memo)
             total += term
         return total
 
@@ -351,10 +351,34 @@ def _group(e: Expr) -> str:
     return str(e) if e.atom is not None or e.is_const else f"({e})"
 
 
-#: what each opaque atom stands for, so that an expression can be evaluated once its symbols are known
-_DEFINITIONS: dict[str, tuple[str, tuple[Expr, ...]]] = {}
-#: a lower bound of each opaque atom (``None``: it may be any integer, negative too)
-_LOWER: dict[str, int | None] = {}
+class Opaque(str):
+    """An atom a polynomial cannot hold (``floor(S/2)``, ``max(A, B)``), carrying its own definition.
+
+    It is its text (a ``str``, so that monomials sort and hash by text) plus what it stands for:
+    the operation, its arguments, a lower bound and the symbols it depends on. An expression is
+    thus a value that holds everything needed to evaluate or bound it: there is no table of
+    definitions beside it, and two propagations, in two threads, share nothing.
+
+    >>> a = (Expr.symbol("S") - 1) // 2
+    >>> atom = a.atom
+    >>> isinstance(atom, Opaque), atom.op, [str(x) for x in atom.args], sorted(atom.symbols)
+    (True, 'floor', ['S - 1', '2'], ['S'])
+    """
+
+    op: str
+    args: tuple[Expr, ...]
+    #: a lower bound (``None``: it may be any integer, negative too)
+    least: int | None
+    symbols: frozenset[str]
+
+    def __new__(cls, text: str, op: str, args: tuple[Expr, ...]) -> Opaque:
+        self = super().__new__(cls, text)
+        self.op, self.args, self.least = op, args, _lower(op, args)
+        self.symbols = frozenset().union(*(x.symbols for x in args))
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Opaque, (str(self), self.op, self.args))
 
 
 def _lower(op: str, args: tuple[Expr, ...]) -> int | None:
@@ -377,38 +401,41 @@ def _opaque(text: str, op: str, args: tuple[Expr, ...]) -> Expr:
         import hashlib
 
         text = "expr_" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
-    if text not in _DEFINITIONS:
-        _DEFINITIONS[text] = (op, args)
-        _LOWER[text] = _lower(op, args)
-    return Expr.symbol(text)
+    return Expr((((Opaque(text, op, args),), 1),))
 
 
 def _at_least_one(e: Expr) -> bool:
     """Whether ``e`` is >= 1 when every symbol is (a sum of products of plain symbols, no opaque term)."""
-    return bool(e.terms) and all(c > 0 and not any(a in _DEFINITIONS for a in m) for m, c in e.terms)
+    return bool(e.terms) and all(c > 0 and not any(isinstance(a, Opaque) for a in m) for m, c in e.terms)
 
 
 def definition(atom: str) -> tuple[str, tuple[Expr, ...]] | None:
     """What an opaque atom stands for (``("max", (B, S))``), or ``None`` for a symbol."""
-    return _DEFINITIONS.get(atom)
+    return (atom.op, atom.args) if isinstance(atom, Opaque) else None
 
 
-def _atom_value(a: str, env: dict[str, int]) -> int:
+def _atom_value(a: str, env: dict[str, int], memo: dict[str, int]) -> int:
     if a in env:
         return env[a]
-    if a not in _DEFINITIONS:
+    if not isinstance(a, Opaque):
         raise KeyError(a)
-    op, args = _DEFINITIONS[a]
-    vals = [x.evaluate(env) for x in args]
+    known = memo.get(a)
+    if known is not None:
+        return known
+    vals = [x._evaluate(env, memo) for x in a.args]
+    op = a.op
     if op == "mul":
-        return vals[0] * vals[1]
-    if op == "floor":
-        return vals[0] // vals[1]
-    if op == "ceil":
-        return -((-vals[0]) // vals[1])
-    if op == "mod":
-        return vals[0] % vals[1]
-    return max(vals) if op == "max" else min(vals)
+        out = vals[0] * vals[1]
+    elif op == "floor":
+        out = vals[0] // vals[1]
+    elif op == "ceil":
+        out = -((-vals[0]) // vals[1])
+    elif op == "mod":
+        out = vals[0] % vals[1]
+    else:
+        out = max(vals) if op == "max" else min(vals)
+    memo[a] = out
+    return out
 
 
 def emax(items: Iterable[ExprLike]) -> Expr:

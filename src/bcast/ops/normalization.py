@@ -105,19 +105,17 @@ def layer_normalization(
         xl, sl, *bl = as_library(xa, s, *([] if b is None else [b]))
         return kernels.layer_normalization(xl, sl, bl[0] if bl else None, ax, eps, stash.name, named.name)
     _check_room(spec, xa, stash, xa.dtype)
-    red = tuple(range(ax, xa.ndim))
-    diff = xa.astype(stash)  # our own copy: centred, scaled and shifted in place below
-    mean = np.mean(diff, axis=red, keepdims=True, dtype=stash)
-    diff -= mean
-    var = np.mean(diff * diff, axis=red, keepdims=True, dtype=stash)
-    inv = (1 / np.sqrt(var + np.asarray(eps, dtype=stash))).astype(stash)
-    y = diff
-    y *= inv
-    y *= _cast_view(spec, arrays[1], stash, xa.shape, "Scale")
-    if b is not None:
-        y += _cast_view(spec, arrays[2], stash, xa.shape, "B")
-    # Mean and InvStdDev are ONNX's U: the stash type itself
-    return y.astype(native(xa.dtype), copy=False), mean.astype(named), inv.astype(named)
+    return kernels.normalize_layer(
+        np,
+        xa,
+        _cast_view(spec, arrays[1], stash, xa.shape, "Scale"),
+        None if b is None else _cast_view(spec, arrays[2], stash, xa.shape, "B"),
+        ax,
+        eps,
+        stash,
+        named,  # Mean and InvStdDev are ONNX's U: the stash type itself
+        native(xa.dtype),
+    )
 
 
 def rms_normalization(
@@ -149,12 +147,8 @@ def rms_normalization(
         xl, sl = as_library(xa, s)
         return kernels.rms_normalization(xl, sl, ax, eps, stash.name)  # type: ignore[no-any-return]
     _check_room(spec, xa, stash, sa.dtype)
-    y = xa.astype(stash)  # our own copy: normalised and scaled in place below
-    ms = np.mean(y * y, axis=tuple(range(ax, xa.ndim)), keepdims=True, dtype=stash)
-    y /= np.sqrt(ms + np.asarray(eps, dtype=stash))
-    y *= _cast_view(spec, sa, stash, xa.shape, "scale")
-    result: np.ndarray = y.astype(native(sa.dtype), copy=False)
-    return result
+    scaled = _cast_view(spec, sa, stash, xa.shape, "scale")
+    return kernels.normalize_rms(np, xa, scaled, ax, eps, stash, native(sa.dtype))  # type: ignore[no-any-return]
 
 
 def _check_room(spec: Spec, x: np.ndarray, stash: np.dtype, result: np.dtype) -> None:

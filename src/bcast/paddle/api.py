@@ -14,7 +14,7 @@ from ..engines.numpy import as_array
 from ..errors import BroadcastError, brief
 from .grads import GRAD_DTYPES, GRADS
 from .kernels import DTYPES, DTYPES_WITH_AXIS, KERNELS
-from .shapes import MODE, Alignment, align
+from .shapes import MODE, PaddleAlignment, align
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy.typing as npt
@@ -96,7 +96,7 @@ def _operands(name: str, x: object, y: object, dtypes: dict[str, tuple[str, ...]
     return a, b
 
 
-def _views(al: Alignment, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _views(al: PaddleAlignment, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     px, py = al.plans()
     return engine.view(px, a), engine.view(py, b)
 
@@ -233,13 +233,15 @@ def elementwise_grad(
     return dx, dy
 
 
-def _right_start(al: Alignment) -> int:
+def _right_start(al: PaddleAlignment) -> int:
     """The start axis that right alignment (axis -1) gives the lower-rank operand."""
     rx, ry = al.x_shape.rank or 0, al.y_shape.rank or 0
     return abs(rx - ry) if rx != ry else 0
 
 
-def _grad_axis_error(name: str, a: np.ndarray, b: np.ndarray, axis: int, al: Alignment, why: str) -> BroadcastError:
+def _grad_axis_error(
+    name: str, a: np.ndarray, b: np.ndarray, axis: int, al: PaddleAlignment, why: str
+) -> BroadcastError:
     return BroadcastError(
         f"{MODE}: {name} grad: X {a.shape} and Y {b.shape} with axis {axis} give {al.output_shape} forward, but "
         f"Paddle 3.3.1's {name} grad kernel ignores axis and right-aligns the operands ({why}); "

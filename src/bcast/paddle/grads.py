@@ -5,6 +5,10 @@ returns ``(dX, dY)`` at the output's shape; the caller sums them back to each op
 As in Paddle: complex derivatives are conjugated (for pow, ``conj(dOut * d)``, dOut
 included); ``max``/``min`` split a tie half and half; ``pow``'s dX is 0 where Y is 0,
 and its dY is 0 where X is 0 and Y >= 0.
+
+An op has a gradient where the operator table (:data:`bcast.operators.OPERATORS`) gives its
+operator one, and Paddle's functor is found by that gradient's name; its grad kernels are
+registered for the float and complex dtypes of its forward kernel.
 """
 
 from __future__ import annotations
@@ -13,20 +17,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .kernels import complex_div
+from ..operators import BY_NAME
+from .kernels import DTYPES, OPS, complex_div
 
 __all__ = ["GRADS", "GRAD_DTYPES"]
 
 Grad = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-_REAL = ("float32", "float64")
-
-# dtypes whose grad kernels paddlepaddle 3.3.1 registers on CPU (probed with paddle.grad)
-GRAD_DTYPES: dict[str, tuple[str, ...]] = {
-    **{op: (*_REAL, "complex64", "complex128") for op in ("add", "sub", "mul", "div", "pow")},
-    "max": _REAL,
-    "min": _REAL,
-}
 
 
 def _conj(a: np.ndarray) -> np.ndarray:
@@ -61,14 +57,19 @@ def _pow(x: np.ndarray, y: np.ndarray, out: np.ndarray, g: np.ndarray) -> tuple[
     return dx, dy
 
 
-def _max(x: np.ndarray, y: np.ndarray, out: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    half = g * np.asarray(0.5, g.dtype) * (x == y)
-    return g * (x > y) + half, g * (x < y) + half
+def _extreme(name: str) -> Grad:
+    """``max``'s or ``min``'s: dOut to the operand that wins, half to each on a tie."""
+    wins = np.greater if name == "max" else np.less
+
+    def grad(x: np.ndarray, y: np.ndarray, out: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        half = g * np.asarray(0.5, g.dtype) * (x == y)
+        return g * wins(x, y) + half, g * wins(y, x) + half
+
+    return grad
 
 
-def _min(x: np.ndarray, y: np.ndarray, out: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    half = g * np.asarray(0.5, g.dtype) * (x == y)
-    return g * (x < y) + half, g * (x > y) + half
+#: Paddle's gradient functors, by the operator table's names of the gradients (and :func:`_extreme`)
+_BY_RULE: dict[str, Grad] = {"add": _add, "sub": _sub, "mul": _mul, "div": _div, "pow": _pow}
 
 
 def _quiet(fn: Grad) -> Grad:
@@ -79,15 +80,20 @@ def _quiet(fn: Grad) -> Grad:
     return run
 
 
+def _rule(name: str) -> str | None:
+    spec = BY_NAME.get(name)
+    return spec.gradient if spec is not None else None
+
+
+#: The differentiable ops' gradient functors, in the order of :data:`~bcast.paddle.kernels.OPS`
 GRADS: dict[str, Grad] = {
-    name: _quiet(fn)
-    for name, fn in (
-        ("add", _add),
-        ("sub", _sub),
-        ("mul", _mul),
-        ("div", _div),
-        ("pow", _pow),
-        ("max", _max),
-        ("min", _min),
-    )
+    name: _quiet(_extreme(name) if rule == "extreme" else _BY_RULE[rule])
+    for name in OPS
+    if (rule := _rule(name)) is not None
+}
+
+#: dtypes whose grad kernels paddlepaddle 3.3.1 registers on CPU (probed with paddle.grad): the
+#: forward kernel's float and complex ones (only floordiv runs on float16, and it has no gradient)
+GRAD_DTYPES: dict[str, tuple[str, ...]] = {
+    name: tuple(d for d in DTYPES[name] if d in ("float32", "float64", "complex64", "complex128")) for name in GRADS
 }

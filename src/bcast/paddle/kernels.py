@@ -13,6 +13,10 @@ and computes what Paddle 3.3.1's CPU functor computes (``phi/kernels/funcs/eleme
   (``max(0.0, -0.0)`` is ``-0.0``);
 - ``add``/``mul`` on bool are logical or/and; complex ``div`` uses the textbook formula
   ``(a * conj(b)) / |b|**2`` (so ``x / 0`` is NaN, not inf).
+
+Paddle's op names are :mod:`bcast.ops`'s (``floordiv`` aside, which ONNX lacks). Where Paddle's
+functor is the plain one (``add``, ``sub``, ``mul``), its kernel is the operator table's
+(:data:`bcast.operators.OPERATORS`) Array API function; only Paddle's own functors are written here.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engines.array_api_kernels import binary
 from ..errors import DivisionByZeroError, IntegerOverflowError
+from ..operators import BY_NAME
 
 __all__ = ["DTYPES", "DTYPES_WITH_AXIS", "KERNELS", "OPS", "complex_div"]
 
@@ -99,18 +105,6 @@ def complex_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _arr(np.logical_or(a, b) if a.dtype.kind == "b" else np.add(a, b))
-
-
-def _sub(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _arr(np.subtract(a, b))
-
-
-def _mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _arr(np.logical_and(a, b) if a.dtype.kind == "b" else np.multiply(a, b))
-
-
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "c":
         return complex_div(a, b)
@@ -168,10 +162,19 @@ def _min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _arr(np.where(np.isnan(a), a, np.where(np.isnan(b) | ~(a < b), b, a)))
 
 
-KERNELS: dict[str, Kernel] = {
-    "add": _add,
-    "sub": _sub,
-    "mul": _mul,
+def _standard(name: str) -> Kernel:
+    """The operator table's Array API function for the ``bcast.ops`` operator ``name``, on NumPy arrays
+    (NumPy's ``add`` and ``multiply`` on bool are logical or and and, as Paddle's)."""
+    fn = binary(BY_NAME[name].kernel_for({}))
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return _arr(fn(np, a, b))
+
+    return kernel
+
+
+#: Paddle's functors that are not the operator table's function
+_OWN: dict[str, Kernel] = {
     "div": _div,
     "floordiv": _floordiv,
     "mod": _mod,
@@ -179,5 +182,8 @@ KERNELS: dict[str, Kernel] = {
     "max": _max,
     "min": _min,
 }
+
+#: Each op's kernel, in the order of :data:`DTYPES`
+KERNELS: dict[str, Kernel] = {name: _OWN.get(name) or _standard(name) for name in DTYPES}
 
 OPS: tuple[str, ...] = tuple(KERNELS)

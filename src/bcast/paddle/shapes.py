@@ -23,18 +23,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import alignment
+from ..alignment import Alignment
 from ..dims import Dim, Shape, ShapeLike
 from ..errors import BroadcastError, as_given
 from ..rules import align_elementwise, make_plan, read_axis, read_shape
 
-__all__ = ["MODE", "Alignment", "align", "elementwise_shape"]
+__all__ = ["MODE", "PaddleAlignment", "align", "elementwise_shape"]
 
 MODE = "paddle"
 
 
 @dataclass(frozen=True)
-class Alignment:
+class PaddleAlignment:
     """Where each operand's axes land in the output of a Paddle elementwise op.
 
     ``x_axes[i]`` is the output axis of X's axis ``i`` (the ``broadcast_in_dim`` form),
@@ -49,7 +49,7 @@ class Alignment:
     y_axes: tuple[int, ...]
     start: int
 
-    def plans(self) -> tuple[alignment.Alignment, alignment.Alignment]:
+    def plans(self) -> tuple[Alignment, Alignment]:
         """The core alignments (explicit mode) that broadcast X and Y to the output."""
         px = make_plan(self.x_shape, self.output_shape, "explicit", axes_mapping=list(self.x_axes))
         py = make_plan(self.y_shape, self.output_shape, "explicit", axes_mapping=list(self.y_axes))
@@ -61,7 +61,7 @@ def _pad(s: Shape, start: int, rank: int) -> Shape:
     return Shape(one * start + tuple(s.dims) + one * (rank - start - (s.rank or 0)))
 
 
-def align(x_shape: ShapeLike, y_shape: ShapeLike, axis: int = -1) -> Alignment:
+def align(x_shape: ShapeLike, y_shape: ShapeLike, axis: int = -1) -> PaddleAlignment:
     """Check ``X op Y`` with ``axis`` as Paddle 3.x does; say where each operand's axes land.
 
     >>> from bcast.paddle.shapes import align
@@ -89,7 +89,7 @@ def align(x_shape: ShapeLike, y_shape: ShapeLike, axis: int = -1) -> Alignment:
         raise error("a rank is unknown, and Paddle's shape inference needs both ranks", "shapes of known rank")
     rx, ry = x.rank, y.rank
     if x == y:  # Paddle's first test: identical dims skip every axis check
-        return Alignment(x, y, x, tuple(range(rx)), tuple(range(ry)), 0)
+        return PaddleAlignment(x, y, x, tuple(range(rx)), tuple(range(ry)), 0)
     rank = max(rx, ry)
     small = min(rx, ry)
     if rx == ry:
@@ -136,7 +136,7 @@ def align(x_shape: ShapeLike, y_shape: ShapeLike, axis: int = -1) -> Alignment:
         )
     x_axes = tuple(range(start, start + rx)) if rx < ry else tuple(range(rx))
     y_axes = tuple(range(start, start + ry)) if ry < rx else tuple(range(ry))
-    return Alignment(x, y, out, x_axes, y_axes, start)
+    return PaddleAlignment(x, y, out, x_axes, y_axes, start)
 
 
 def elementwise_shape(x_shape: ShapeLike, y_shape: ShapeLike, axis: int = -1) -> Shape:

@@ -19,7 +19,7 @@ from ..dims import MAX_RANK, Dim, Shape, ShapeLike, given_text, int_text, shape_
 from ..errors import BroadcastError, brief
 from .axes import plan_axes, plan_like
 from .bidirectional import plan_bidirectional
-from .common import Ctx, axes_text, check_axes, read_axes, read_shape
+from .common import RuleContext, axes_text, check_axes, read_axes, read_shape
 from .explicit import plan_explicit
 from .legacy import plan_legacy
 from .none import plan_none
@@ -32,7 +32,7 @@ __all__ = [
     "MODES",
     "OPERATOR_MODES",
     "PLANS",
-    "Ctx",
+    "RuleContext",
     "align_elementwise",
     "bind",
     "cache_key",
@@ -172,7 +172,7 @@ def _make_plan(
 ) -> Alignment:
     m = normalize_mode(mode)
     reject_foreign_args(m, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes)
-    ctx = Ctx(m, given_text(data_shape), given_text(target_shape))
+    ctx = RuleContext(m, given_text(data_shape), given_text(target_shape))
     data = read_shape(data_shape, m, (ctx.data, ctx.target))
     target = read_shape(target_shape, m, (ctx.data, ctx.target))
     if m == "numpy":
@@ -183,19 +183,23 @@ def _make_plan(
         return plan_none(data, target, ctx)
     if m == "explicit":
         axes = read_axes(axes_mapping, "axes_mapping", m)
-        return plan_explicit(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"axes_mapping {axes_text(axes)}"))
+        return plan_explicit(
+            data, target, axes, RuleContext(m, ctx.data, ctx.target, extra=f"axes_mapping {axes_text(axes)}")
+        )
     if m in ("pdpd", "legacy"):
         ax = read_axis(axis, m)
         into = plan_pdpd if m == "pdpd" else plan_legacy
-        labelled = Ctx(m, ctx.data, ctx.target, extra=f"axis {int_text(ax)}", data_label="B", target_label="A")
+        labelled = RuleContext(m, ctx.data, ctx.target, extra=f"axis {int_text(ax)}", data_label="B", target_label="A")
         return into(data, target, ax, labelled)
     if m == "axes":
         axes = read_axes(broadcast_axes, "broadcast_axes", m)
-        return plan_axes(data, target, axes, Ctx(m, ctx.data, ctx.target, extra=f"broadcast_axes {axes_text(axes)}"))
+        return plan_axes(
+            data, target, axes, RuleContext(m, ctx.data, ctx.target, extra=f"broadcast_axes {axes_text(axes)}")
+        )
     # like
     initial = None if broadcast_axes is None else read_axes(broadcast_axes, "initial_broadcast_axes", m)
     extra = f"initial_broadcast_axes {axes_text(initial)}" if initial else ""
-    return plan_like(data, target, initial, Ctx(m, ctx.data, ctx.target, extra=extra, target_label="like"))
+    return plan_like(data, target, initial, RuleContext(m, ctx.data, ctx.target, extra=extra, target_label="like"))
 
 
 #: The modes of an elementwise operation (two or more operands broadcast to one output).
@@ -291,15 +295,17 @@ def _align_elementwise(shapes: tuple[ShapeLike, ...], mode: str, axis: Any) -> E
         raise TypeError(f"{m}: mode {brief(m)} takes exactly 2 shapes (A, B), got {len(parsed)}")
     a, b = parsed
     if m == "none":
-        pb = plan_none(b, a, Ctx(m, given[1], given[0]))
-        pa = plan_none(a, pb.output_shape, Ctx(m, given[0], given[1]))
+        pb = plan_none(b, a, RuleContext(m, given[1], given[0]))
+        pa = plan_none(a, pb.output_shape, RuleContext(m, given[0], given[1]))
         out = pb.output_shape
     else:
         ax = read_axis(axis, m)
         into = plan_pdpd if m == "pdpd" else plan_legacy
-        pb = into(b, a, ax, Ctx(m, given[1], given[0], extra=f"axis {int_text(ax)}", data_label="B", target_label="A"))
+        pb = into(
+            b, a, ax, RuleContext(m, given[1], given[0], extra=f"axis {int_text(ax)}", data_label="B", target_label="A")
+        )
         out = pb.output_shape
-        pa = plan_none(a, out, Ctx(m, given[0], shape_text(out)))
+        pa = plan_none(a, out, RuleContext(m, given[0], shape_text(out)))
     return ElementwiseAlignment(m, parsed, out, (pa, pb), pb.constraints)
 
 

@@ -15,15 +15,15 @@ from ..alignment import Alignment, Realign
 from ..constraints import Constraint
 from ..dims import Shape, Tri, dim_text, int_text, shape_text
 from ..merge import merge_equal
-from .common import Ctx, axes_text
+from .common import RuleContext, axes_text
 
 __all__ = ["axis_set", "like_axes", "plan_axes", "plan_like"]
 
 
-def axis_set(axes: tuple[int, ...], name: str, rank: int | None, ctx: Ctx) -> tuple[int, ...]:
+def axis_set(axes: tuple[int, ...], name: str, rank: int | None, ctx: RuleContext) -> tuple[int, ...]:
     """nGraph's ``AxisSet``: ``axes`` checked in range (each as given), then sorted, each once.
 
-    >>> axis_set((2, 0, 2), "broadcast_axes", 3, Ctx("axes", "[3]", "[2,3,4]"))
+    >>> axis_set((2, 0, 2), "broadcast_axes", 3, RuleContext("axes", "[3]", "[2,3,4]"))
     (0, 2)
     """
     for i, a in enumerate(axes):
@@ -41,7 +41,9 @@ def axis_set(axes: tuple[int, ...], name: str, rank: int | None, ctx: Ctx) -> tu
     return tuple(sorted(set(axes)))
 
 
-def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, replan: Realign | None = None) -> Alignment:
+def plan_axes(
+    data: Shape, target: Shape, axes: tuple[int, ...], ctx: RuleContext, replan: Realign | None = None
+) -> Alignment:
     """``replan``: how to rebuild for other shapes (default: these axes again; BroadcastLike re-derives them)."""
 
     def again(d: Shape, t: Shape) -> Alignment:
@@ -77,7 +79,7 @@ def plan_axes(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx, repla
     return ctx.align(data, target, Shape.of_dims(out), keep, cons, replan, attrs)
 
 
-def like_axes(data: Shape, like: Shape, ctx: Ctx) -> tuple[int, ...]:
+def like_axes(data: Shape, like: Shape, ctx: RuleContext) -> tuple[int, ...]:
     """BroadcastLike's axes when none are given: a data dim 1 under a like dim > 1, and
     every like axis past the data's rank (the data is left-aligned)."""
     if data.rank is None or like.rank is None:
@@ -107,7 +109,7 @@ def like_axes(data: Shape, like: Shape, ctx: Ctx) -> tuple[int, ...]:
     return tuple(axes)
 
 
-def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: Ctx) -> Alignment:
+def plan_like(data: Shape, like: Shape, initial: tuple[int, ...] | None, ctx: RuleContext) -> Alignment:
     def replan(d: Shape, t: Shape) -> Alignment:
         return plan_like(d, t, initial, ctx)
 

@@ -6,12 +6,12 @@ from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Dim, Shape
 from ..merge import merge_multi
-from .common import Ctx
+from .common import RuleContext
 
 __all__ = ["plan_bidirectional"]
 
 
-def plan_bidirectional(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
+def plan_bidirectional(data: Shape, target: Shape, ctx: RuleContext) -> Alignment:
     """Right-align and merge both ways: the output may be larger than the target."""
 
     def replan(d: Shape, t: Shape) -> Alignment:

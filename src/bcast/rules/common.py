@@ -15,11 +15,11 @@ from ..dims import Dim, Shape, as_shape, bounded_items, dim_text, given_text, in
 from ..errors import BroadcastError, brief
 from ..merge import ClashError, Merged
 
-__all__ = ["Ctx", "axes_text", "check_axes", "read_axes", "read_shape"]
+__all__ = ["RuleContext", "axes_text", "check_axes", "read_axes", "read_shape"]
 
 
 @dataclass(frozen=True)
-class Ctx:
+class RuleContext:
     """The call being served: its mode and its arguments as the user wrote them."""
 
     mode: str
@@ -135,6 +135,11 @@ def read_shape(value: object, mode: str, given: Sequence[str]) -> Shape:
         raise TypeError(f"{mode}: {e}") from None
 
 
+#: ``RuleContext`` under the name that rules/pdpd.py still imports (to be removed once it imports
+#: ``RuleContext``; ``bcast.graph`` has a ``Ctx`` of its own)
+Ctx = RuleContext
+
+
 def _at(c: Constraint, axis: int, mode: str) -> Constraint:
     return Constraint(c.kind, c.symbols, c.allowed, axis=axis, mode=mode)
 
@@ -186,7 +191,7 @@ def check_axes(
     axes: tuple[int, ...],
     name: str,
     rank: int | None,
-    ctx: Ctx,
+    ctx: RuleContext,
     *,
     want: str,
 ) -> None:

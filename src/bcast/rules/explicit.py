@@ -11,12 +11,12 @@ from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Shape
 from ..merge import merge_uni
-from .common import Ctx, axes_text, check_axes
+from .common import RuleContext, axes_text, check_axes
 
 __all__ = ["plan_explicit"]
 
 
-def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: Ctx) -> Alignment:
+def plan_explicit(data: Shape, target: Shape, axes: tuple[int, ...], ctx: RuleContext) -> Alignment:
     def replan(d: Shape, t: Shape) -> Alignment:
         return plan_explicit(d, t, axes, ctx)
 

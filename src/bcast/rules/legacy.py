@@ -18,12 +18,12 @@ from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Shape, int_text
 from ..merge import merge_equal
-from .common import Ctx
+from .common import RuleContext
 
 __all__ = ["plan_legacy"]
 
 
-def plan_legacy(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
+def plan_legacy(b: Shape, a: Shape, axis: int, ctx: RuleContext) -> Alignment:
     """Broadcast B (the data) to A (the target) as ONNX opsets 1-6 do; ``axis=-1``: not set."""
 
     def replan(d: Shape, t: Shape) -> Alignment:

@@ -6,12 +6,12 @@ from ..alignment import Alignment
 from ..constraints import Constraint
 from ..dims import Shape, shape_text
 from ..merge import merge_equal
-from .common import Ctx
+from .common import RuleContext
 
 __all__ = ["plan_none"]
 
 
-def plan_none(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
+def plan_none(data: Shape, target: Shape, ctx: RuleContext) -> Alignment:
     def replan(d: Shape, t: Shape) -> Alignment:
         return plan_none(d, t, ctx)
 

@@ -10,15 +10,15 @@ from collections.abc import Callable
 
 from ..alignment import Alignment, ElementwiseAlignment
 from ..constraints import Constraint, Constraints
-from ..dims import Dim, Shape, StaticDim, dim_text
+from ..dims import Dim, Shape, StaticDim, dim_text, joined
 from ..errors import BroadcastError
 from ..merge import ClashError, merge_multi, merge_uni
-from .common import Ctx
+from .common import RuleContext
 
 __all__ = ["plan_multidirectional", "plan_numpy"]
 
 
-def plan_numpy(data: Shape, target: Shape, ctx: Ctx) -> Alignment:
+def plan_numpy(data: Shape, target: Shape, ctx: RuleContext) -> Alignment:
     """Right-align data with target; each data dim must be 1 or the target's dim."""
 
     def replan(d: Shape, t: Shape) -> Alignment:
@@ -122,7 +122,7 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
         cur[k] = _flush(run, k, cons)
     out = Shape.of_dims(cur)
     ordered = [x for k in sorted(cons) for x in cons[k]]
-    checked = Ctx(mode, "", "", phrase=f"shapes {_list(given)} together").check(ordered)
+    checked = RuleContext(mode, "", "", phrase=f"shapes {_list(given)} together").check(ordered)
     return ElementwiseAlignment(mode, shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)
 
 
@@ -130,7 +130,7 @@ def _flush(run: dict[str, None], axis: int, cons: dict[int, list[Constraint]]) -
     """The derived symbol of several symbols met on ``axis``, recording that they broadcast together."""
     names = tuple(run)
     cons.setdefault(axis, []).append(Constraint("broadcast", names, axis=axis, mode="numpy"))
-    return Dim.symbol("|".join(names))
+    return joined(names)
 
 
 def _operand_plans(
@@ -139,13 +139,13 @@ def _operand_plans(
     plans = []
     out_text = str(out)  # once, not once per operand
     for s, g in zip(shapes, given, strict=True):
-        ctx = Ctx("numpy", g, out_text)
+        ctx = RuleContext("numpy", g, out_text)
         mapping = None if big_r is None or s.rank is None else tuple(range(big_r - s.rank, big_r))
         plans.append(ctx.align(s, out, out, mapping, cons, _replan_numpy(ctx), checked=True))
     return tuple(plans)
 
 
-def _replan_numpy(ctx: Ctx) -> Callable[[Shape, Shape], Alignment]:
+def _replan_numpy(ctx: RuleContext) -> Callable[[Shape, Shape], Alignment]:
     def replan(d: Shape, t: Shape) -> Alignment:
         return plan_numpy(d, t, ctx)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..dims import Shape
 
-__all__ = ["Row", "placement"]
+__all__ = ["Row", "layout", "placement"]
 
 
 @dataclass(frozen=True)
@@ -38,16 +38,23 @@ def placement(
     broadcast_axes: Sequence[int] | None = None,
     labels: Sequence[str] | None = None,
     shown: Sequence[int | None] | None = None,
+    axes: Sequence[int] | None = None,
 ) -> tuple[int, list[Row | None]]:
     """The output's rank and, for each operand in ``shown`` (``None`` entries: a gap), where its axes land.
 
     Shapes must be of known rank. Axes given out of range are simply not shown: the
-    error, not the picture, says what is wrong with them.
+    error, not the picture, says what is wrong with them. ``axes`` gives the mode's axes as a
+    broadcast record of :mod:`bcast.graph` carries them (``explicit``: the axes mapping;
+    ``pdpd``, ``legacy``: the one start axis), in place of ``axes_mapping`` and ``axis``.
 
     >>> rank, rows = placement([Shape((2, 3, 4, 5)), Shape((3, 4))], "pdpd", axis=1)
     >>> rank, [(r.label, r.axes) for r in rows if r]
     (4, [('A', (0, 1, 2, 3)), ('B', (1, 2))])
     """
+    if axes is not None and mode == "explicit":
+        axes_mapping = axes
+    elif axes is not None and mode in ("pdpd", "legacy") and len(axes) == 1:
+        axis = axes[0]
     ranks = [s.rank or 0 for s in shapes]
     if len(shapes) == 2 and mode in ("pdpd", "legacy"):
         rank = ranks[0]
@@ -79,3 +86,20 @@ def placement(
         label = names[j] if j < len(names) else f"operand {j}"
         out.append(Row(label, tuple(range(rank - ranks[j], rank)), rank))
     return rank, out
+
+
+def layout(mode: str, axes: Sequence[int] | None = None) -> str:
+    """How ``mode`` lines the operands up, in words (``axes`` as :func:`placement` reads them).
+
+    >>> layout("numpy"), layout("pdpd", (1,)), layout("explicit", (0, 2))
+    ('right-aligned', 'pdpd, from axis 1', 'explicit, axes mapping [0, 2]')
+    """
+    if mode in ("pdpd", "legacy"):
+        return f"{mode}, from axis {axes[0]}" if axes and axes[0] != -1 else f"{mode}, right-aligned"
+    if mode == "explicit":
+        return f"explicit, axes mapping {list(axes)}" if axes is not None else "explicit"
+    if mode == "none":
+        return "none: equal shapes"
+    if mode in ("axes", "like"):
+        return f"{mode}: the data's axes in order, skipping the broadcast axes"
+    return "right-aligned"

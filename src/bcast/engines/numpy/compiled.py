@@ -243,8 +243,8 @@ def _layout(
 
 #: Outputs under this many bytes are computed on the calling thread alone; larger ones by the
 #: kernels' thread team (csrc/module.c: workers that spin a millisecond after each op, then sleep).
-#: Loops that compute more per byte pay off sooner: a quarter of it. Measured on this 2-core
-#: machine: see docs/benchmarks.md.
+#: Loops that compute more per byte pay off sooner: a quarter of it. Measured on 2 cores: see
+#: docs/benchmarks.md.
 THREAD_BYTES = 1 << 20
 
 

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from . import control, elementwise, linalg, nn, shape
+from . import control, elementwise, indexing, linalg, nn, shape
 from ._base import DATA_LIMIT, SHAPES, ShapeFn, register
 
-__all__ = ["DATA_LIMIT", "SHAPES", "ShapeFn", "control", "elementwise", "linalg", "nn", "register", "shape"]
+__all__ = [
+    "DATA_LIMIT",
+    "SHAPES",
+    "ShapeFn",
+    "control",
+    "elementwise",
+    "indexing",
+    "linalg",
+    "nn",
+    "register",
+    "shape",
+]

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...dims import Tri
 from ...files import MAX_MODEL_RANK
 from ..context import Ctx, ShapeError, Suspect
 from ..expr import Expr
@@ -21,16 +22,24 @@ __all__ = [
     "DATA_LIMIT",
     "SHAPES",
     "ShapeFn",
+    "agree",
     "axes_of",
     "axis_of",
     "dims_from_value",
+    "dims_text",
     "elements",
+    "fresh_dim",
     "input_value",
     "known",
+    "new_value",
     "numel",
+    "op_label",
+    "origins_of",
     "register",
     "same_as",
+    "scalar_of",
     "shape_value",
+    "suspects_of",
 ]
 
 ShapeFn = Callable[[Node, list[Value | None], Ctx], list[Value]]
@@ -166,3 +175,74 @@ def attr_ints(node: Node, name: str, default: Sequence[int] | None = None) -> li
     if isinstance(v, int):
         return [v]
     return [int(x) for x in v]
+
+
+def op_label(node: Node) -> str:
+    """How a message names a node: its op and its label (``Conv conv_3``)."""
+    return f"{node.op} {node.label}"
+
+
+def dims_text(dims: Sequence[Expr] | None) -> str:
+    """Dims as a message shows them: ``[N,3]``, ``[?]`` for an unknown rank."""
+    return "[?]" if dims is None else "[" + ",".join(str(d) for d in dims) + "]"
+
+
+def origins_of(v: Value) -> list[Origin | None]:
+    """Where each dim of ``v`` was made (``None``: nowhere known)."""
+    return [v.origin(k) for k in range(len(v.shape or ()))]
+
+
+def suspects_of(*pairs: tuple[Origin | None, Expr]) -> list[Suspect]:
+    """The suspects of a finding: each (origin, dim) pair whose origin is known."""
+    return [Suspect(o, e.value) for o, e in pairs if o is not None]
+
+
+def fresh_dim(node: Node, ctx: Ctx, what: str | int) -> Expr:
+    """A new symbol for a dim of ``node``'s output that its inputs do not decide."""
+    return ctx.fresh(f"{node.name}_{what}")
+
+
+def scalar_of(v: Value | None) -> Any:
+    """The one element of a small tensor (an :class:`Expr` for integers, a float), ``None`` when unknown."""
+    if v is None or v.data is None or len(v.data) != 1:
+        return None
+    return v.data[0]
+
+
+def new_value(dtype: str | None, dims: Sequence[Expr] | None, origins: Sequence[Origin | None] | None = None) -> Value:
+    """An output of these dims (``None``: of unknown rank) and origins, with no data."""
+    if dims is None:
+        return Value(dtype, None)
+    return Value(dtype, tuple(dims), None, tuple(origins) if origins is not None else None)
+
+
+def agree(
+    node: Node,
+    ctx: Ctx,
+    a: Expr,
+    oa: Origin | None,
+    b: Expr,
+    ob: Origin | None,
+    what: str,
+    *,
+    axis: int | None = None,
+    ones: bool = False,
+) -> Tri:
+    """``a`` and ``b`` must be one size: a :class:`ShapeError` when they differ for sure, a constraint
+    (a warning) when they may. ``ones``: a 1 on either side is fine too (the op broadcasts it)."""
+    t = a.eq(b)
+    if t is Tri.YES or (ones and (a.value == 1 or b.value == 1)):
+        return Tri.YES
+    sus = suspects_of((oa, a), (ob, b))
+    if t is Tri.NO:
+        raise ShapeError(f"{op_label(node)}: {what}: {a} against {b}", axis=axis, dims=(a, b), suspects=sus)
+    ctx.problem(
+        node,
+        "constraint",
+        f"{op_label(node)}: {what}: needs {a} == {b}" + (" (or either to be 1)" if ones else ""),
+        axis=axis,
+        dims=(a, b),
+        suspects=sus,
+        severity="warning",
+    )
+    return t

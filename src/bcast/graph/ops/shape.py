@@ -1,8 +1,9 @@
-"""Ops that compute or rearrange shapes: Shape, Gather, Slice, Concat, Reshape, Transpose, ...
+"""Ops that compute or rearrange shapes: Shape, Slice, Concat, Reshape, Transpose, ...
 
 Their *values* are propagated too, as expressions, whenever they are small: a TorchScript
-export computes every Reshape and Expand target as ``Shape -> Gather -> Unsqueeze -> Concat``,
-and a target known only as ``[?, ?, ?]`` would hide the bug in the constant beside it.
+export computes every Reshape and Expand target as ``Shape -> Gather -> Unsqueeze -> Concat``
+(Gather is in :mod:`bcast.graph.ops.indexing`), and a target known only as ``[?, ?, ?]`` would
+hide the bug in the constant beside it.
 """
 
 from __future__ import annotations
@@ -81,75 +82,6 @@ def _size(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if x.shape is None:
         return [Value("int64", ())]
     return [Value("int64", (), (numel(x.shape),), (), (_node_origin(node),))]
-
-
-def _indices(v: Value) -> list[tuple[Expr, Origin | None]] | None:
-    if v.data is None or not all(isinstance(e, Expr) for e in v.data):
-        return None
-    return [(e, v.data_origin(k)) for k, e in enumerate(v.data)]
-
-
-@register("Gather")
-def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    x, idx = known(ins[0]), known(input_value(ins, 1))
-    if x.shape is None or idx.shape is None:
-        return [Value(x.dtype, None)]
-    r = len(x.shape)
-    if r == 0:
-        raise ShapeError(f"Gather {node.name}: the data is a scalar; Gather needs rank >= 1", kind="invalid")
-    axis = axis_of(node, attr_int(node, "axis", 0), r)
-    out = x.shape[:axis] + idx.shape + x.shape[axis + 1 :]
-    origins = (
-        tuple(x.origin(k) for k in range(axis))
-        + (idx.origins or (None,) * len(idx.shape))
-        + tuple(x.origin(k) for k in range(axis + 1, r))
-    )
-    data = None
-    data_origins = None
-    n_axis = x.shape[axis].value
-    pairs = _indices(idx)
-    grid = _static_dims(x)
-    if x.data is not None and r > 1 and pairs is not None and grid is not None and n_axis is not None:
-        ks = [e.value for e, _ in pairs]
-        if all(k is not None and -n_axis <= k < n_axis for k in ks):
-            where = np.array([int(k) % n_axis for k in ks if k is not None], dtype=np.int64).reshape(
-                [int(d.value or 0) for d in idx.shape]
-            )
-            got = _rearranged(x, grid, lambda arr: np.take(arr, where, axis=axis))
-            if got is not None:
-                data, data_origins = got
-    if x.data is not None and r == 1 and pairs is not None and n_axis is not None:
-        picked: list[Any] = []
-        picked_o: list[Origin | None] = []
-        for e, o in pairs:
-            k = e.value
-            if k is None:
-                break
-            if not -n_axis <= k < n_axis:
-                raise ShapeError(
-                    f"Gather {node.name}: index {k} is out of range for an axis of size {n_axis} "
-                    f"(the data is {_dims_text(x.shape)})",
-                    dims=(k, n_axis),
-                    suspects=[Suspect(o, k)] if o else (),
-                    kind="index-out-of-range",
-                )
-            picked.append(x.data[k % n_axis])
-            picked_o.append(x.data_origin(k % n_axis))
-        else:
-            data, data_origins = tuple(picked), tuple(picked_o)
-    elif pairs is not None and n_axis is not None:
-        for e, o in pairs:
-            k = e.value
-            if k is not None and not -n_axis <= k < n_axis:
-                raise ShapeError(
-                    f"Gather {node.name}: index {k} is out of range for axis {axis} of size {n_axis} "
-                    f"(the data is {_dims_text(x.shape)})",
-                    axis=axis,
-                    dims=(k, n_axis),
-                    suspects=[Suspect(o, k)] if o else (),
-                    kind="index-out-of-range",
-                )
-    return [Value(x.dtype, out, data, origins, data_origins)]
 
 
 def _dims_text(dims: Dims) -> str:
@@ -245,25 +177,25 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             slices[a] = (b.value, f.value, st)
     data = None
     data_origins = None
-    grid = _static_dims(x)
+    grid = static_dims(x)
     if x.data is not None and grid is not None and all(a in slices for a in axes_l):
         picks = [list(range(*slices[a])) if a in slices else list(range(grid[a])) for a in range(r)]
         picks = [[i for i in p if 0 <= i < grid[a]] for a, p in enumerate(picks)]
-        got = _rearranged(x, grid, lambda arr: arr[np.ix_(*picks)] if r else arr)
+        got = rearranged(x, grid, lambda arr: arr[np.ix_(*picks)] if r else arr)
         if got is not None:
             data, data_origins = got
             out = [Expr.const(len(p)) for p in picks]
     return [Value(x.dtype, tuple(out), data, tuple(origins), data_origins)]
 
 
-def _static_dims(x: Value) -> list[int] | None:
+def static_dims(x: Value) -> list[int] | None:
     if x.shape is None:
         return None
     dims = [d.value for d in x.shape]
     return None if any(d is None for d in dims) else [int(d) for d in dims if d is not None]
 
 
-def _rearranged(x: Value, grid: list[int], how: Any) -> tuple[tuple[Any, ...], tuple[Origin | None, ...]] | None:
+def rearranged(x: Value, grid: list[int], how: Any) -> tuple[tuple[Any, ...], tuple[Origin | None, ...]] | None:
     """``x``'s small value (and its elements' origins) laid out as ``grid``, rearranged by ``how`` (a
     function of a NumPy object array: a slice, a transpose, a take), flattened again."""
     if x.data is None or math.prod(grid) != len(x.data):
@@ -569,8 +501,8 @@ def _transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"Transpose {node.name}: perm {perm} is not a permutation of the {r} axes of {_dims_text(x.shape)}",
             kind="invalid",
         )
-    grid = _static_dims(x)
-    got = _rearranged(x, grid, lambda arr: arr.transpose(perm)) if grid is not None else None
+    grid = static_dims(x)
+    got = rearranged(x, grid, lambda arr: arr.transpose(perm)) if grid is not None else None
     data, data_origins = got if got is not None else (None, None)
     return [Value(x.dtype, tuple(x.shape[p] for p in perm), data, tuple(x.origin(p) for p in perm), data_origins)]
 
@@ -754,4 +686,4 @@ def _eyelike(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return [Value(dtype_name(int(dt)) if dt is not None else x.dtype, x.shape, None, x.origins)]
 
 
-__all__ = ["emax", "emin", "reshape", "slice_bounds"]
+__all__ = ["emax", "emin", "rearranged", "reshape", "slice_bounds", "static_dims"]

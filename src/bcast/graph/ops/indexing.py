@@ -1,0 +1,352 @@
+"""Ops that pick, place or count elements by an index tensor or a condition: Gather, GatherElements,
+GatherND, ScatterElements, ScatterND, OneHot, Compress, TopK, Unique.
+
+Gather's *value* is propagated too, as expressions, when it is small: a TorchScript export reads
+each dim of a Reshape or Expand target as ``Shape -> Gather -> Unsqueeze -> Concat``. Each op
+checks what its definition requires of the indices against the data (ranks, batch axes, an index
+past the end of a shape) and names, when one is wrong, where the offending dim was made.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...dims import Tri
+from ..context import Ctx, ShapeError, Suspect
+from ..expr import Expr
+from ..model import Node, Origin, Value
+from ._base import (
+    agree,
+    attr_int,
+    axis_of,
+    dims_text,
+    fresh_dim,
+    input_value,
+    known,
+    new_value,
+    numel,
+    op_label,
+    origins_of,
+    register,
+    same_as,
+    scalar_of,
+    suspects_of,
+)
+from .shape import rearranged, static_dims
+
+__all__: list[str] = []
+
+
+def _indices(v: Value) -> list[tuple[Expr, Origin | None]] | None:
+    if v.data is None or not all(isinstance(e, Expr) for e in v.data):
+        return None
+    return [(e, v.data_origin(k)) for k, e in enumerate(v.data)]
+
+
+@register("Gather")
+def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x, idx = known(ins[0]), known(input_value(ins, 1))
+    if x.shape is None or idx.shape is None:
+        return [Value(x.dtype, None)]
+    r = len(x.shape)
+    if r == 0:
+        raise ShapeError(f"Gather {node.name}: the data is a scalar; Gather needs rank >= 1", kind="invalid")
+    axis = axis_of(node, attr_int(node, "axis", 0), r)
+    out = x.shape[:axis] + idx.shape + x.shape[axis + 1 :]
+    origins = (
+        tuple(x.origin(k) for k in range(axis))
+        + (idx.origins or (None,) * len(idx.shape))
+        + tuple(x.origin(k) for k in range(axis + 1, r))
+    )
+    data = None
+    data_origins = None
+    n_axis = x.shape[axis].value
+    pairs = _indices(idx)
+    grid = static_dims(x)
+    if x.data is not None and r > 1 and pairs is not None and grid is not None and n_axis is not None:
+        ks = [e.value for e, _ in pairs]
+        if all(k is not None and -n_axis <= k < n_axis for k in ks):
+            where = np.array([int(k) % n_axis for k in ks if k is not None], dtype=np.int64).reshape(
+                [int(d.value or 0) for d in idx.shape]
+            )
+            got = rearranged(x, grid, lambda arr: np.take(arr, where, axis=axis))
+            if got is not None:
+                data, data_origins = got
+    if x.data is not None and r == 1 and pairs is not None and n_axis is not None:
+        picked: list[Any] = []
+        picked_o: list[Origin | None] = []
+        for e, o in pairs:
+            k = e.value
+            if k is None:
+                break
+            if not -n_axis <= k < n_axis:
+                raise ShapeError(
+                    f"Gather {node.name}: index {k} is out of range for an axis of size {n_axis} "
+                    f"(the data is {dims_text(x.shape)})",
+                    dims=(k, n_axis),
+                    suspects=[Suspect(o, k)] if o else (),
+                    kind="index-out-of-range",
+                )
+            picked.append(x.data[k % n_axis])
+            picked_o.append(x.data_origin(k % n_axis))
+        else:
+            data, data_origins = tuple(picked), tuple(picked_o)
+    elif pairs is not None and n_axis is not None:
+        for e, o in pairs:
+            k = e.value
+            if k is not None and not -n_axis <= k < n_axis:
+                raise ShapeError(
+                    f"Gather {node.name}: index {k} is out of range for axis {axis} of size {n_axis} "
+                    f"(the data is {dims_text(x.shape)})",
+                    axis=axis,
+                    dims=(k, n_axis),
+                    suspects=[Suspect(o, k)] if o else (),
+                    kind="index-out-of-range",
+                )
+    return [Value(x.dtype, out, data, origins, data_origins)]
+
+
+@register("TopK")
+def _topk(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(input_value(ins, 0))
+    if x.shape is None:
+        return [Value(x.dtype, None), Value("int64", None)]
+    r = len(x.shape)
+    axis = axis_of(node, attr_int(node, "axis", -1), r)
+    kv = input_value(ins, 1)
+    ko: Origin | None = None
+    if "k" in node.attrs:  # opset 1
+        k: Expr | None = Expr.const(attr_int(node, "k", 0))
+    else:
+        raw = scalar_of(kv)
+        k = raw if isinstance(raw, Expr) else None
+        ko = kv.data_origin(0) if kv is not None else None
+    if k is None:
+        k = fresh_dim(node, ctx, axis)
+    elif k.value is not None:
+        size = x.shape[axis]
+        if k.value < 0 or (size.value is not None and k.value > size.value):
+            raise ShapeError(
+                f"{op_label(node)}: k = {k} for axis {axis} of {dims_text(x.shape)} (size {size})",
+                axis=axis,
+                dims=(k, size),
+                suspects=suspects_of((ko, k), (x.origin(axis), size)),
+            )
+    dims = list(x.shape)
+    dims[axis] = k
+    origins = origins_of(x)
+    origins[axis] = ko
+    return [new_value(x.dtype, dims, origins), new_value("int64", dims, origins)]
+
+
+@register("OneHot")
+def _onehot(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    idx, depth, values = known(input_value(ins, 0)), input_value(ins, 1), known(input_value(ins, 2))
+    dtype = values.dtype
+    if values.shape is not None and (len(values.shape) != 1 or values.shape[0].eq(2) is Tri.NO):
+        raise ShapeError(
+            f"{op_label(node)}: values is {dims_text(values.shape)}; it must hold [off_value, on_value]",
+            suspects=[Suspect(o) for o in origins_of(values) if o is not None],
+            kind="invalid",
+        )
+    if idx.shape is None:
+        return [Value(dtype, None)]
+    r = len(idx.shape)
+    raw_axis = attr_int(node, "axis", -1)
+    if not -r - 1 <= raw_axis <= r:
+        raise ShapeError(
+            f"{op_label(node)}: axis {raw_axis} is out of range for an output of rank {r + 1}", kind="invalid"
+        )
+    axis = raw_axis % (r + 1)
+    raw = scalar_of(depth)
+    d: Expr
+    if isinstance(raw, Expr):
+        d = raw
+    elif isinstance(raw, float) and math.isfinite(raw):
+        d = Expr.const(int(raw))
+    else:
+        d = fresh_dim(node, ctx, axis)
+    dims = [*idx.shape[:axis], d, *idx.shape[axis:]]
+    origins = [*origins_of(idx)[:axis], depth.data_origin(0) if depth is not None else None, *origins_of(idx)[axis:]]
+    return [new_value(dtype, dims, origins)]
+
+
+@register("GatherND")
+def _gather_nd(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    data, idx = known(input_value(ins, 0)), known(input_value(ins, 1))
+    if data.shape is None or idx.shape is None:
+        return [Value(data.dtype, None)]
+    b = attr_int(node, "batch_dims", 0)
+    r, q = len(data.shape), len(idx.shape)
+    if r < 1 or q < 1 or b < 0 or b >= min(r, q):
+        raise ShapeError(
+            f"{op_label(node)}: batch_dims {b} for data {dims_text(data.shape)} and indices {dims_text(idx.shape)}",
+            kind="invalid",
+        )
+    for k in range(b):
+        agree(
+            node,
+            ctx,
+            data.shape[k],
+            data.origin(k),
+            idx.shape[k],
+            idx.origin(k),
+            f"batch axis {k} of data {dims_text(data.shape)} and indices {dims_text(idx.shape)}",
+            axis=k,
+        )
+    last = idx.shape[-1].value
+    if last is None:
+        return [Value(data.dtype, None)]
+    if not 1 <= last <= r - b:
+        raise ShapeError(
+            f"{op_label(node)}: indices {dims_text(idx.shape)} index {last} axes of data {dims_text(data.shape)} past "
+            f"its {b} batch axes (at most {r - b})",
+            axis=q - 1,
+            dims=(last, r - b),
+            suspects=suspects_of((idx.origin(q - 1), idx.shape[-1])),
+            kind="shape-mismatch",
+        )
+    dims = [*idx.shape[:-1], *data.shape[b + last :]]
+    origins = [*origins_of(idx)[:-1], *origins_of(data)[b + last :]]
+    return [new_value(data.dtype, dims, origins)]
+
+
+@register("GatherElements")
+def _gather_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    data, idx = known(input_value(ins, 0)), known(input_value(ins, 1))
+    if data.shape is not None:
+        if not data.shape:
+            raise ShapeError(f"{op_label(node)}: the data is a scalar", kind="invalid")
+        axis_of(node, attr_int(node, "axis", 0), len(data.shape))
+        if idx.shape is not None and len(idx.shape) != len(data.shape):
+            raise ShapeError(
+                f"{op_label(node)}: indices {dims_text(idx.shape)} and data {dims_text(data.shape)} differ in rank",
+                suspects=[Suspect(o) for o in origins_of(idx) if o is not None][:4],
+                kind="shape-mismatch",
+            )
+    return [Value(data.dtype, idx.shape, None, idx.origins)]
+
+
+@register("ScatterND")
+def _scatter_nd(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    data, idx, upd = known(input_value(ins, 0)), known(input_value(ins, 1)), known(input_value(ins, 2))
+    if data.shape is not None and idx.shape is not None and upd.shape is not None:
+        if not idx.shape:
+            raise ShapeError(f"{op_label(node)}: indices is a scalar", kind="invalid")
+        last = idx.shape[-1].value
+        if last is not None:
+            r = len(data.shape)
+            if last > r:
+                raise ShapeError(
+                    f"{op_label(node)}: indices {dims_text(idx.shape)} index {last} axes of data "
+                    f"{dims_text(data.shape)} (rank {r})",
+                    axis=len(idx.shape) - 1,
+                    dims=(last, r),
+                    suspects=suspects_of((idx.origin(-1), idx.shape[-1])),
+                    kind="shape-mismatch",
+                )
+            want = [*idx.shape[:-1], *data.shape[last:]]
+            want_o = [*origins_of(idx)[:-1], *origins_of(data)[last:]]
+            if len(upd.shape) != len(want):
+                raise ShapeError(
+                    f"{op_label(node)}: updates {dims_text(upd.shape)} must be indices.shape[:-1] + "
+                    f"data.shape[{last}:] = {dims_text(want)} (data {dims_text(data.shape)}, indices "
+                    f"{dims_text(idx.shape)})",
+                    suspects=[Suspect(o) for o in origins_of(upd) if o is not None][:4],
+                    kind="shape-mismatch",
+                )
+            for k, (a, b) in enumerate(zip(upd.shape, want, strict=True)):
+                agree(
+                    node,
+                    ctx,
+                    a,
+                    upd.origin(k),
+                    b,
+                    want_o[k],
+                    f"updates {dims_text(upd.shape)} must be indices.shape[:-1] + data.shape[{last}:] = "
+                    f"{dims_text(want)}, axis {k}",
+                    axis=k,
+                )
+    return [same_as(data)]
+
+
+@register("ScatterElements", "Scatter")
+def _scatter_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    data, idx, upd = known(input_value(ins, 0)), known(input_value(ins, 1)), known(input_value(ins, 2))
+    if data.shape is not None:
+        if not data.shape:
+            raise ShapeError(f"{op_label(node)}: the data is a scalar", kind="invalid")
+        axis_of(node, attr_int(node, "axis", 0), len(data.shape))
+    shapes = [(n, v) for n, v in (("data", data), ("indices", idx), ("updates", upd)) if v.shape is not None]
+    if len({len(v.shape or ()) for _, v in shapes}) > 1:
+        raise ShapeError(
+            f"{op_label(node)}: " + ", ".join(f"{n} {dims_text(v.shape)}" for n, v in shapes) + " differ in rank",
+            suspects=[Suspect(o) for o in origins_of(upd) + origins_of(idx) if o is not None][:4],
+            kind="shape-mismatch",
+        )
+    if idx.shape is not None and upd.shape is not None:
+        for k, (a, b) in enumerate(zip(idx.shape, upd.shape, strict=True)):
+            agree(
+                node,
+                ctx,
+                b,
+                upd.origin(k),
+                a,
+                idx.origin(k),
+                f"updates {dims_text(upd.shape)} and indices {dims_text(idx.shape)} must have one shape, axis {k}",
+                axis=k,
+            )
+    return [same_as(data)]
+
+
+@register("Compress")
+def _compress(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x, cond = known(input_value(ins, 0)), known(input_value(ins, 1))
+    if cond.shape is not None and len(cond.shape) != 1:
+        raise ShapeError(
+            f"{op_label(node)}: the condition is {dims_text(cond.shape)}; it must be 1-D",
+            suspects=[Suspect(o) for o in origins_of(cond) if o is not None],
+            kind="invalid",
+        )
+    count: Expr | None = None
+    if cond.data is not None and all(isinstance(e, Expr) and e.value is not None for e in cond.data):
+        count = Expr.const(sum(1 for e in cond.data if e.value))
+    if x.shape is None:
+        return [Value(x.dtype, None)]
+    if "axis" not in node.attrs:
+        return [new_value(x.dtype, (count if count is not None else ctx.fresh(f"{node.name}_count", free=True),))]
+    axis = axis_of(node, attr_int(node, "axis", 0), len(x.shape))
+    dims = list(x.shape)
+    dims[axis] = count if count is not None else ctx.fresh(f"{node.name}_count", free=True)
+    origins = origins_of(x)
+    origins[axis] = None
+    return [new_value(x.dtype, dims, origins)]
+
+
+@register("Unique")
+def _unique(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    x = known(input_value(ins, 0))
+    u = ctx.fresh(f"{node.name}_unique", free=True)
+    if x.shape is None:
+        return [Value(x.dtype, None), new_value("int64", (u,)), Value("int64", None), new_value("int64", (u,))]
+    if "axis" not in node.attrs:
+        return [
+            new_value(x.dtype, (u,)),
+            new_value("int64", (u,)),
+            new_value("int64", (numel(x.shape),)),
+            new_value("int64", (u,)),
+        ]
+    axis = axis_of(node, attr_int(node, "axis", 0), len(x.shape))
+    dims = list(x.shape)
+    dims[axis] = u
+    origins = origins_of(x)
+    origins[axis] = None
+    return [
+        new_value(x.dtype, dims, origins),
+        new_value("int64", (u,)),
+        new_value("int64", (x.shape[axis],), (x.origin(axis),)),
+        new_value("int64", (u,)),
+    ]

@@ -1,0 +1,160 @@
+"""The checker's work grows linearly with a model's depth, and one check shares nothing with another.
+
+Work is counted, never timed: every call of a function of bcast during ``check`` (``sys.setprofile``),
+on Llama-style decoders of growing depth (``benchmarks.decoders``), ONNX and OpenVINO IR. In an IR
+the batch dims have no names, so each layer's batch is ``max`` of the last layer's and its own
+inputs', nested once per layer and shared by everything downstream: a walk over such expressions
+as trees (no memo) doubles its work with every layer.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bcast.check import check
+from bcast.graph import context as graph_context
+from bcast.graph import expr as graph_expr
+from bcast.graph.expr import Expr, emax
+from bcast.graph.model import Graph
+
+onnx = pytest.importorskip("onnx", reason="the decoders are built with onnx.helper", exc_type=ImportError)
+
+from benchmarks.decoders import decoder_ir, decoder_onnx  # noqa: E402
+
+#: a doubling of the layers may cost at most this much more work: the fixed part (inputs, the mask,
+#: the head) shrinks as a share, so linear work doubles at most; 2.4 leaves room for per-layer
+#: constants and nothing for a second power of the depth
+DOUBLING = 2.4
+
+
+def _work(model: Any) -> tuple[int, Any]:
+    """bcast's function calls while checking ``model``, and the report."""
+    calls = 0
+
+    def count(frame: types.FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call" and "bcast" in frame.f_code.co_filename:
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        report = check(model)
+    finally:
+        sys.setprofile(None)
+    return calls, report
+
+
+def _warm(model: Any) -> None:
+    """Imports and first-use caches are not a model's work."""
+    check(model)
+
+
+def _assert_linear(costs: dict[int, int]) -> None:
+    layers = sorted(costs)
+    for small, big in zip(layers, layers[1:], strict=False):
+        ratio = costs[big] / costs[small]
+        assert ratio <= DOUBLING * big / small / 2, f"{small} -> {big} layers: work x{ratio:.2f} ({costs})"
+
+
+def _layers(request: pytest.FixtureRequest) -> tuple[int, ...]:
+    return (2, 4, 8, 16, 32, 64, 128) if request.config.getoption("-m") == "full" else (2, 4, 8, 16)
+
+
+def test_onnx_decoder_work_is_linear_in_layers(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    costs: dict[int, int] = {}
+    for n in _layers(request):
+        path = tmp_path / f"decoder_{n}.onnx"
+        if not costs:
+            onnx.save(decoder_onnx(1), path)
+            _warm(str(path))
+        onnx.save(decoder_onnx(n), path)
+        costs[n], report = _work(str(path))
+        assert report.problems == [], f"the clean {n}-layer decoder: {report.problems[:2]}"
+    _assert_linear(costs)
+
+
+def test_ir_decoder_work_is_linear_in_layers(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    pytest.importorskip("openvino", reason="the IR decoders are converted by openvino", exc_type=ImportError)
+    costs: dict[int, int] = {}
+    for n in _layers(request):
+        xml = decoder_ir(n, tmp_path)
+        if not costs:
+            _warm(xml)
+        costs[n], report = _work(xml)
+        assert not [p for p in report.problems if p.severity == "error"], report.problems[:2]
+    _assert_linear(costs)
+
+
+def test_unnamed_input_links_are_looked_into_once_each() -> None:
+    """``max`` nested 60 deep, each level naming the one below twice: 2**60 paths, 60 atoms."""
+    ctx = graph_context.Ctx(Graph([], {}, [], {}))
+    batch = ctx.fresh("input_ids_0", free=True, unnamed_input=True)
+    for k in range(60):
+        other = ctx.fresh(f"past_{k}_0", free=True, unnamed_input=True)
+        batch = emax([batch, emax([batch, other])])
+    looked: list[str] = []
+    seen = ctx._unnamed_atoms
+
+    class Counting(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: str, value: bool) -> None:
+            looked.append(key)
+            super().__setitem__(key, value)
+
+    ctx._unnamed_atoms = Counting(seen)
+    assert ctx.links_unnamed_inputs([batch, ctx.fresh("attention_mask_0", free=True, unnamed_input=True)])
+    assert len(set(looked)) == len(looked) <= 3 * 60 + 2  # 60 pasts, 120 maxes, the batch and the mask
+
+
+def test_expressions_hold_their_definitions_and_the_module_no_state() -> None:
+    """An opaque term carries what it stands for; nothing is kept beside expressions between checks."""
+    s = Expr.symbol("S")
+    e = (s - 1) // 2 + 1
+    assert e.evaluate({"S": 7}) == 4
+    atom = ((s - 1) // 2).atom
+    assert isinstance(atom, graph_expr.Opaque)
+    assert (atom.op, str(atom.args[0])) == ("floor", "S - 1")
+    mutable = {
+        name
+        for name, value in vars(graph_expr).items()
+        if not name.startswith("__")
+        and isinstance(value, (dict, set)) or (isinstance(value, list) and name != "_SMALL")
+    }
+    assert mutable == set(), f"module-level state in bcast.graph.expr: {mutable}"
+
+
+def test_two_checks_in_two_threads_do_not_interfere(tmp_path: Path) -> None:
+    """The same reports, checked one after the other and checked at once in two threads, many times."""
+    paths = []
+    for n in (3, 5):
+        path = tmp_path / f"decoder_{n}.onnx"
+        onnx.save(decoder_onnx(n), path)
+        paths.append(str(path))
+    from bcast.check import sample_model_path
+
+    paths.append(sample_model_path())
+    alone = {p: check(p).to_dict() for p in paths}
+    got: dict[tuple[int, str], Any] = {}
+    errors: list[BaseException] = []
+
+    def run(k: int, p: str) -> None:
+        try:
+            for _ in range(3):
+                r = check(p)
+                got[(k, p)] = r.to_dict()
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k, p)) for k, p in enumerate(paths * 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not errors, errors
+    for (_, p), r in got.items():
+        assert r == alone[p], p
