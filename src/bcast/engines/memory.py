@@ -354,11 +354,6 @@ def out_of_memory_error(what: str, args: Sequence[object], error: BaseException 
     )
 
 
-#: :func:`out_of_memory_error` under the name that bcast.onnx.backend still imports (to be removed once it
-#: imports ``out_of_memory_error``)
-out_of_memory = out_of_memory_error
-
-
 def out_of_memory_guard(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """A decorator: a ``MemoryError`` escaping the function becomes :func:`out_of_memory_error`'s ``BroadcastError``."""
 

@@ -28,7 +28,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
-from ..engines.memory import check_allocation, out_of_memory, span_bytes
+from ..engines.memory import check_allocation, out_of_memory_error, span_bytes
 from ..errors import BroadcastError, brief
 from ..files import graph_structure
 from .handlers import HANDLERS, MAX_RANK, Call, OnnxRunError, as_input
@@ -278,7 +278,7 @@ def _run(call: Call, args: list[Any]) -> list[Any]:
     try:
         return HANDLERS[call.op](call, args)
     except MemoryError as e:
-        err = out_of_memory(f"{call.op} node {brief(call.name)}", args, e)
+        err = out_of_memory_error(f"{call.op} node {brief(call.name)}", args, e)
     raise err
 
 
