@@ -14,6 +14,7 @@ The oracle is the real ``openvino`` package throughout:
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import numpy as np
 import pytest
 
 from bcast.check import check
+from bcast.dims import Shape
 from bcast.graph import Expr, propagate
 from bcast.graph.propagate import Result
 from bcast.openvino.graph_read import graph_of_ir, ir_fallback
@@ -46,9 +48,10 @@ SKIP_TYPES = {"Parameter", "Constant", "Result"}
 # -- building, saving, propagating ---------------------------------------------------------------------
 
 
-def param(name: str, shape: list[int], t: Any = None) -> Any:
-    """A Parameter; -1 is a dynamic dim."""
-    p = ov.op.Parameter(t or ov.Type.f32, ov.PartialShape([ov.Dimension(d) for d in shape]))
+def param(name: str, shape: list[Any], t: Any = None) -> Any:
+    """A Parameter; -1 is a dynamic dim, ``(lo, hi)`` an interval."""
+    dims = [ov.Dimension(*d) if isinstance(d, tuple) else ov.Dimension(d) for d in shape]
+    p = ov.op.Parameter(t or ov.Type.f32, ov.PartialShape(dims))
     p.set_friendly_name(name)
     return p
 
@@ -582,15 +585,160 @@ def test_a_wrong_declared_port_is_evidence_not_truth(tmp_path: Path) -> None:
 
 def test_openvino_quirks_are_kept_as_warnings(tmp_path: Path) -> None:
     """Repeated axes_mapping entries pass OpenVINO's shape inference (its CPU plugin computes garbage): the
-    IR checker's quirk is in the report, a warning, and the layer's output is still the target."""
+    propagation's quirk is in the report, a warning, and the layer's output is still the target."""
     x = param("x", [1, 1])
     b = named(nf("opset3", "Broadcast", [x, const([6]), const([0, 0])], {"mode": "explicit"}), "dup_axes")
     path = save([b], [x], tmp_path / "m.xml")
     report = check(path)
     (q,) = report.problems
-    assert (q.node, q.op, q.kind, q.severity) == ("dup_axes", "Broadcast", "quirk", "warning")
+    assert (q.node, q.op, q.kind, q.severity, q.root) == ("dup_axes", "Broadcast", "quirk", "warning", None)
     result = propagated(path)
     assert result.values[by_layer(result)["dup_axes"][0]].shape == (Expr.const(6),)
+    assert [(f.node.name, f.kind, f.severity) for f in result.findings] == [("dup_axes", "quirk", "warning")]
+    (record,) = result.records
+    assert (record.mode, record.axes) == ("explicit", (0, 0))
+
+
+def _quirky_models() -> tuple[list[Any], list[Any], dict[str, list[Callable[[], Any]]]]:
+    """Layers OpenVINO builds although their result is undefined, each with the profile's calls that warn the
+    same quirks (the profile's arguments are what OpenVINO knows of the layer's inputs)."""
+    import bcast.openvino as bov
+
+    x, y = param("x", [1, 1]), param("y", [(2, 3)])
+    a, b = param("a", [(1, 4), 3]), param("b", [(2, 6), 3])
+    w = param("w", [(4, 5)])
+    pdpd = {"auto_broadcast": "pdpd", "auto_broadcast.auto_broadcast_axis": -1}
+    outs = [
+        named(nf("opset3", "Broadcast", [x, const([6]), const([0, 0])], {"mode": "explicit"}), "dup"),
+        named(o3.broadcast(x, const([-7, 3])), "negative"),
+        named(o3.broadcast(w, o3.shape_of(y)), "never_fits"),  # the target is ShapeOf(y): [2..3]
+        named(nf("opset3", "Broadcast", [x, const([2])], {"mode": "pdpd", "mode.mode.axis": 0}), "past_end"),
+        named(o3.broadcast(x, const([2, 0]), broadcast_spec="BIDIRECTIONAL"), "zero"),
+        named(nf("opset1", "Add", [a, b], pdpd), "stretch"),
+    ]
+    calls: dict[str, list[Callable[[], Any]]] = {
+        "dup": [lambda: bov.broadcast_shape("[1,1]", np.array([6]), "explicit", axes_mapping=np.array([0, 0]))],
+        "negative": [lambda: bov.broadcast_shape("[1,1]", np.array([-7, 3]))],
+        "never_fits": [lambda: bov.broadcast_shape("[4..5]", Shape("[2..3]"))],
+        "past_end": [lambda: bov.broadcast_shape("[1,1]", np.array([2]), "pdpd", axis=0)],
+        "zero": [lambda: bov.broadcast_shape("[1,1]", np.array([2, 0]), "bidirectional")],
+        "stretch": [lambda: bov.eltwise_shape("[1..4,3]", "[2..6,3]", "pdpd")],
+    }
+    return outs, [x, y, a, b, w], calls
+
+
+def _warned(calls: list[Callable[[], Any]]) -> list[str]:
+    import warnings
+
+    import bcast.openvino as bov
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for call in calls:
+            call()
+    return [str(w.message) for w in caught if issubclass(w.category, bov.QuirkWarning)]
+
+
+def test_each_quirk_is_the_profiles_at_its_layer(tmp_path: Path) -> None:
+    """Every quirk kind, found by the propagation at its layer, in the words of the per-call profile
+    (``bcast.openvino``) given what OpenVINO knows of the layer's inputs (intervals included)."""
+    outs, params, calls = _quirky_models()
+    path = save(outs, params, tmp_path / "m.xml")
+    report = check(path)
+    got: dict[str, list[str]] = {}
+    for p in report.problems:
+        if p.kind == "quirk":
+            assert (p.severity, p.root, p.chain) == ("warning", None, ()), p
+            got.setdefault(p.node, []).append(p.message)
+    want = {name: _warned(c) for name, c in calls.items()}
+    assert all(want.values()), want
+    assert got == want
+
+
+def test_quirks_without_their_axis_and_in_bodies(tmp_path: Path) -> None:
+    """A pdpd layer without its axis attribute (OpenVINO reads 0, not -1) and Broadcast-1 explicit with two
+    inputs (it runs numpy) are quirks of the IR itself; a quirk inside an If body is found there."""
+    x, c = param("x", [2, 3]), param("c", [], ov.Type.boolean)
+    a, b = param("a", [2, 3, 4]), param("b", [2, 1])
+    pdpd = {"auto_broadcast": "pdpd", "auto_broadcast.auto_broadcast_axis": 0}
+    add = named(nf("opset1", "Add", [a, b], pdpd), "add_pdpd")
+    b1 = named(o1.broadcast(x, const([4, 2, 3])), "b1")
+    tx, ex = param("tx", [2, 3]), param("ex", [2, 3])
+    then_b = named(o3.broadcast(tx, const([-1, 2, 3])), "then_neg")
+    then_body, else_body = ov.Model([o1.result(then_b)], [tx]), ov.Model([o1.result(o1.relu(ex))], [ex])
+    node = o8.if_op(c)
+    node.set_then_body(then_body)
+    node.set_else_body(else_body)
+    node.set_input(x.output(0), tx, ex)
+    node.set_friendly_name("if")
+    out = node.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    path = save([add, b1, out], [a, b, x, c], tmp_path / "m.xml")
+    tree = ET.parse(path)
+    root = tree.getroot()
+    layers = {str(layer.get("name")): layer for layer in root.iter("layer")}
+    data = layers["add_pdpd"].find("data")
+    assert data is not None
+    del data.attrib["auto_broadcast.auto_broadcast_axis"]
+    bcast, edges = layers["b1"], root.find("edges")
+    assert bcast.find("data") is not None and edges is not None
+    bcast.find("data").set("mode", "explicit")  # type: ignore[union-attr]
+    inputs = bcast.find("input")
+    assert inputs is not None
+    inputs.remove(inputs[2])  # Broadcast-1 written with two inputs (openvino always writes a third)
+    for e in list(edges):
+        if e.get("to-layer") == bcast.get("id") and e.get("to-port") == "2":
+            edges.remove(e)
+    tree.write(path)
+    quirks = sorted((p.node, p.message) for p in check(path).problems if p.kind == "quirk")
+    assert quirks == [
+        (
+            "add_pdpd",
+            "pdpd without a 'auto_broadcast.auto_broadcast_axis' attribute: OpenVINO reads the axis as 0 (its "
+            "default constructor's), not -1 (rank(A) - rank(B))",
+        ),
+        ("b1", "Broadcast-1 explicit with 2 inputs: OpenVINO silently runs it as numpy"),
+        (
+            "if/then_body/then_neg",
+            "Broadcast-3 numpy: target_shape array([-1, 2, 3]) has negative values [-1]: OpenVINO reads -1 as ? and "
+            "other negatives as 0; the CPU plugin segfaults running it",
+        ),
+    ]
+
+
+def test_a_quirk_is_no_root_cause(tmp_path: Path) -> None:
+    """OpenVINO accepts a quirk's inputs: an error downstream of the layer is not its consequence, and the
+    report lists the quirk apart, without a root cause (the error keeps its own)."""
+    x, p = param("x", [1, 1]), param("p", [-1])
+    dup = named(nf("opset3", "Broadcast", [x, const([6]), const([0, 0])], {"mode": "explicit"}), "dup")
+    path = save([named(o1.add(dup, p), "after")], [x, p], tmp_path / "m.xml")
+    path.write_text(path.read_text().replace('shape="?" element_type="f32"', 'shape="5" element_type="f32"', 1))
+    result = propagated(path)
+    assert [(f.node.name, f.kind, f.cause) for f in result.findings] == [
+        ("dup", "quirk", None),
+        ("after", "cannot-broadcast", None),
+    ]
+    report = check(path)
+    assert [(q.node, q.kind) for q in report.problems] == [("after", "cannot-broadcast"), ("dup", "quirk")]
+    error, quirk = report.problems
+    assert error.root not in (None, "dup") and quirk.root is None
+
+
+def test_records_say_how_the_operands_are_lined_up(tmp_path: Path) -> None:
+    """Each broadcasting layer's record carries its mode and axes: explicit its axes mapping, pdpd its start
+    axis (the elementwise ops' too), numpy and bidirectional none."""
+    outs, params = _broadcasts()
+    a, b, v = param("a", [2, 3, 4, 5]), param("b", [3, 4]), param("v", [2, 3, 4])
+    pdpd = {"auto_broadcast": "pdpd", "auto_broadcast.auto_broadcast_axis": 1}
+    outs.append(named(nf("opset1", "Add", [a, b], pdpd), "add_pdpd"))
+    outs.append(named(o1.prelu(v, const(np.full(3, 0.1), F32)), "prelu_channel"))
+    result = propagated(save(outs, [*params, a, b, v], tmp_path / "m.xml"))
+    got = {r.node.name: (r.mode, r.axes) for r in result.records}
+    assert got["b1_explicit"] == ("explicit", (1, 2))
+    assert got["b3_explicit"] == ("explicit", (0, 1))
+    assert got["b1_pdpd"] == ("pdpd", (1,))
+    assert got["b3_pdpd"] == ("pdpd", (1,))
+    assert got["add_pdpd"] == ("pdpd", (1,))
+    assert got["prelu_channel"] == ("explicit", (1,))
 
 
 def test_read_value_and_assign(tmp_path: Path) -> None:

@@ -18,20 +18,22 @@ input's (``batch*seq == seq``).
 
 OpenVINO's *quirks* (inputs its shape inference accepts but whose result has no defined meaning:
 repeated ``axes_mapping`` entries, negative target values, a pdpd layer without its axis, ...) are
-what the per-layer checker :mod:`bcast.openvino.ir_check` reproduces from OpenVINO 2026.4; they are
-added as warnings.
+found by the same propagation: each broadcasting layer's shape function also runs OpenVINO 2026.4's
+own rule (:mod:`bcast.rules.openvino`) and reports what it finds as a ``quirk`` finding of the layer.
+OpenVINO accepts those inputs, so nothing downstream is a consequence of one: the report lists them
+first, as warnings, each at its layer and without a root cause.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from ..graph import propagate
-from ..openvino import ir_check
+from ..graph import Finding, Result, propagate
 from ..openvino.graph_read import graph_of_ir, ir_fallback
-from ..openvino.ir_read import IRError, IRModel, read_ir
+from ..openvino.ir_read import IRError, read_ir
 from .graph_report import report_from_result
 from .report import CheckInputError, Problem, Report
 
@@ -41,18 +43,26 @@ __all__ = ["check_ir"]
 Progress = Callable[[str, int, int], None]
 
 
-def _quirks(model: IRModel) -> list[Problem]:
-    """OpenVINO's quirks on the IR's broadcasting layers, as the per-layer checker finds them (warnings).
+def _quirks(result: Result) -> tuple[Result, list[Problem]]:
+    """The propagation's quirks (warnings, placed at their layers) apart from its other findings.
 
-    The per-layer checker is :func:`bcast.openvino.ir_check.check_ir` itself (looked up on its module,
-    so that whatever replaces it there is what runs): this module's :func:`check_ir` delegates the
-    layer checks to it and reports its quirks, placed at their layers.
+    A quirk is no source of consequences (propagation does not pass it downstream), so taking it out
+    leaves every other finding's cause pointing at the same finding, renumbered.
     """
-    out: list[Problem] = []
-    for lc in ir_check.check_ir(model):
-        name = "/".join((*lc.path, lc.name))
-        out.extend(Problem.at(name, lc.op, prob, "warning") for prob in lc.problems if prob.kind == "quirk")
-    return out
+    findings = result.findings
+    if not any(f.kind == "quirk" for f in findings):
+        return result, []
+    quirks = [
+        Problem(f.node.label, f.node.op, f.kind, f.message, severity=f.severity) for f in findings if f.kind == "quirk"
+    ]
+    index: dict[int, int] = {}
+    kept: list[Finding] = []
+    for i, f in enumerate(findings):
+        if f.kind != "quirk":
+            index[i] = len(kept)
+            kept.append(f)
+    rest = [f if f.cause is None else replace(f, cause=index.get(f.cause)) for f in kept]
+    return replace(result, findings=rest), quirks
 
 
 def _report(result: Any, path: str, quirks: list[Problem]) -> Report:
@@ -64,9 +74,8 @@ def _report(result: Any, path: str, quirks: list[Problem]) -> Report:
 def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, debug: bool = False) -> Report:
     """Check an IR (``.xml`` with its ``.bin`` beside it): every layer propagated, every broadcast checked.
 
-    ``bcast check``'s report on the IR: symbolic propagation over the whole graph, plus the quirks
-    that :func:`bcast.openvino.ir_check.check_ir` (the per-layer check, a list of
-    :class:`~bcast.openvino.ir_check.LayerCheck`) finds on the model read here once.
+    ``bcast check``'s report on the IR: symbolic propagation over the whole graph, OpenVINO's quirks
+    included (see the module's text).
 
     Raises :class:`~bcast.check.report.CheckInputError` when the IR cannot be read.
     """
@@ -88,10 +97,7 @@ def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, 
     result = propagate(graph, fallback=ir_fallback, progress=step, debug=debug)
     if progress is not None:
         progress("check", 0, 1)
-    try:
-        quirks = _quirks(model)
-    except IRError as e:  # a .bin that changed after it was read
-        raise CheckInputError(str(e)) from None
+    result, quirks = _quirks(result)
     report = _report(result, p, quirks)
     if progress is not None:
         progress("check", 1, 1)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .differences import DIFFERENCES, Difference
 from .eltwise import eltwise_shape
 from .inputs import Unknown
-from .ir import IRError, IRModel, LayerCheck, Problem, check_ir, evaluate_layer, parse_ir, read_ir
+from .ir import IRError, IRModel, Problem, evaluate_layer, parse_ir, read_ir
 from .quirks import QuirkWarning
 from .shape_inference import MODE_NAMES, broadcast_shape
 from .values import broadcast
@@ -28,13 +28,11 @@ __all__ = [
     "Difference",
     "IRError",
     "IRModel",
-    "LayerCheck",
     "Problem",
     "QuirkWarning",
     "Unknown",
     "broadcast",
     "broadcast_shape",
-    "check_ir",
     "eltwise_shape",
     "evaluate_layer",
     "parse_ir",

@@ -15,6 +15,8 @@ only re-expresses it, so that the IR is propagated by the *same* symbolic engine
   interval such as ``1..10``) is left unnamed, and propagation gives it its own symbol named after
   the input and axis (``input_ids_0``): two dynamic dims are never assumed equal, and never assumed
   unrelated either, which is what lets "these two inputs must share a batch" be found;
+  an interval's bounds are kept for OpenVINO's own rule, which each broadcasting layer runs for its
+  quirks (:data:`~bcast.graph.ops.openvino.INTERVALS`);
 * ``Const`` layers are constants: their shape always, their value only when they hold at most
   :data:`~bcast.graph.ops.DATA_LIMIT` integers (a shape, an axis list, an index table) or
   :data:`FLOAT_LIMIT` floats (a scale, a bound); those bytes alone are read from the ``.bin``, and a
@@ -32,9 +34,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..dims import Shape
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
 from ..graph.ops import DATA_LIMIT
-from ..graph.ops.openvino import binary, dtype_of_element  # importing it registers the IR's shape functions
+from ..graph.ops.openvino import INTERVALS, binary  # importing it registers the IR's shape functions
+from ..rules.openvino import dtype_of_element, dtype_of_precision
 from .ir_read import ELEMENT_TYPES, IRError, IRLayer, IRModel, IRPort
 
 __all__ = ["DOMAIN", "dtype_of_element", "dtype_of_precision", "graph_of_ir", "ir_fallback"]
@@ -45,34 +49,6 @@ DOMAIN = "openvino"
 #: a floating-point Const is decoded only up to this many elements: a scale, a Range bound, a clamp value
 #: (what propagation computes with) are a few; the biases of a large model are many, and only weights
 FLOAT_LIMIT = 64
-
-_PRECISION_DTYPES = {
-    "BOOL": "bool",
-    "BOOLEAN": "bool",
-    "U8": "uint8",
-    "I8": "int8",
-    "U16": "uint16",
-    "I16": "int16",
-    "U32": "uint32",
-    "I32": "int32",
-    "U64": "uint64",
-    "I64": "int64",
-    "FP16": "float16",
-    "F16": "float16",
-    "FP32": "float32",
-    "F32": "float32",
-    "FP64": "float64",
-    "F64": "float64",
-    "BF16": "bfloat16",
-}
-
-
-def dtype_of_precision(precision: str | None) -> str | None:
-    """A port's ``precision`` (``FP32``, ``I64``, ``BOOL``) as the graph's dtype name."""
-    if precision is None:
-        return None
-    p = precision.strip().upper()
-    return _PRECISION_DTYPES.get(p, p.lower() or None)
 
 
 def _dims(port_dims: Any) -> tuple[Expr | None, ...]:
@@ -111,15 +87,28 @@ def _const_value(model: IRModel, layer: IRLayer) -> Value:
     return Value(dtype, dims, data)
 
 
-def _parameter_declared(model: IRModel, layer: IRLayer) -> Declared:
-    dtype = dtype_of_element(layer.data.get("element_type"))
+def _parameter_shape(model: IRModel, layer: IRLayer) -> Shape | None:
     try:
-        shape = model.output_shape(layer) if layer.outputs else None
+        return model.output_shape(layer) if layer.outputs else None
     except IRError:  # an unreadable shape attribute: the port's dims are all there is
-        shape = layer.outputs[0].declared if layer.outputs else None
+        return layer.outputs[0].declared if layer.outputs else None
+
+
+def _parameter_declared(layer: IRLayer, shape: Shape | None) -> Declared:
+    dtype = dtype_of_element(layer.data.get("element_type"))
     if shape is None or shape.rank is None:
         return Declared(dtype, None)
     return Declared(dtype, _dims(shape))
+
+
+def _has_interval(shape: Shape | None) -> bool:
+    """Whether a Parameter's shape has a dim that is neither static nor ``?`` (``2..4``, ``1..``)."""
+    return shape is not None and shape.rank is not None and any(d.lo > 0 or d.hi is not None for d in shape)
+
+
+def _broadcasts(layer: IRLayer) -> bool:
+    """A Broadcast, or a layer with ``auto_broadcast``: OpenVINO's own rule runs on its inputs too."""
+    return layer.type == "Broadcast" or "auto_broadcast" in layer.data
 
 
 class _Names:
@@ -149,6 +138,7 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
     declared: dict[str, Declared] = {}
     outputs: list[str] = []
     nodes: list[Node] = []
+    intervals: dict[str, Shape] = {}  # the Parameters with an interval dim, for OpenVINO's view of them
     order = model.topological()
     for layer in order:
         if layer.type == "Parameter" or layer.const is not None:
@@ -157,8 +147,11 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
                 tensor[(layer.id, p.id)] = name
             if layer.const is not None:
                 constants[name] = _const_value(model, layer)
-            else:
-                inputs[name] = _parameter_declared(model, layer)
+                continue
+            shape = _parameter_shape(model, layer)
+            inputs[name] = _parameter_declared(layer, shape)
+            if shape is not None and _has_interval(shape):
+                intervals[name] = shape
             continue
         for p in layer.outputs:
             tensor[(layer.id, p.id)] = names.take(f"{layer.name}:{p.id}", layer)
@@ -179,6 +172,8 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
                 declared[t] = d
         attrs: dict[str, Any] = dict(layer.data)
         attrs["version"] = layer.version or ""
+        if intervals and _broadcasts(layer):
+            attrs[INTERVALS] = intervals
         name = node_names.take(layer.name, layer)
         bodies = {
             tag: _graph(body, (*path, f"{name}/{tag}"), f"{label}/{name}/{tag}") for tag, body in layer.bodies.items()

@@ -59,6 +59,7 @@ import numpy as np
 from .. import files
 from ..dims import Dim, Shape
 from ..errors import BroadcastError, brief, clean
+from ..rules.openvino import ELEMENT_TYPES as _TYPES
 
 __all__ = [
     "ELEMENT_TYPES",
@@ -118,36 +119,10 @@ def _open_regular(path: Path) -> tuple[int, int]:
         raise IRError(str(e), source=_quoted(path)) from None
 
 
-# element_type -> (NumPy dtype used to decode it, or None when bcast does not decode it; bits per element,
-# or None when the size is not a fixed multiple of the count). From OpenVINO's element::Type names.
-ELEMENT_TYPES: Mapping[str, tuple[str | None, int | None]] = {
-    "boolean": ("bool", 8),
-    "u8": ("<u1", 8),
-    "i8": ("<i1", 8),
-    "u16": ("<u2", 16),
-    "i16": ("<i2", 16),
-    "u32": ("<u4", 32),
-    "i32": ("<i4", 32),
-    "u64": ("<u8", 64),
-    "i64": ("<i8", 64),
-    "f16": ("<f2", 16),
-    "f32": ("<f4", 32),
-    "f64": ("<f8", 64),
-    "bf16": ("bf16", 16),  # decoded by hand into float32 (no ml_dtypes needed)
-    "u1": (None, 1),
-    "u2": (None, 2),
-    "u3": (None, None),
-    "u4": (None, 4),
-    "u6": (None, None),
-    "i4": (None, 4),
-    "nf4": (None, 4),
-    "f4e2m1": (None, 4),
-    "f8e4m3": (None, 8),
-    "f8e5m2": (None, 8),
-    "f8e8m0": (None, 8),
-    "string": (None, None),
-    "dynamic": (None, None),
-}
+#: element_type -> (the NumPy dtype its constants are decoded with, or None when bcast does not decode it;
+#: bits per element, or None when the size is not a fixed multiple of the count): OpenVINO's element::Type
+#: names, from :data:`bcast.rules.openvino.ELEMENT_TYPES`
+ELEMENT_TYPES: Mapping[str, tuple[str | None, int | None]] = {k: (t.decode, t.bits) for k, t in _TYPES.items()}
 
 # What a <dim> may hold: a size, -1 or ? (dynamic), or an interval such as 1..10, 2.. or ..8.
 _DIM_RE = re.compile(r"-1|\?|\d+|\d+\.\.\d*|\.\.\d+", re.ASCII)  # OpenVINO reads ASCII digits only

@@ -25,7 +25,7 @@ from ..errors import brief
 from ..merge import merge_uni
 from .common import Ctx
 
-__all__ = ["plan_pdpd", "read_axis"]
+__all__ = ["pdpd_start", "plan_pdpd", "read_axis"]
 
 
 def read_axis(axis: object, mode: str) -> int:
@@ -44,6 +44,19 @@ def read_axis(axis: object, mode: str) -> int:
         why = "" if isinstance(e, TypeError) else f" ({type(e).__name__} from its __index__: {brief(str(e))})"
         raise TypeError(f"{mode}: axis must be an integer, got {type(axis).__name__} {brief(axis)}{why}") from None
     return ax
+
+
+def pdpd_start(a_rank: int, b_rank: int, axis: int) -> int:
+    """Where pdpd places B inside A: the axis of A that B's first axis lands on, ``axis`` itself, or for
+    ``axis = -1`` ``rank(A) - rank(B)`` (B right-aligned, its trailing 1s counted). Every pdpd there is
+    places B so: this rule, OpenVINO's elementwise ops and its Broadcast op (:mod:`bcast.rules.openvino`),
+    and the IR's shape functions (:mod:`bcast.graph.ops.openvino`); what each then asks of the dims
+    differs (see :mod:`bcast.openvino.differences`).
+
+    >>> pdpd_start(4, 2, -1), pdpd_start(4, 2, 1)
+    (2, 1)
+    """
+    return a_rank - b_rank if axis == -1 else axis
 
 
 def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
@@ -68,7 +81,7 @@ def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
             f"B has rank {rb}, more than A's rank {ra}",
             accepted=f"B of rank at most {ra}: pdpd only broadcasts B into A",
         )
-    start = ra - rb if axis == -1 else axis
+    start = pdpd_start(ra, rb, axis)
     kept = rb
     while kept > 0 and b[kept - 1].is_static and b[kept - 1].value == 1:
         kept -= 1

@@ -19,20 +19,48 @@ last two are reduced to the first by placing the data's dims on the target's axe
 (an exact reduction: each placed dim must be 1 or the target's), so every constraint and error goes
 through :class:`~bcast.graph.context.Ctx` like any other.
 
-OpenVINO's quirks (inputs it accepts that have no defined result) are not judged here: the IR
-checker reports them from :mod:`bcast.openvino.ir_check`.
+OpenVINO's names and op lists are :mod:`bcast.rules.openvino`'s. Its *quirks* (inputs its shape
+inference accepts whose result has no defined meaning: repeated ``axes_mapping`` entries, negative
+target values, a pdpd layer without its axis, B stretching A in an elementwise pdpd, ...) are findings
+of kind ``quirk`` (warnings) of the layer: each broadcasting layer also runs OpenVINO's own rule
+(:func:`bcast.rules.openvino.infer_broadcast`, :func:`~bcast.rules.openvino.eltwise_output`) on what
+propagation knows of its inputs, as OpenVINO sees them (a dim that is no constant is ``?``, or the
+interval an input's declaration gives it), and reports each quirk that rule finds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...dims import Tri
+import numpy as np
+
+from ...dims import Dim, Shape, Tri
+from ...errors import BroadcastError, as_given
 from ...files import MAX_MODEL_RANK
+from ...rules.openvino import (
+    ARITY,
+    AUTO_BROADCAST,
+    AUTO_BROADCAST_AXIS,
+    BROADCAST_AXIS,
+    BROADCAST_MODES,
+    ELTWISE,
+    V1_EXPLICIT_AS_NUMPY,
+    Input,
+    broadcast_opset,
+    constant_input,
+    dtype_of_element,
+    eltwise_output,
+    infer_broadcast,
+    missing_axis,
+    unknown_input,
+    value_input,
+)
+from ...rules.pdpd import pdpd_start
 from ..context import BroadcastRecord, Ctx, ShapeError, Suspect
 from ..expr import Expr
 from ..model import Node, Origin, Value
@@ -40,7 +68,7 @@ from ._base import SHAPES, axis_of, input_value, known, numel, register, same_as
 from .elementwise import dtype_name, evaluate, expanded_data
 from .shape import reshape, slice_bounds
 
-__all__ = ["BINARY", "UNARY", "binary", "dtype_of_element", "parse_bool", "parse_int", "parse_ints"]
+__all__ = ["BINARY", "INTERVALS", "UNARY", "binary", "dtype_of_element", "parse_bool", "parse_int", "parse_ints"]
 
 Dims = tuple[Expr, ...]
 Origins = tuple[Origin | None, ...]
@@ -118,37 +146,8 @@ def parse_bool(node: Node, key: str, default: bool) -> bool:
     raise ShapeError(f"{_name(node)}: the attribute {key}={text[:40]!r} is not true or false", kind="invalid")
 
 
-#: an IR ``element_type`` as the ONNX type code that Convert casts to (types bcast computes on)
-_ONNX_TYPES = {
-    "f32": 1,
-    "u8": 2,
-    "i8": 3,
-    "u16": 4,
-    "i16": 5,
-    "i32": 6,
-    "i64": 7,
-    "boolean": 9,
-    "f16": 10,
-    "f64": 11,
-    "u32": 12,
-    "u64": 13,
-    "bf16": 16,
-}
-
-#: an IR ``element_type`` as the graph's dtype name: the name of the ONNX type it casts to
-_ELEMENT_DTYPES = {element: dtype_name(code) for element, code in _ONNX_TYPES.items()}
-
-
-def dtype_of_element(element_type: str | None) -> str | None:
-    """An IR ``element_type`` (``f32``, ``i64``, ``boolean``) as the graph's dtype name (``float32``, ...).
-
-    It lives with the IR's shape functions (Convert, Range, ReadValue read element types), and the IR
-    reader (:mod:`bcast.openvino.graph_read`) takes it from here for its parameters and constants.
-    """
-    if element_type is None:
-        return None
-    t = element_type.strip().lower()
-    return _ELEMENT_DTYPES.get(t, t or None)
+#: the dtype names the graph computes in, as the ONNX type code that Convert casts to (ONNX's Cast)
+_CAST_CODES = {dtype_name(code): code for code in range(1, 17)}
 
 
 def _text(node: Node, key: str, default: str) -> str:
@@ -221,12 +220,23 @@ def _ranked(node: Node, v: Value | None, what: str) -> None:
         )
 
 
-def _fix_record(ctx: Ctx, start: int, node: Node, inputs: list[tuple[str, Dims | None]] | None = None) -> None:
-    """Records made since ``start`` for ``node``: shown with the original operands (before placing)."""
+def _fix_record(
+    ctx: Ctx,
+    start: int,
+    node: Node,
+    inputs: list[tuple[str, Dims | None]] | None = None,
+    *,
+    mode: str | None = None,
+    axes: tuple[int, ...] | None = None,
+) -> None:
+    """Records made since ``start`` for ``node``: shown with the original operands (before placing), and
+    with the ``mode`` that placed them and its ``axes`` (explicit: the axes mapping; pdpd: the start axis)."""
     for rec in ctx.records[start:]:
         rec.node = node
         if inputs is not None:
             rec.inputs = list(inputs)
+        if mode is not None:
+            rec.mode, rec.axes = mode, axes
 
 
 # -- placing a tensor's dims on a target's axes (explicit, pdpd) -------------------------------------
@@ -244,63 +254,162 @@ def _placed(v: Value, rank: int, axes: Sequence[int]) -> Value:
     return Value(v.dtype, tuple(dims), v.data, tuple(origins), v.data_origins)
 
 
-def _error(node: Node, ctx: Ctx, rule: str, inputs: list[tuple[str, Dims | None]], message: str, **kw: Any) -> None:
+def _record(
+    ctx: Ctx,
+    node: Node,
+    rule: str,
+    inputs: list[tuple[str, Dims | None]],
+    output: Dims | None,
+    mode: str,
+    axes: tuple[int, ...] | None = None,
+) -> None:
+    """A broadcast recorded without bcast's rule running (an operand or the axes unknown, or an error first)."""
+    ctx.records.append(BroadcastRecord(node, rule, inputs, output, mode=mode, axes=axes))
+
+
+def _error(
+    node: Node,
+    ctx: Ctx,
+    rule: str,
+    inputs: list[tuple[str, Dims | None]],
+    message: str,
+    mode: str,
+    axes: tuple[int, ...] | None = None,
+) -> None:
     """A broadcast that fails before bcast's rule can run (a rank or an axis): recorded, then a finding."""
-    ctx.records.append(BroadcastRecord(node, rule, inputs, None))
-    ctx.problem(node, "cannot-broadcast", message, **kw)
+    _record(ctx, node, rule, inputs, None, mode, axes)
+    ctx.problem(node, "cannot-broadcast", message)
+
+
+# -- OpenVINO's own view of a layer's inputs, and its quirks ---------------------------------------------
+
+#: the attribute in which :mod:`bcast.openvino.graph_read` gives each broadcasting layer the declared shape
+#: of every Parameter (of its graph) that has an interval dim: ``{tensor name: Shape}``, shared by the layers
+INTERVALS = "#intervals"
+
+
+def _intervals(node: Node, ctx: Ctx) -> dict[Expr, Dim]:
+    """The interval (``2..4``) that the IR declares for each input dim propagation holds as a symbol."""
+    declared = node.attrs.get(INTERVALS)
+    if not declared or ctx.values is None:
+        return {}
+    out: dict[Expr, Dim] = {}
+    for name, shape in declared.items():
+        v = ctx.values.get(name)
+        if v is None or v.shape is None or shape.rank != len(v.shape):
+            continue
+        for e, d in zip(v.shape, shape, strict=True):
+            if e.value is None and not d.is_static:
+                out.setdefault(e, d)
+    return out
+
+
+def _ov_dim(e: Expr, intervals: dict[Expr, Dim], *, value: bool = False) -> Dim:
+    """A dim as OpenVINO knows it; ``value``: an element of a shape value, where -1 is ``?`` and another
+    negative number 0 (as OpenVINO reads them)."""
+    v = e.value
+    if value and v is not None and v < 0:
+        return Dim.dynamic() if v == -1 else Dim.static(0)
+    if v is not None and v >= 0:
+        try:
+            return Dim.static(v)
+        except BroadcastError:  # past the largest size: nothing OpenVINO could hold
+            return Dim.dynamic()
+    return intervals.get(e, Dim.dynamic())
+
+
+def _ov_shape(dims: Dims | None, intervals: dict[Expr, Dim]) -> Shape:
+    """Dims as OpenVINO knows them: a constant, else ``?`` (or the interval the IR declares for an input dim)."""
+    if dims is None:
+        return Shape.dynamic_rank()
+    return Shape.of_dims([_ov_dim(e, intervals) for e in dims])
+
+
+def _np_dtype(dtype: str | None) -> np.dtype[Any]:
+    try:
+        return np.dtype(dtype or "int64")
+    except TypeError:  # bfloat16, u4, ...: no NumPy type of that name
+        return np.dtype(np.float32 if (dtype or "").startswith(("float", "bfloat")) else np.int64)
+
+
+def _ov_input(node: Node, k: int, v: Value, intervals: dict[Expr, Dim]) -> Input:
+    """Input ``k`` (target_shape, axes_mapping) as OpenVINO's shape inference takes it: a Constant's values
+    (as the ``.bin`` holds them), a value that propagation knows (as ``ShapeOf`` and ``Concat`` give it),
+    else only its own shape and element type."""
+    name = node.inputs[k] if k < len(node.inputs) else ""
+    shape = _ov_shape(v.shape, intervals)
+    direct = any(
+        o is not None and o.kind == "initializer" and o.name == name
+        for o in (*(v.origins or ()), *(v.data_origins or ()))
+    )
+    if v.data is not None and len(v.data) <= MAX_MODEL_RANK and v.shape is not None:
+        if direct:
+            dims = tuple(e.value for e in v.shape)
+            values = [x.value if isinstance(x, Expr) else x for x in v.data]
+            try:
+                if None in dims or None in values:
+                    raise ValueError("a dim or a value is symbolic")
+                arr = np.array(values, dtype=_np_dtype(v.dtype)).reshape(tuple(int(d or 0) for d in dims))
+            except (TypeError, ValueError, OverflowError):  # not a constant OpenVINO could hold: unknown values
+                pass
+            else:
+                return constant_input(arr, as_given(arr))
+        elif all(isinstance(x, Expr) for x in v.data):
+            value = Shape.of_dims([_ov_dim(x, intervals, value=True) for x in v.data])
+            return value_input(value, str(value))
+    return unknown_input(shape, _np_dtype(v.dtype))
+
+
+def _quirks(node: Node, ctx: Ctx, quirks: Sequence[str]) -> None:
+    for q in quirks:
+        ctx.problem(node, "quirk", q, severity="warning")
+
+
+def _pdpd_axis(node: Node, ctx: Ctx, key: str) -> int:
+    """pdpd's axis attribute; absent, OpenVINO reads it as 0 (a quirk)."""
+    if node.attrs.get(key) is None:
+        _quirks(node, ctx, [missing_axis(key)])
+        return 0
+    return parse_int(node, key, 0)
+
+
+def _eltwise_quirks(node: Node, ctx: Ctx, vals: Sequence[Value], axis: int) -> None:
+    """OpenVINO's elementwise pdpd on the inputs as it knows them: where B stretches A (a quirk)."""
+    intervals = _intervals(node, ctx)
+    quirks: list[str] = []
+    with contextlib.suppress(BroadcastError, TypeError):  # OpenVINO refuses them: bcast's own rule says why
+        eltwise_output(node.op, [_ov_shape(v.shape, intervals) for v in vals], "pdpd", axis, quirks)
+    _quirks(node, ctx, quirks)
 
 
 # -- elementwise: auto_broadcast numpy / none / pdpd -------------------------------------------------
 
 #: the binary ops with ``auto_broadcast``, and the ONNX op whose evaluation on small values they share
-BINARY: dict[str, str | None] = {
-    "Add": "Add",
-    "Subtract": "Sub",
-    "Multiply": "Mul",
-    "Divide": "Div",
-    "Power": "Pow",
-    "Maximum": "Max",
-    "Minimum": "Min",
-    "SquaredDifference": None,
-    "FloorMod": "Mod",
-    "Mod": None,
-    "Equal": "Equal",
-    "NotEqual": "Equal",
-    "Less": "Less",
-    "LessEqual": "LessOrEqual",
-    "Greater": "Greater",
-    "GreaterEqual": "GreaterOrEqual",
-    "LogicalAnd": "And",
-    "LogicalOr": "Or",
-    "LogicalXor": None,
-    "BitwiseAnd": None,
-    "BitwiseOr": None,
-    "BitwiseXor": None,
-    "BitwiseLeftShift": None,
-    "BitwiseRightShift": None,
-}
+BINARY: dict[str, str | None] = {op: e.onnx for op, e in ELTWISE.items()}
 
-_BOOL_OUT = frozenset(
-    {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor"}
-)
-
-_AUTO_BROADCAST = {"numpy": "numpy", "none": "none", "explicit": "none", "pdpd": "pdpd"}
+_BOOL_OUT = frozenset(op for op, e in ELTWISE.items() if e.boolean)
 
 
-def _auto_broadcast(
-    node: Node, key: str = "auto_broadcast", axis_key: str = "auto_broadcast.auto_broadcast_axis"
-) -> tuple[str, int, str]:
+def _auto_broadcast(node: Node, ctx: Ctx) -> tuple[str, int, str]:
     """(bcast mode, pdpd axis, the rule's words) of a layer's ``auto_broadcast``."""
-    text = _text(node, key, "numpy")
-    mode = _AUTO_BROADCAST.get(text)
+    text = _text(node, "auto_broadcast", "numpy")
+    mode = AUTO_BROADCAST.get(text)
     if mode is None:
         raise ShapeError(
-            f"{_name(node)}: unknown {key} {text[:40]!r}; known: {', '.join(_AUTO_BROADCAST)}", kind="invalid"
+            f"{_name(node)}: unknown auto_broadcast {text[:40]!r}; known: {', '.join(AUTO_BROADCAST)}", kind="invalid"
         )
     if mode != "pdpd":
         return mode, -1, f"OpenVINO {node.op} {text}"
-    axis = parse_int(node, axis_key, 0)  # absent: OpenVINO reads 0 (ir_check reports that quirk)
+    axis = _pdpd_axis(node, ctx, AUTO_BROADCAST_AXIS)
     return mode, axis, f"OpenVINO {node.op} pdpd axis={axis}"
+
+
+def _eltwise_mode(node: Node, ctx: Ctx, vals: Sequence[Value]) -> tuple[str, int, str]:
+    """:func:`_auto_broadcast`, and in pdpd the quirks of OpenVINO's own rule on the layer's inputs."""
+    mode, axis, rule = _auto_broadcast(node, ctx)
+    if mode == "pdpd":
+        _eltwise_quirks(node, ctx, vals, axis)
+    return mode, axis, rule
 
 
 def _pdpd_into(node: Node, ctx: Ctx, a: Value, b: Value, axis: int, rule: str, names: Sequence[str]) -> Dims | None:
@@ -308,13 +417,13 @@ def _pdpd_into(node: Node, ctx: Ctx, a: Value, b: Value, axis: int, rule: str, n
     and broadcast into A; the output is A's shape."""
     shown = [(names[0], a.shape), (names[1], b.shape)]
     if a.shape is None or b.shape is None:
-        ctx.records.append(BroadcastRecord(node, rule, shown, None))
+        _record(ctx, node, rule, shown, None, "pdpd")
         return None
     ra, rb = len(a.shape), len(b.shape)
     if axis < -1:
-        _error(node, ctx, rule, shown, f"{_name(node)}: pdpd axis {axis} is negative (only -1 is allowed)")
+        _error(node, ctx, rule, shown, f"{_name(node)}: pdpd axis {axis} is negative (only -1 is allowed)", "pdpd")
         return None
-    start = ra - rb if axis == -1 else axis
+    start = pdpd_start(ra, rb, axis)
     if rb > ra or start + rb > ra:
         _error(
             node,
@@ -323,12 +432,14 @@ def _pdpd_into(node: Node, ctx: Ctx, a: Value, b: Value, axis: int, rule: str, n
             shown,
             f"{_name(node)}: pdpd places B {_t(b.shape)} inside A {_t(a.shape)} from axis {start}: it runs past "
             f"A's last axis {ra - 1}",
+            "pdpd",
+            (start,),
         )
         return None
     mark = len(ctx.records)
     placed = _placed(b, ra, range(start, start + rb))
     out = ctx.broadcast_into(node, placed, a.shape, rule, mode="numpy", target_value=a, names=[names[1], names[0]])
-    _fix_record(ctx, mark, node, shown)
+    _fix_record(ctx, mark, node, shown, mode="pdpd", axes=(start,))
     return out
 
 
@@ -373,7 +484,7 @@ def binary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if len(ins) != 2:
         raise ShapeError(f"{_name(node)}: takes 2 inputs, the layer has {len(ins)}", kind="invalid")
     vals = [known(v) for v in ins]
-    mode, axis, rule = _auto_broadcast(node)
+    mode, axis, rule = _eltwise_mode(node, ctx, vals)
     names = [n or f"input {k}" for k, n in enumerate(node.inputs)]
     out = _broadcast_pair(node, ctx, vals, mode, axis, rule, names)
     dtype = "bool" if node.op in _BOOL_OUT else vals[0].dtype
@@ -387,10 +498,10 @@ def binary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 def _select(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """Select(cond, then, else): numpy broadcasts all three; none needs equal shapes; pdpd places else,
     then cond, into then (OpenVINO's merge order)."""
-    if len(ins) != 3:
-        raise ShapeError(f"{_name(node)}: takes 3 inputs, the layer has {len(ins)}", kind="invalid")
+    if len(ins) != ARITY["Select"]:
+        raise ShapeError(f"{_name(node)}: takes {ARITY['Select']} inputs, the layer has {len(ins)}", kind="invalid")
     c, t, e = (known(v) for v in ins)
-    mode, axis, rule = _auto_broadcast(node)
+    mode, axis, rule = _eltwise_mode(node, ctx, [c, t, e])
     names = [n or f"input {k}" for k, n in enumerate(node.inputs)]
     out: Dims | None
     if mode == "numpy":
@@ -409,10 +520,12 @@ def _select(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 def _fake_quantize(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """FakeQuantize: its four range inputs are merged with X as ``auto_broadcast`` says (OpenVINO's
     shape inference: numpy merges both ways, so a range wider than X widens the output)."""
-    if len(ins) != 5:
-        raise ShapeError(f"{_name(node)}: takes 5 inputs, the layer has {len(ins)}", kind="invalid")
+    if len(ins) != ARITY["FakeQuantize"]:
+        raise ShapeError(
+            f"{_name(node)}: takes {ARITY['FakeQuantize']} inputs, the layer has {len(ins)}", kind="invalid"
+        )
     vals = [known(v) for v in ins]
-    mode, axis, rule = _auto_broadcast(node)
+    mode, axis, rule = _eltwise_mode(node, ctx, vals)
     names = [n or f"input {k}" for k, n in enumerate(node.inputs)]
     x = vals[0]
     if mode == "numpy":
@@ -441,7 +554,7 @@ def _prelu(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         placed = _placed(slope, len(x.shape), [1])
         mark = len(ctx.records)
         ctx.broadcast_into(node, placed, x.shape, "OpenVINO PRelu (slope along channels)", mode="numpy", target_value=x)
-        _fix_record(ctx, mark, node, [(names[1], slope.shape), (names[0], x.shape)])
+        _fix_record(ctx, mark, node, [(names[1], slope.shape), (names[0], x.shape)], mode="explicit", axes=(1,))
     else:
         ctx.broadcast_into(node, slope, x.shape, rule, mode="numpy", target_value=x, names=[names[1], names[0]])
     return [same_as(x)]
@@ -486,19 +599,12 @@ def _target_dims(node: Node, ctx: Ctx, target: Value) -> tuple[Dims, Origins] | 
     return tuple(dims), tuple(origins)
 
 
-def _broadcast_modes(version: int) -> dict[str, str]:
-    modes = {"numpy": "numpy", "explicit": "explicit", "none": "explicit", "pdpd": "pdpd"}
-    if version >= 3:
-        modes["bidirectional"] = "bidirectional"
-    return modes
-
-
 def _broadcast_mode(node: Node, n: int) -> tuple[int, str, str]:
     """(version, mode, the mode's text) of a Broadcast layer with ``n`` inputs, checked as OpenVINO checks
     them before any shape is read: a mode its version lacks, or an axes_mapping input that the mode does
     not take (Broadcast-3), is an invalid layer."""
-    version = 1 if _version(node) in (1, 2) else 3
-    modes = _broadcast_modes(version)
+    version = broadcast_opset(node.attrs.get("version"))
+    modes = BROADCAST_MODES[version]
     mode_text = _text(node, "mode", "numpy")
     mode = modes.get(mode_text)
     if mode is None:
@@ -516,8 +622,42 @@ def _broadcast_mode(node: Node, n: int) -> tuple[int, str, str]:
             kind="invalid",
         )
     if mode == "explicit" and n == 2:
-        mode = "numpy"  # Broadcast-1 explicit without axes runs as numpy (ir_check reports the quirk)
+        mode = "numpy"  # Broadcast-1 explicit without axes runs as numpy (a quirk, see _broadcast_quirks)
     return version, mode, mode_text
+
+
+def _broadcast_quirks(node: Node, ctx: Ctx, ins: list[Value | None]) -> None:
+    """OpenVINO's own Broadcast rule on the inputs as OpenVINO knows them: each quirk it finds is a finding of
+    the layer, in OpenVINO's order (a pdpd axis missing, Broadcast-1 explicit without axes, then the rule's).
+    Where OpenVINO refuses the layer, bcast's own checks (:func:`_broadcast`) say why."""
+    version = broadcast_opset(node.attrs.get("version"))
+    mode = BROADCAST_MODES[version].get(_text(node, "mode", "numpy"))
+    n = len(ins)
+    if mode is None or not 2 <= n <= 3:
+        return
+    intervals = _intervals(node, ctx)
+    target = _ov_input(node, 1, known(ins[1]), intervals)
+    if target.shape.rank == 1 and target.shape[0].is_static and int(target.shape[0]) > MAX_MODEL_RANK:
+        return  # no output has that many axes: _target_dims says so
+    axes = _ov_input(node, 2, known(ins[2]), intervals) if n == 3 and mode == "explicit" else None
+    axis = -1
+    if mode == "pdpd":
+        raw = node.attrs.get(BROADCAST_AXIS[version])
+        if raw is None:
+            _quirks(node, ctx, [missing_axis(BROADCAST_AXIS[version])])
+        try:
+            axis = 0 if raw is None else int(str(raw))
+        except ValueError:  # not an integer: parse_int says so
+            axis = 0
+    if version == 3 and (n == 3) != (mode == "explicit"):
+        return
+    quirks: list[str] = []
+    if version == 1 and mode == "explicit" and n == 2:
+        quirks.append(V1_EXPLICIT_AS_NUMPY)
+        mode = "numpy"
+    with contextlib.suppress(BroadcastError, TypeError):  # OpenVINO refuses the layer: bcast's own rule says why
+        infer_broadcast(_ov_shape(known(ins[0]).shape, intervals), target, mode, axes, axis, version, quirks)
+    _quirks(node, ctx, quirks)
 
 
 @register("openvino:Broadcast")
@@ -525,13 +665,14 @@ def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """Broadcast-1 / -3: ``numpy`` (one way: the output is the target), ``bidirectional`` (ONNX Expand),
     ``explicit`` (data axis ``i`` on ``axes_mapping[i]``) and ``pdpd`` (the data from ``axis`` on, a 1
     stretching on either side)."""
+    _broadcast_quirks(node, ctx, ins)
     version, mode, mode_text = _broadcast_mode(node, len(ins))
     rule = f"OpenVINO Broadcast-{version} {mode_text}"
     x, target = known(ins[0]), known(ins[1])
     names = [n_ or f"input {k}" for k, n_ in enumerate(node.inputs)]
     got = _target_dims(node, ctx, target)
     if got is None:
-        ctx.records.append(BroadcastRecord(node, rule, [(names[0], x.shape), (names[1], None)], None))
+        _record(ctx, node, rule, [(names[0], x.shape), (names[1], None)], None, mode)
         return [Value(x.dtype, None)]
     dims, origins = got
     tv = Value(target.dtype, dims, None, origins)
@@ -543,11 +684,11 @@ def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         out_o = origins if mode == "numpy" else None
         return [Value(x.dtype, out, expanded_data(x, out), out_o)]
     if x.shape is None:
-        ctx.records.append(BroadcastRecord(node, rule, shown, dims if mode == "explicit" else None))
+        _record(ctx, node, rule, shown, dims if mode == "explicit" else None, mode)
         return [Value(x.dtype, dims if mode == "explicit" else None)]
     if mode == "explicit":
         return [_broadcast_explicit(node, ctx, x, known(ins[2]), tv, rule, shown, names)]
-    axis = parse_int(node, "mode.auto_broadcast_axis" if version == 1 else "mode.mode.axis", 0)
+    axis = parse_int(node, BROADCAST_AXIS[version], 0)  # absent: 0, as OpenVINO reads it (a quirk)
     return [_broadcast_pdpd(node, ctx, x, axis, tv, rule, shown, names)]
 
 
@@ -567,7 +708,7 @@ def _broadcast_explicit(
     dims, origins = tv.shape, tv.origins
     axes = axes_mapping.consts
     if axes is None:  # unknown axes: the output is still the target
-        ctx.records.append(BroadcastRecord(node, rule, shown, dims))
+        _record(ctx, node, rule, shown, dims, "explicit")
         return Value(x.dtype, dims, None, origins)
     rt = len(dims)
     norm = _explicit_axes(node, ctx, rule, shown, axes, len(x.shape), rt, x)
@@ -576,7 +717,7 @@ def _broadcast_explicit(
     placed = _placed(x, rt, norm)
     mark = len(ctx.records)
     out = ctx.broadcast_into(node, placed, dims, rule, mode="numpy", target_value=tv, names=names[:2])
-    _fix_record(ctx, mark, node, shown)
+    _fix_record(ctx, mark, node, shown, mode="explicit", axes=tuple(norm))
     return Value(x.dtype, dims, expanded_data(placed, dims) if out is not None else None, origins)
 
 
@@ -595,7 +736,7 @@ def _broadcast_pdpd(
     assert x.shape is not None and tv.shape is not None
     dims = tv.shape
     rt, rd = len(dims), len(x.shape)
-    start = rt - rd if axis == -1 else axis
+    start = pdpd_start(rt, rd, axis)
     if axis < -1 or start < 0 or start + rd != rt:
         why = (
             "it ends before the target's last axis"
@@ -610,12 +751,14 @@ def _broadcast_pdpd(
             rule,
             shown,
             f"{_name(node)}: pdpd places the data {_t(x.shape)} on the target {_t(dims)} from axis {axis}: {why}",
+            "pdpd",
+            (start,) if axis >= -1 else None,
         )
         return Value(x.dtype, _fresh_dims(node, ctx, rt))
     placed = _placed(x, rt, range(start, rt))
     mark = len(ctx.records)
     out = ctx.broadcast_into(node, placed, dims, rule, mode="bidirectional", target_value=tv, names=names[:2])
-    _fix_record(ctx, mark, node, shown)
+    _fix_record(ctx, mark, node, shown, mode="pdpd", axes=(start,))
     if out is None:
         return Value(x.dtype, _fresh_dims(node, ctx, rt))
     return Value(x.dtype, out, expanded_data(placed, out))
@@ -636,19 +779,20 @@ def _explicit_axes(
     if rd == 0 and len(axes) <= 1:
         return []
     where = f"{_name(node)}: axes_mapping {_t(axes)} for the data {_t(x.shape)} and a target of rank {rt}"
+    given = tuple(axes)
     if len(axes) != rd:
-        _error(node, ctx, rule, shown, f"{where}: it needs one axis per data axis ({rd})")
+        _error(node, ctx, rule, shown, f"{where}: it needs one axis per data axis ({rd})", "explicit", given)
         return None
     if any(a < 0 or a >= rt for a in axes):
-        _error(node, ctx, rule, shown, f"{where}: an axis lies outside the target")
+        _error(node, ctx, rule, shown, f"{where}: an axis lies outside the target", "explicit", given)
         return None
     if any(b < a for a, b in itertools.pairwise(axes)):
-        _error(node, ctx, rule, shown, f"{where}: the axes are not in increasing order")
+        _error(node, ctx, rule, shown, f"{where}: the axes are not in increasing order", "explicit", given)
         return None
     if len(set(axes)) != len(axes):
         # repeated axes: OpenVINO's shape inference passes them, the output is the target (a quirk that
-        # ir_check reports: the CPU plugin computes garbage)
-        ctx.records.append(BroadcastRecord(node, rule, shown, shown[1][1]))
+        # _broadcast_quirks reports: the CPU plugin computes garbage)
+        _record(ctx, node, rule, shown, shown[1][1], "explicit", given)
         return None
     return axes
 
@@ -764,7 +908,7 @@ def _transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 @register("openvino:Convert")
 def _convert(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     to = _text(node, "destination_type", "f32")
-    code = _ONNX_TYPES.get(to)
+    code = _CAST_CODES.get(dtype_of_element(to) or "")
     if code is None:  # a type bcast does not compute on (u4, nf4, f8...): the shape is all there is
         return [Value(to, known(ins[0]).shape, None, known(ins[0]).origins)]
     return _call("Cast", _view(node, {"to": code}), ins, ctx)
