@@ -135,11 +135,6 @@ def read_shape(value: object, mode: str, given: Sequence[str]) -> Shape:
         raise TypeError(f"{mode}: {e}") from None
 
 
-#: ``RuleContext`` under the name that rules/pdpd.py still imports (to be removed once it imports
-#: ``RuleContext``; ``bcast.graph`` has a ``Ctx`` of its own)
-Ctx = RuleContext
-
-
 def _at(c: Constraint, axis: int, mode: str) -> Constraint:
     return Constraint(c.kind, c.symbols, c.allowed, axis=axis, mode=mode)
 

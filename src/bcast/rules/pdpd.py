@@ -23,7 +23,7 @@ from ..constraints import Constraint
 from ..dims import Shape, int_text, shape_text
 from ..errors import brief
 from ..merge import merge_uni
-from .common import Ctx
+from .common import RuleContext
 
 __all__ = ["pdpd_start", "plan_pdpd", "read_axis"]
 
@@ -59,7 +59,7 @@ def pdpd_start(a_rank: int, b_rank: int, axis: int) -> int:
     return a_rank - b_rank if axis == -1 else axis
 
 
-def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: Ctx) -> Alignment:
+def plan_pdpd(b: Shape, a: Shape, axis: int, ctx: RuleContext) -> Alignment:
     """Broadcast B (the data) into A (the target) starting at ``axis``."""
 
     def replan(d: Shape, t: Shape) -> Alignment:
