@@ -919,3 +919,13 @@ def test_layers_inside_if_bodies_are_checked(tmp_path: Path) -> None:
         node = nodes[f"if/{name.split('_')[0]}_body/{name}"]
         assert node.output == ov_shape(ov_node.get_output_partial_shape(0)) == "[2,3]"
     assert report.clean, report.to_dict()
+
+
+def test_the_per_layer_checker_is_gone_with_a_message_that_names_the_one_engine() -> None:
+    import bcast.openvino as bov
+
+    for name in ("check_ir", "LayerCheck"):
+        with pytest.raises(AttributeError, match=r"bcast\.check\.check\(path\)"):
+            getattr(bov, name)
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        bov.nonesuch  # noqa: B018

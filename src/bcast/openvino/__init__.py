@@ -14,6 +14,8 @@ Shape('[2,3,4,5]')
 
 from __future__ import annotations
 
+from typing import Any
+
 from .differences import DIFFERENCES, Difference
 from .eltwise import eltwise_shape
 from .inputs import Unknown
@@ -38,3 +40,12 @@ __all__ = [
     "parse_ir",
     "read_ir",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("check_ir", "LayerCheck"):  # the per-layer checker became the one graph engine of bcast check
+        raise AttributeError(
+            f"bcast.openvino.{name} is gone: an IR is checked by bcast.check.check(path), whose report has every "
+            "layer's problems (OpenVINO's quirks among them, as warnings)"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
