@@ -202,3 +202,41 @@ def test_no_private_name_is_imported_from_another_module() -> None:
                     if a.name.startswith("_") and not a.name.startswith("__")
                 ]
     assert not bad, "\n".join(bad)
+
+
+def _imported_names(module: str) -> set[tuple[str, str]]:
+    """(module, name) for every ``from X import name`` of bcast's own in ``module``."""
+    path, is_pkg = MODULES[module]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            for t in _targets(module, is_pkg, node):
+                out.update((t, a.name) for a in node.names)
+    return out
+
+
+def test_the_checker_reads_models_only_through_the_readers() -> None:
+    """``bcast check`` is one pipeline, read -> propagate -> report: no module of ``bcast.check`` walks protobuf
+    or checks that nodes are a graph (validation belongs to the readers, below it)."""
+    below = {"bcast.onnx.wire"}
+    validation = {("bcast.files", "graph_structure"), ("bcast.files", "find_cycle")}
+    bad = [
+        f"{m} imports {t}.{name}"
+        for m in MODULES
+        if m == "bcast.check" or m.startswith("bcast.check.")
+        for t, name in sorted(_imported_names(m))
+        if t in below or (t, name) in validation
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_one_place_tells_what_a_model_is() -> None:
+    """Whether a model is a path, bytes or an ``onnx.ModelProto`` is asked in one place (``model_source``)."""
+    asking = set()
+    for module, (path, _) in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare) and any(
+                isinstance(c, ast.Constant) and c.value == "ModelProto" for c in [node.left, *node.comparators]
+            ):
+                asking.add(module)
+    assert asking == {"bcast.files"}, sorted(asking)

@@ -28,9 +28,9 @@ onnx = pytest.importorskip("onnx")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from bcast.check.onnx_read import load_model, validate  # noqa: E402
 from bcast.check.report import CheckInputError  # noqa: E402
 from bcast.onnx import wire  # noqa: E402
+from bcast.onnx.reader import validate  # noqa: E402
 from bcast.onnx.wire import KEEP_BYTES, read_model, stripped_payload, tensor_value  # noqa: E402
 
 PAYLOAD = ("float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data", "uint64_data")
@@ -378,7 +378,7 @@ def test_external_data_is_never_opened(tmp_path: Path) -> None:
         assert {e.key for e in t.external_data} >= {"location", "offset", "length"}
         assert tensor_value(t) is None
         assert not stripped_payload(t)
-    assert validate(load_model(str(path))) == []
+    assert validate(read_model(str(path))) == []
 
 
 def test_bytes_paths_and_model_protos_agree(tmp_path: Path) -> None:
@@ -388,10 +388,7 @@ def test_bytes_paths_and_model_protos_agree(tmp_path: Path) -> None:
     from_bytes = read_model(data)
     for source in (str(path), path, bytearray(data), memoryview(data)):
         assert read_model(source) == from_bytes, type(source)
-    assert load_model(str(path)) == from_bytes
-    assert load_model(data) == from_bytes
     assert read_model(from_bytes) is from_bytes
-    assert load_model(from_bytes) is from_bytes
     # a view of another shape is read as its bytes
     assert read_model(memoryview(np.frombuffer(data, np.uint8).reshape(1, -1))) == from_bytes
 
@@ -421,18 +418,18 @@ def test_a_stripped_tensor_is_not_missing_data_but_a_wrong_length_still_is(tmp_p
     w = numpy_helper.from_array(np.ones((300, 100), np.float32), "w")
     good = _model([helper.make_node("Add", ["x", "b"], ["y"]), helper.make_node("Identity", ["w"], ["v"])], [w])
     good.graph.initializer.append(numpy_helper.from_array(np.ones(4, np.float32), "b"))
-    assert validate(load_model(good.SerializeToString())) == []
+    assert validate(read_model(good.SerializeToString())) == []
     short = copy.deepcopy(good)
     short.graph.initializer[0].raw_data = bytes(90_000)  # dims need 120,000
     with pytest.raises(CheckInputError, match=r"holds 90,000 bytes of data where its dims .* need 120,000"):
-        validate(load_model(short.SerializeToString()))
+        validate(read_model(short.SerializeToString()))
     none = copy.deepcopy(good)
     none.graph.initializer[0].ClearField("raw_data")  # really no data: still invalid
     with pytest.raises(CheckInputError, match="holds no data for its 30,000 elements"):
-        validate(load_model(none.SerializeToString()))
+        validate(read_model(none.SerializeToString()))
     typed = copy.deepcopy(good)
     typed.graph.initializer[0].CopyFrom(helper.make_tensor("w", TensorProto.FLOAT, [300, 100], [1.0] * 30_000))
-    assert validate(load_model(typed.SerializeToString())) == []
+    assert validate(read_model(typed.SerializeToString())) == []
 
 
 def test_the_check_of_a_model_with_big_weights(tmp_path: Path) -> None:
@@ -470,7 +467,7 @@ def test_importing_the_module_needs_no_onnx() -> None:
 
 
 def test_a_source_of_another_type_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match="read_model: the source is a path"):
+    with pytest.raises(TypeError, match="read_model: the model is a path"):
         read_model(12)
 
 
@@ -547,6 +544,56 @@ def test_malformed_input_is_refused_naming_the_problem(kind: str, data: bytes, w
     assert "\n" not in message and len(message) < 2000
 
 
+#: a file's top-level fields are scanned before it is mapped, in the words ``bcast check`` has always used
+#: for them (the same faults as in bytes: only these words differ)
+SCAN_WORDS: dict[str, list[str]] = {
+    "truncated": ["not a readable ONNX model: truncated (field 7 runs to byte"],
+    "varint-overrun": ["a malformed number at byte 0"],
+    "varint-past-the-end": ["a malformed number at byte 0"],
+    "tag-past-the-end": ["byte 0 is not a protobuf field"],
+    "length-past-the-end": ["truncated (field 7 runs to byte 18, past the end of the file at 5)"],
+    "length-overflow": ["truncated (field 7 runs to byte"],
+    "group": ["byte 0 is not a protobuf field"],
+    "end-group": ["byte 0 is not a protobuf field"],
+}
+
+
+@pytest.mark.parametrize(("kind", "data", "words"), MALFORMED, ids=[k for k, _, _ in MALFORMED])
+def test_a_malformed_file_is_refused_as_its_bytes_are(
+    kind: str, data: bytes, words: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan and the walk are one walker: a file is refused for the fault its bytes are refused for; one
+    refused by the scan of its top-level fields is never mapped."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    if kind in SCAN_WORDS:
+
+        def no_map(*_: object, **__: object) -> None:
+            raise AssertionError("a file the scan refuses is mapped")
+
+        monkeypatch.setattr(wire.mmap, "mmap", no_map)
+    with pytest.raises(CheckInputError) as info:
+        read_model(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    for w in SCAN_WORDS.get(kind, words):
+        assert w in message, message
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=40).map(lambda b: VALID[: len(VALID) // 2] + b) | st.binary(max_size=60))
+def test_a_file_reads_or_is_refused_as_its_bytes(data: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    outcomes = []
+    for source in (path, data):
+        try:
+            outcomes.append(read_model(source))
+        except CheckInputError:
+            outcomes.append(None)
+    assert outcomes[0] == outcomes[1]
+
+
 def test_nesting_up_to_protobufs_limit_reads() -> None:
     """32 bodies deep, the innermost initializer is 98 messages down: protobuf parses it, so must the reader
     (33 is refused by both: see above)."""
@@ -564,9 +611,8 @@ def test_nesting_up_to_protobufs_limit_reads() -> None:
 def test_malformed_files_name_the_path(tmp_path: Path) -> None:
     path = tmp_path / "m\x1b[2J.onnx"
     path.write_bytes(VALID[: len(VALID) // 2])
-    for read in (read_model, load_model):
-        with pytest.raises(CheckInputError, match=r"m\\x1b\[2J\.onnx: not a readable ONNX model.*truncated"):
-            read(str(path))
+    with pytest.raises(CheckInputError, match=r"m\\x1b\[2J\.onnx: not a readable ONNX model.*truncated"):
+        read_model(str(path))
     empty = tmp_path / "e.onnx"
     empty.write_bytes(b"")
     with pytest.raises(CheckInputError, match="an empty file"):

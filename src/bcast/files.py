@@ -1,7 +1,7 @@
 """Reading files a user names, safely: regular files only, and graphs walked without recursion.
 
-Shared by the model readers (ONNX in :mod:`bcast.onnx.wire` and :mod:`bcast.check`, OpenVINO IR in
-:mod:`bcast.openvino`) and the ONNX backend; standard library and :mod:`bcast.errors` only, so any
+Shared by the model readers (ONNX in :mod:`bcast.onnx.wire` and :mod:`bcast.onnx.reader`, OpenVINO
+IR in :mod:`bcast.openvino`) and the ONNX backend; standard library and :mod:`bcast.errors` only, so any
 layer may use it. A path may name anything: a FIFO (reading it blocks forever), ``/dev/zero``
 (endless), a directory, a socket, a symlink loop. :func:`open_regular` stats the path first and
 opens only a regular file, with ``O_NONBLOCK`` so that a FIFO swapped in between the two calls
@@ -9,6 +9,11 @@ cannot block either. Its refusals are :class:`NotReadableError` with one line na
 (escaped) and what it is instead; each reader rewraps that in its own error type:
 :func:`open_input` and :func:`read_at_most` in :class:`CheckInputError`, the error of every model
 that cannot be read.
+
+What a reader is given is told apart once, here: :func:`model_source` says whether it is a path
+(an ONNX file, or an OpenVINO IR's ``.xml``), the bytes of an ONNX model or an in-memory
+``onnx.ModelProto`` (recognised by its type's name: onnx is never imported here). Every reader and
+``bcast check`` take its answer, a :class:`ModelSource`, and ask no more.
 
 A model is a graph: :func:`graph_structure` checks that a list of nodes, each with the names it
 reads and writes, is one (every tensor produced once and before it is read, no cycle), and
@@ -30,7 +35,7 @@ import os
 import stat
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .errors import MESSAGE_BYTES, BroadcastError, clean, elide, printable
 
@@ -40,9 +45,11 @@ __all__ = [
     "CheckInputError",
     "GraphFault",
     "GraphStructure",
+    "ModelSource",
     "NotReadableError",
     "find_cycle",
     "graph_structure",
+    "model_source",
     "open_input",
     "open_regular",
     "os_error_text",
@@ -104,8 +111,8 @@ class CheckInputError(BroadcastError):
     """A model that cannot be read (missing file, not a model, a corrupt weights file, an invalid graph).
 
     A :class:`~bcast.errors.BroadcastError` (so a ``ValueError``), as every refusal of bad input is.
-    Raised by the readers (:mod:`bcast.onnx.wire`, :mod:`bcast.check`), so it lives below them all;
-    :mod:`bcast.check.report` re-exports it.
+    Raised by the readers (:mod:`bcast.onnx.wire`, :mod:`bcast.onnx.reader`), so it lives below them
+    all; :mod:`bcast.check` re-exports it.
 
     Its message is one line, control characters escaped, at most about 1800 bytes.
     """
@@ -191,6 +198,49 @@ def read_at_most(fd: int, size: int, path: str) -> bytearray:
     finally:
         view.release()
     return buf
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """A model as a reader is given it, told apart once by :func:`model_source`.
+
+    ``kind`` is ``"path"`` (``value`` the path, a ``str``), ``"bytes"`` (``value`` the bytes of an
+    ONNX model: ``bytes``, ``bytearray`` or ``memoryview``) or ``"proto"`` (``value`` an
+    ``onnx.ModelProto``); ``format`` is ``"openvino-ir"`` for a path ending in ``.xml``, else
+    ``"onnx"``; ``name`` is what messages and reports call the model.
+    """
+
+    kind: str
+    value: Any
+    format: str
+    name: str
+
+
+def model_source(model: Any, caller: str = "check") -> ModelSource:
+    """What ``model`` is: a path, the bytes of an ONNX model or an ``onnx.ModelProto``.
+
+    The one place that looks at a model's type. ``caller`` names the function in the message of the
+    ``TypeError`` raised for anything else.
+
+    >>> model_source("m.XML").format, model_source(b"m.onnx").kind, model_source(b"m.onnx").name
+    ('openvino-ir', 'bytes', '<bytes>')
+    >>> model_source(3.5, "read_model")
+    Traceback (most recent call last):
+    ...
+    TypeError: read_model: the model is a path (str or os.PathLike), ... or an onnx.ModelProto, not float
+    """
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return ModelSource("bytes", model, "onnx", "<bytes>")
+    if type(model).__name__ == "ModelProto":
+        return ModelSource("proto", model, "onnx", model.graph.name or "<ModelProto>")
+    try:
+        path = os.fsdecode(model)
+    except TypeError:
+        raise TypeError(
+            f"{caller}: the model is a path (str or os.PathLike), the bytes of an ONNX model or an onnx.ModelProto, "
+            f"not {type(model).__name__}"
+        ) from None
+    return ModelSource("path", path, "openvino-ir" if path.lower().endswith(".xml") else "onnx", path)
 
 
 def find_cycle(nodes: Iterable[_N], succ: Mapping[_N, Iterable[_N]]) -> list[_N]:
@@ -301,7 +351,7 @@ def graph_structure(
 ) -> GraphStructure:
     """Whether nodes, given by the names each reads (``inputs[i]``) and writes (``outputs[i]``), are a graph.
 
-    One graph-structure check for every ONNX reader (:mod:`bcast.check.onnx_read`, for the top-level
+    One graph-structure check for every ONNX reader (:mod:`bcast.onnx.reader`, for the top-level
     graph and for If/Loop/Scan bodies, and the backend :mod:`bcast.onnx.backend`): each tensor has one
     producer (a graph source, or one node), every name a node reads is produced, by another node,
     before it, and every graph output is produced. Nothing is raised: the faults are data (the first

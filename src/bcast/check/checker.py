@@ -1,7 +1,15 @@
-"""``bcast check``'s entry point: :func:`check` picks the reader for what it is given.
+"""``bcast check``'s entry point: one pipeline, each stage in one place, a model passing down it once.
 
-An ONNX model (a path, its bytes or an ``onnx.ModelProto``) goes to :func:`~bcast.check.onnx_model.check_onnx`,
-an OpenVINO IR (an ``.xml`` path) to :func:`~bcast.check.ir_model.check_ir`. The package
+    model -> :func:`bcast.files.model_source` (what it is: a path, bytes, an ``onnx.ModelProto``, an IR)
+          -> read: :func:`bcast.onnx.reader.read_onnx` or the IR's reader -> a validated neutral graph
+          -> :func:`~bcast.check.pipeline.check_graph`: propagate (:mod:`bcast.graph`: findings, root
+             causes) -> :class:`~bcast.check.report.Report`
+
+The stages after the reader, and the calls to ``progress``, are :mod:`bcast.check.pipeline`'s, for
+both formats (:func:`~bcast.check.pipeline.check_graph` is the IR's too, once
+:mod:`bcast.check.ir_model` calls it).
+
+An OpenVINO IR (an ``.xml`` path) is checked by :func:`~bcast.check.ir_model.check_ir`. The package
 :mod:`bcast.check` re-exports both names defined here.
 """
 
@@ -10,10 +18,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..files import CheckInputError, open_input
+from ..files import model_source
+from ..onnx.graph_read import onnx_arity, onnx_fallback
+from ..onnx.reader import read_onnx
 from .ir_model import check_ir
-from .onnx_model import check_onnx
-from .report import Report
+from .pipeline import Progress, check_graph, read_graph
+from .report import Problem, Report
 
 __all__ = ["check", "sample_model_path"]
 
@@ -23,7 +33,7 @@ def sample_model_path() -> str:
     return os.path.join(os.path.dirname(__file__), "data", "sample.onnx")
 
 
-def check(model: Any, *, progress: Any = None, debug: bool = False) -> Report:
+def check(model: Any, *, progress: Progress | None = None, debug: bool = False) -> Report:
     """Check an ONNX model or an OpenVINO IR for broadcasting bugs, reading shapes, never weights.
 
     ``model`` is a path (an ``.onnx`` file, or an IR's ``.xml`` with its ``.bin`` beside it), the
@@ -33,23 +43,21 @@ def check(model: Any, *, progress: Any = None, debug: bool = False) -> Report:
 
     Raises :class:`CheckInputError` (one line, safe to print) for a model that cannot be read or is
     not a valid graph: a missing file, not a regular file, too large, truncated, not a model, a
-    cycle, a tensor that nothing produces, and so on (see :mod:`bcast.check.files`,
-    :mod:`bcast.check.onnx_read` and :mod:`bcast.openvino.ir_read`).
+    cycle, a tensor that nothing produces, and so on (see :mod:`bcast.onnx.reader`, :mod:`bcast.files`
+    and :mod:`bcast.openvino.ir_read`).
     """
-    if isinstance(model, (bytes, bytearray, memoryview)) or type(model).__name__ == "ModelProto":
-        return check_onnx(model, progress=progress, debug=debug)
-    try:
-        p = os.fsdecode(model)
-    except TypeError:
-        raise TypeError(
-            "check: the model is a path (str or os.PathLike), the bytes of an ONNX model or an onnx.ModelProto, "
-            f"not {type(model).__name__}"
-        ) from None
-    if p.lower().endswith(".xml"):
-        return check_ir(p, progress=progress)
-    os.close(open_input(p)[0])  # a missing file or a FIFO is refused before onnx is imported
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        raise CheckInputError(f'{p}: checking ONNX models needs the onnx package: pip install "bcast[onnx]"') from None
-    return check_onnx(p, progress=progress, debug=debug)
+    source = model_source(model, "check")
+    if source.format == "openvino-ir":
+        return check_ir(source.value, progress=progress, debug=debug)
+    read = read_graph(lambda: read_onnx(source), progress)
+    extra = [Problem(tensor, where, "invalid", message) for tensor, where, message in read.findings]
+    return check_graph(
+        read.graph,
+        fallback=onnx_fallback,
+        name=read.name,
+        fmt="onnx",
+        extra=extra,
+        progress=progress,
+        debug=debug,
+        arity=onnx_arity(read.graph),
+    )

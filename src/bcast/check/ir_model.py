@@ -29,12 +29,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from ..graph import Finding, Result, propagate
+from ..graph import Finding, Graph, Result
 from ..openvino.graph_read import graph_of_ir, ir_fallback
 from ..openvino.ir_read import IRError, read_ir
-from .graph_report import report_from_result
+from .pipeline import check_graph, read_graph
 from .report import CheckInputError, Problem, Report
 
 __all__ = ["check_ir"]
@@ -65,40 +64,21 @@ def _quirks(result: Result) -> tuple[Result, list[Problem]]:
     return replace(result, findings=rest), quirks
 
 
-def _report(result: Any, path: str, quirks: list[Problem]) -> Report:
-    """The report: the relations between inputs' unnamed dims are symbol constraints, not problems (the
-    propagation marks them, :func:`~bcast.check.graph_report.report_from_result` lists them)."""
-    return report_from_result(result, path, "openvino-ir", extra=quirks)
+def _read(p: str) -> Graph:
+    try:
+        return graph_of_ir(read_ir(p))
+    except IRError as e:
+        raise CheckInputError(str(e)) from None
 
 
 def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, debug: bool = False) -> Report:
-    """Check an IR (``.xml`` with its ``.bin`` beside it): every layer propagated, every broadcast checked.
-
-    ``bcast check``'s report on the IR: symbolic propagation over the whole graph, OpenVINO's quirks
-    included (see the module's text).
+    """Check an IR (``.xml`` with its ``.bin`` beside it): every layer propagated, every broadcast checked,
+    OpenVINO's quirks included (see the module's text).
 
     Raises :class:`~bcast.check.report.CheckInputError` when the IR cannot be read.
     """
     p = os.fspath(path)
-    if progress is not None:
-        progress("read", 0, 1)
-    try:
-        model = read_ir(p)
-        graph = graph_of_ir(model)
-    except IRError as e:
-        raise CheckInputError(str(e)) from None
-    if progress is not None:
-        progress("read", 1, 1)
-
-    def step(done: int, total: int) -> None:
-        if progress is not None:
-            progress("propagate", done, total)
-
-    result = propagate(graph, fallback=ir_fallback, progress=step, debug=debug)
-    if progress is not None:
-        progress("check", 0, 1)
-    result, quirks = _quirks(result)
-    report = _report(result, p, quirks)
-    if progress is not None:
-        progress("check", 1, 1)
-    return report
+    graph = read_graph(lambda: _read(p), progress)
+    return check_graph(
+        graph, fallback=ir_fallback, name=p, fmt="openvino-ir", progress=progress, debug=debug, set_apart=_quirks
+    )

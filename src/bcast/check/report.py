@@ -1,9 +1,9 @@
 """What ``bcast check`` finds in a model, as data: nodes, problems and symbol constraints.
 
-The checkers (:mod:`bcast.check.onnx_model`, :mod:`bcast.check.ir_model`) fill a
-:class:`Report`; the command prints it as text (:meth:`Report.render`) or JSON
-(:meth:`Report.to_dict`). A :class:`Problem` is bcast's one problem type,
-:class:`bcast.openvino.ir_check.Problem`, placed at a node. :class:`CheckInputError` and
+The pipeline (:mod:`bcast.check.pipeline`) fills a :class:`Report` from a propagation's findings;
+the command prints it as text (:meth:`Report.render`) or JSON (:meth:`Report.to_dict`). A
+:class:`Problem` is bcast's one problem type (:class:`bcast.openvino.ir_check.Problem`) placed at a
+node. :class:`CheckInputError` and
 :func:`show` live in :mod:`bcast.files` (the readers below ``bcast check`` raise and use them) and
 are re-exported here.
 """
@@ -98,7 +98,7 @@ class Problem(LayerProblem):
     bcast's problem type (:class:`bcast.openvino.ir_check.Problem`: ``kind``, ``message``, ``axis``,
     ``dims``, ``shapes``) placed at a node: where it shows (``node``, ``op``), how bad it is
     (``severity``, set by the checker rather than read off the kind), and its root cause. The
-    constructor takes the node first; :meth:`at` places a layer's problem.
+    constructor takes the node first.
     """
 
     node: str = ""
@@ -138,13 +138,6 @@ class Problem(LayerProblem):
             ("chain", chain),
         ):
             object.__setattr__(self, name, value)
-
-    @classmethod
-    def at(cls, node: str, op: str, problem: LayerProblem, severity: str) -> Problem:
-        """``problem`` (a layer's, from :func:`bcast.openvino.ir_check.check_ir`) as shown at ``node``."""
-        return cls(
-            node, op, problem.kind, problem.message, problem.axis, tuple(problem.dims), severity, shapes=problem.shapes
-        )
 
     def __repr__(self) -> str:
         return f"{type(self).__qualname__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _PROBLEM_FIELDS) + ")"

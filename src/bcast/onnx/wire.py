@@ -26,11 +26,17 @@ reader marks it with an unknown field, :data:`STRIPPED_FIELD`, read back by
 
 Tensors stored as external data are never opened: nothing here loads external data.
 
+A file is scanned before it is mapped: the same walk over its top-level fields, reading only their
+tags and lengths a few bytes at a time with ``pread`` (:func:`read_file`), so a 2 GB file of zeros
+or text is refused after reading a few bytes, without claiming 2 GB of address space. The scan and
+the walk are one walker (:func:`_fields`); the scan words its refusals as ``bcast check`` always has.
+
 Malformed input (a truncated file, a length past the end of its message, a number of more than ten
 bytes, a protobuf group, wire types a field cannot have, nesting deeper than protobuf parses) is
 refused with a :class:`~bcast.files.CheckInputError` (a ``ValueError``) of one line. onnx
 is imported only when a model is parsed: importing this module needs only the standard library
-(and :mod:`bcast.files`, the file helpers below every reader).
+(and :mod:`bcast.files`, the file helpers below every reader). What a source is (a path, bytes or a
+``ModelProto``) is told by :func:`bcast.files.model_source`, the one place that looks.
 """
 
 from __future__ import annotations
@@ -40,21 +46,31 @@ import importlib
 import math
 import mmap
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..files import MAX_ONNX_BYTES, CheckInputError, open_input, path_text, read_at_most, show
+from ..files import (
+    MAX_ONNX_BYTES,
+    CheckInputError,
+    ModelSource,
+    model_source,
+    open_input,
+    path_text,
+    read_at_most,
+    show,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
     "KEEP_BYTES",
-    "MODEL_WIRE_TYPES",
     "STRIPPED_FIELD",
+    "read_bytes",
     "read_file",
     "read_model",
     "read_open",
+    "read_source",
     "strip",
     "stripped_payload",
     "tensor_value",
@@ -71,6 +87,8 @@ KEEP_BYTES = 1 << 16
 STRIPPED_FIELD = (1 << 29) - 1
 #: protobuf's own nesting limit (upb's default): deeper models are refused by the parser anyway
 MAX_DEPTH = 100
+#: the most top-level fields the scan of a file looks at (a real model has a dozen, plus its local functions)
+SCAN_FIELDS = 100_000
 
 
 # the messages the walk knows
@@ -101,8 +119,6 @@ _SCHEMA: tuple[dict[int, tuple[int, int | None]], ...] = (
     {7: (2, _NODE), 11: (2, _ATTR)},
     {1: (2, _GRAPH), 2: (2, _GRAPH)},
 )  # fmt: skip
-#: ModelProto's fields and their wire types (0 varint, 2 length-delimited): what a file must hold to be a model
-MODEL_WIRE_TYPES: Mapping[int, int] = {f: wire for f, (wire, _) in _SCHEMA[_MODEL].items()}
 #: TensorProto's payload fields: float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data
 _PAYLOAD = frozenset({4, 5, 6, 7, 9, 10, 11})
 _RAW_DATA = 9
@@ -114,6 +130,15 @@ class _MalformedError(Exception):
     """Raised inside the walk; turned into a CheckInputError once the walk's frames are gone."""
 
 
+class _VarintError(Exception):
+    """A varint at ``pos`` that runs past the end of its message (``truncated``) or over ten bytes; the
+    walk says which number it was in its own words."""
+
+    def __init__(self, pos: int, truncated: bool) -> None:
+        super().__init__(pos, truncated)
+        self.pos, self.truncated = pos, truncated
+
+
 def _varint_bytes(value: int) -> bytes:
     out = bytearray()
     while value > 0x7F:
@@ -123,20 +148,35 @@ def _varint_bytes(value: int) -> bytes:
     return bytes(out)
 
 
-def _varint(buf: memoryview, pos: int, end: int, top: bool) -> tuple[int, int]:
-    """The varint at ``pos`` and the position after it; it must end before ``end``."""
+class _FileBytes:
+    """``buf[i]``: the bytes of an open file, read with ``pread`` a few at a time (the scan before a map)."""
+
+    __slots__ = ("chunk", "fd", "start")
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.start, self.chunk = fd, 0, b""
+
+    def __getitem__(self, i: int) -> int:
+        k = i - self.start
+        if not 0 <= k < len(self.chunk):
+            self.start, self.chunk, k = i, os.pread(self.fd, 32, i), 0
+            if not self.chunk:  # the file shrank since it was measured
+                raise _VarintError(i, True)
+        return self.chunk[k]
+
+
+# what the walker reads: a view of the bytes (the walk), or a file read a few bytes at a time (the scan)
+_Buffer = memoryview | _FileBytes
+
+
+def _varint(buf: _Buffer, pos: int, end: int) -> tuple[int, int]:
+    """The varint at ``pos`` and the position after it; it must end before ``end`` (else :class:`_VarintError`)."""
     value, shift, i = 0, 0, pos
     while True:
         if i >= end:
-            raise _MalformedError(
-                f"not a readable ONNX model: truncated (a number at byte {pos:,} runs past the end of the file at "
-                f"{end:,})"
-                if top
-                else f"not a readable ONNX model (a number at byte {pos:,} runs past the end of the message holding "
-                f"it at byte {end:,})"
-            )
+            raise _VarintError(pos, True)
         if i - pos == 10:  # protobuf's varints are at most ten bytes
-            raise _MalformedError(f"not a readable ONNX model (a malformed number at byte {pos:,})")
+            raise _VarintError(pos, False)
         b = buf[i]
         value |= (b & 0x7F) << shift
         i += 1
@@ -149,50 +189,83 @@ def _varint(buf: memoryview, pos: int, end: int, top: bool) -> tuple[int, int]:
 _Field = tuple[int, int, int, int, int]
 
 
-def _fields(buf: memoryview, start: int, end: int, kind: int) -> Iterator[_Field]:
-    """The fields of the message of ``kind`` in ``buf[start:end]``, checked to lie inside it."""
+def _number_error(e: _VarintError, what: str, at: int, end: int, top: bool, scan: bool) -> _MalformedError:
+    """The refusal of a bad varint: the field's tag (``what`` "tag"), a "number" or a "length"."""
+    if scan:  # the scan of a file names the field's byte
+        if what == "tag":
+            return _MalformedError(f"not a readable ONNX model (byte {at:,} is not a protobuf field)")
+        return _MalformedError(f"not a readable ONNX model (a malformed {what} at byte {at:,})")
+    if not e.truncated:
+        return _MalformedError(f"not a readable ONNX model (a malformed number at byte {e.pos:,})")
+    if top:
+        return _MalformedError(
+            f"not a readable ONNX model: truncated (a number at byte {e.pos:,} runs past the end of the file at "
+            f"{end:,})"
+        )
+    return _MalformedError(
+        f"not a readable ONNX model (a number at byte {e.pos:,} runs past the end of the message holding it at byte "
+        f"{end:,})"
+    )
+
+
+def _fields(buf: _Buffer, start: int, end: int, kind: int, scan: bool = False) -> Iterator[_Field]:
+    """The fields of the message of ``kind`` in ``buf[start:end]``, checked to lie inside it.
+
+    The one protobuf walker: the walk (:func:`_walk`) and the scan of a file's top-level fields
+    (:func:`_scan`, ``scan`` true) both read fields here. The scan refuses what the walk refuses, in
+    the words ``bcast check`` has always used for it (a group is "not a protobuf field", a varint
+    is "malformed" at the field's byte, a field number too big for protobuf is left to the walk).
+    """
     top = kind == _MODEL
     schema = _SCHEMA[kind]
+    max_field = _MAX_FIELD if not scan else 1 << 64  # the scan leaves a field number protobuf refuses to the walk
     pos = start
     while pos < end:
         at = pos
-        b = buf[pos]
-        if b < 0x80:  # a one-byte tag: fields 1..15, nearly every field of ONNX's messages
-            key, pos = b, pos + 1
-        else:
-            key, pos = _varint(buf, pos, end, top)
-        field, wire = key >> 3, key & 7
-        if wire in (3, 4):
-            raise _MalformedError(
-                f"not a readable ONNX model (byte {at:,} holds a protobuf group, wire type {wire}, which no ONNX "
-                "message has)"
-            )
-        if field == 0 or field > _MAX_FIELD or wire > 5:
-            raise _MalformedError(f"not a readable ONNX model (byte {at:,} is not a protobuf field)")
-        spec = schema.get(field)
-        if spec is not None and spec[0] != wire:
-            raise _MalformedError(
-                f"not an ONNX model (field {field} at byte {at:,} has wire type {wire}, not what a "
-                f"{_KIND_NAMES[kind]} holds there)"
-            )
-        body = pos
-        if wire == 2:
-            b = buf[pos] if pos < end else 0x80
-            if b < 0x80:
-                n, body = b, pos + 1
+        try:
+            b = buf[pos]
+            if b < 0x80:  # a one-byte tag: fields 1..15, nearly every field of ONNX's messages
+                key, pos = b, pos + 1
             else:
-                n, body = _varint(buf, pos, end, top)
-            pos = body + n
-        elif wire == 0:
-            pos = _varint(buf, pos, end, top)[1]
-        elif wire == 5:
-            pos += 4
-        else:
-            pos += 8
+                key, pos = _varint(buf, pos, end)
+            field, wire = key >> 3, key & 7
+            if wire in (3, 4) and not scan:
+                raise _MalformedError(
+                    f"not a readable ONNX model (byte {at:,} holds a protobuf group, wire type {wire}, which no ONNX "
+                    "message has)"
+                )
+            if field == 0 or field > max_field or wire > 5 or (scan and wire in (3, 4)):
+                raise _MalformedError(f"not a readable ONNX model (byte {at:,} is not a protobuf field)")
+            spec = schema.get(field)
+            if spec is not None and spec[0] != wire:
+                raise _MalformedError(
+                    f"not an ONNX model (field {field} at byte {at:,} has wire type {wire}, not what a "
+                    f"{_KIND_NAMES[kind]} holds there)"
+                )
+            body = pos
+            if wire == 2:
+                b = buf[pos] if pos < end else 0x80
+                if b < 0x80:
+                    n, body = b, pos + 1
+                else:
+                    n, body = _varint(buf, pos, end)
+                pos = body + n
+            elif wire == 0:
+                pos = _varint(buf, pos, end)[1]
+            elif wire == 5:
+                pos += 4
+            else:
+                pos += 8
+        except _VarintError as e:  # in the tag (it starts the field), else in the length or the number after it
+            what = "tag" if e.pos == at else "length" if wire == 2 else "number"
+            raise _number_error(e, what, at, end, top, scan) from None
         if pos > end:
             raise _MalformedError(
-                f"not a readable ONNX model: truncated (field {field} at byte {at:,} runs to byte {pos:,}, past the "
-                f"end of the file at {end:,})"
+                f"not a readable ONNX model: truncated (field {field} runs to byte {pos:,}, past the end of the file "
+                f"at {end:,})"
+                if scan
+                else f"not a readable ONNX model: truncated (field {field} at byte {at:,} runs to byte {pos:,}, past "
+                f"the end of the file at {end:,})"
                 if top
                 else f"not a readable ONNX model (field {field} of a {_KIND_NAMES[kind]} at byte {at:,} runs to "
                 f"byte {pos:,}, past the end of the message holding it at byte {end:,})"
@@ -390,8 +463,8 @@ def read_model(source: Any) -> Any:
     Raises
     ------
     CheckInputError
-        For a path that is no regular file, an empty file or one over 2 GiB, and for anything that is
-        not a model with a graph.
+        For a path that is no regular file, empty bytes or an empty file, more than 2 GiB, and for
+        anything that is not a model with a graph.
     TypeError
         For a source of another type.
 
@@ -409,42 +482,76 @@ def read_model(source: Any) -> Any:
     >>> tensor_value(m.graph.initializer[0]) is None, tensor_value(m.graph.initializer[1])
     (True, array([2, 3]))
     """
-    if type(source).__name__ == "ModelProto" and hasattr(source, "SerializeToString"):
-        return source
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return _parse(strip(source), "<bytes>")
+    return read_source(model_source(source, "read_model"))
+
+
+def read_source(source: ModelSource) -> Any:
+    """:func:`read_model` of a source told apart by :func:`bcast.files.model_source` (an ``.xml`` path too
+    is read as an ONNX file here: which format to read is the caller's choice)."""
+    if source.kind == "proto":
+        return source.value
+    if source.kind == "bytes":
+        return read_bytes(source.value)
+    return read_file(source.value)
+
+
+def _require_onnx(name: str) -> None:
     try:
-        path = os.fspath(source)
-    except TypeError:
-        raise TypeError(
-            "read_model: the source is a path (str or os.PathLike), the bytes of an ONNX model or an "
-            f"onnx.ModelProto, not {type(source).__name__}"
+        import onnx  # noqa: F401
+    except ImportError:
+        raise CheckInputError(
+            f'{name}: checking ONNX models needs the onnx package: pip install "bcast[onnx]"'
         ) from None
-    return read_file(os.fsdecode(path))
 
 
-def read_file(name: str, *, check: Callable[[int, int, str], None] | None = None, too_big: str = "") -> Any:
+def read_bytes(data: bytes | bytearray | memoryview, name: str = "<bytes>") -> Any:
+    """The model in ``data`` (1 byte to :data:`~bcast.files.MAX_ONNX_BYTES`), its big payloads dropped."""
+    _require_onnx(name)
+    size = memoryview(data).nbytes
+    if size == 0:
+        raise CheckInputError(f"{name}: empty, not an ONNX model")
+    if size > MAX_ONNX_BYTES:
+        raise CheckInputError(f"{name}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) a model may be")
+    return _parse(strip(data, name), name)
+
+
+def read_file(name: str) -> Any:
     """The model in the file ``name``, its big payloads dropped (see :func:`read_model`).
 
-    The file must be a regular file of 1 byte to :data:`~bcast.files.MAX_ONNX_BYTES`; ``check(fd, size,
-    name)``, when given, looks at the open file before it is mapped (``bcast check`` scans the top-level
-    fields there, so that a file of zeros is refused before it claims any address space), and
-    ``too_big`` ends the message that refuses a file over the limit.
+    The file must be a regular file (refused before onnx is imported) of 1 byte to
+    :data:`~bcast.files.MAX_ONNX_BYTES`. Its top-level fields are scanned before it is mapped
+    (:func:`_scan`), so that a file of zeros is refused before it claims any address space.
     """
     fd, size = open_input(name)
     try:
+        _require_onnx(name)
         if size == 0:
             raise CheckInputError(f"{path_text(name)}: an empty file, not an ONNX model")
         if size > MAX_ONNX_BYTES:
             raise CheckInputError(
-                f"{path_text(name)}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may "
-                f"be{too_big}"
+                f"{path_text(name)}: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) an ONNX file may be: "
+                "protobuf cannot parse it (a large model keeps its weights in external data files)"
             )
-        if check is not None:
-            check(fd, size, name)
+        _scan(fd, size, name)
         return read_open(fd, size, name)
     finally:
         os.close(fd)
+
+
+def _scan(fd: int, size: int, name: str) -> None:
+    """Walk the top-level fields of the open file ``fd`` (at most :data:`SCAN_FIELDS`), reading only their tags
+    and lengths, a few bytes each with ``pread``: the file must be a well-formed ``ModelProto`` with a graph."""
+    has_graph, count = False, 0
+    try:
+        for _, _, pos, field, _ in _fields(_FileBytes(fd), 0, size, _MODEL, scan=True):
+            has_graph = has_graph or field == 7
+            count += 1
+            if count >= SCAN_FIELDS and pos < size:
+                return
+    except _MalformedError as e:
+        raise CheckInputError(f"{path_text(name)}: {e}") from None
+    if not has_graph:
+        raise CheckInputError(f"{path_text(name)}: not an ONNX model (it holds no graph)")
 
 
 def stripped_payload(t: Any) -> dict[int, int]:

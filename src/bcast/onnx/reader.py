@@ -1,132 +1,83 @@
-"""Reading an ONNX model for ``bcast check``: bounded, weights never loaded, the graph checked for sense.
+"""The ONNX reader: a file, the bytes of a model or an ``onnx.ModelProto`` -> a validated neutral graph.
 
-:func:`load_model` reads a regular file of at most :data:`~bcast.check.files.MAX_ONNX_BYTES`
-after a scan of its top-level protobuf fields (a few bytes each, the rest skipped) has found a
-well-formed ``ModelProto`` with a graph in it, so a 2 GB file of zeros or text is refused after
-reading a few bytes. The model is then read by :mod:`bcast.onnx.wire` over a map of the file:
-tensor payloads too big to be a shape are dropped unread, and external data (weights in other
-files) is never opened.
+:func:`read_onnx` is the one way ``bcast check`` reads an ONNX model, in three steps, each in one place:
 
-:func:`validate` refuses, as :class:`~bcast.check.report.CheckInputError` ("invalid model: ..."),
-what is not a graph: no nodes or no outputs, a tensor produced twice, a node input that nothing
-produces, a cycle (a node reading its own output included), nodes out of topological order, an
-opset of 0, of a version the installed onnx does not know, or imported twice, constants whose dims
-are negative or overflow int64 or that hold no data for them (data the reader dropped as too big
-to keep is not missing), ranks above :data:`~bcast.check.files.MAX_RANK`, constants of more than
-``MAX_RANK`` values used as a shape, names that are not UTF-8. A negative dim declared for a graph
-input, output or value_info is a finding (exit 1), not a refusal. Every check is linear in the size
-of the graph and reads no tensor data.
+1. **Load**, bounded, weights never loaded (:func:`bcast.onnx.wire.read_source`): a regular file of
+   at most :data:`~bcast.files.MAX_ONNX_BYTES` whose top-level protobuf fields are scanned first (a
+   2 GB file of zeros or text is refused after a few bytes), then walked over a map of the file:
+   tensor payloads too big to be a shape are dropped unread; external data is never opened.
+2. **Validate** (:func:`validate`): what is not a graph is refused, as
+   :class:`~bcast.files.CheckInputError` ("invalid model: ..."): no nodes or no outputs, a tensor
+   produced twice, a node input that nothing produces, a cycle (a node reading its own output
+   included), nodes out of topological order, an opset of 0, of a version the installed onnx does
+   not know, or imported twice, constants whose dims are negative or overflow int64 or that hold no
+   data for them (data the reader dropped as too big to keep is not missing), ranks above
+   :data:`~bcast.files.MAX_MODEL_RANK`, constants of more than that many values used as a shape,
+   names that are not UTF-8, If/Loop/Scan bodies that are no graph, local functions that call
+   themselves or expand to more than :data:`MAX_EXPANDED_NODES` nodes. A negative dim declared for
+   a graph input, output or value_info is a *finding* (returned, reported as an ``invalid`` problem:
+   exit 1), not a refusal. Every check is linear in the size of the graph and reads no tensor data.
+3. **Convert** to bcast's neutral graph (:func:`bcast.onnx.graph_read.graph_of`).
+
+What the source is (a path, bytes, a ``ModelProto``) is told once, by :func:`bcast.files.model_source`.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from .. import files
-from ..files import MAX_ONNX_BYTES, CheckInputError, path_text, show
-from ..onnx import wire
-from .files import MAX_RANK
+from ..errors import brief
+from ..files import (
+    MAX_MODEL_RANK,
+    CheckInputError,
+    GraphStructure,
+    ModelSource,
+    find_cycle,
+    graph_structure,
+    model_source,
+    show,
+)
+from ..graph import Graph
+from . import wire
+from .graph_read import graph_of
 
-__all__ = ["load_model", "validate"]
+__all__ = ["MAX_BODY_NODES", "MAX_EXPANDED_NODES", "MAX_RANK", "OnnxRead", "read_onnx", "validate"]
 
-#: the most top-level fields the scan looks at (a real model has a dozen, plus its local functions)
-_SCAN_FIELDS = 100_000
+#: the largest rank a tensor may have, and the most values a constant used as a shape may hold
+MAX_RANK = MAX_MODEL_RANK
 _INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class OnnxRead:
+    """An ONNX model read and validated: its neutral graph, what reports call it, and the reader's findings
+    (what is wrong but does not stop the check: each is reported as an ``invalid`` problem)."""
+
+    graph: Graph
+    name: str
+    #: (tensor, where, message): a negative dim declared for a graph input, output or value_info
+    findings: list[tuple[str, str, str]]
+
+
+def read_onnx(source: Any) -> OnnxRead:
+    """Read, validate and convert an ONNX model: a path, the bytes of a model or an ``onnx.ModelProto``
+    (or a :class:`~bcast.files.ModelSource` of one).
+
+    Raises :class:`~bcast.files.CheckInputError` (one line) for a model that cannot be read or is not
+    a valid graph; ``TypeError`` for a source of another type.
+    """
+    src = source if isinstance(source, ModelSource) else model_source(source, "read_onnx")
+    model = wire.read_source(src)
+    findings = validate(model)
+    _functions_are_bounded(model)
+    return OnnxRead(graph_of(model), src.name, findings)
 
 
 def _invalid(what: str) -> CheckInputError:
     return CheckInputError(f"invalid model: {what}")
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int] | None:
-    value, shift = 0, 0
-    for i in range(pos, min(pos + 10, len(buf))):
-        b = buf[i]
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, i + 1
-        shift += 7
-    return None
-
-
-def _scan(fd: int, size: int, path: str) -> None:
-    """Walk the top-level fields of a ModelProto, reading only their tags and lengths."""
-    p = path_text(path)
-    pos, fields, has_graph = 0, 0, False
-    while pos < size and fields < _SCAN_FIELDS:
-        head = os.pread(fd, 21, pos)
-        tag = _varint(head, 0)
-        if tag is None or tag[0] >> 3 == 0:
-            raise CheckInputError(f"{p}: not a readable ONNX model (byte {pos:,} is not a protobuf field)")
-        field, wire_type, at = tag[0] >> 3, tag[0] & 7, tag[1]
-        if wire_type not in (0, 1, 2, 5):
-            raise CheckInputError(f"{p}: not a readable ONNX model (byte {pos:,} is not a protobuf field)")
-        if field in wire.MODEL_WIRE_TYPES and wire.MODEL_WIRE_TYPES[field] != wire_type:
-            raise CheckInputError(
-                f"{p}: not an ONNX model (field {field} at byte {pos:,} has wire type {wire_type}, not what a "
-                "ModelProto holds there)"
-            )
-        if wire_type == 0:
-            end = _varint(head, at)
-            if end is None:
-                raise CheckInputError(f"{p}: not a readable ONNX model (a malformed number at byte {pos:,})")
-            pos += end[1]
-        elif wire_type == 1:
-            pos += at + 8
-        elif wire_type == 5:
-            pos += at + 4
-        else:
-            length = _varint(head, at)
-            if length is None:
-                raise CheckInputError(f"{p}: not a readable ONNX model (a malformed length at byte {pos:,})")
-            pos += length[1] + length[0]
-            has_graph = has_graph or field == 7
-        fields += 1
-        if pos > size:
-            raise CheckInputError(
-                f"{p}: not a readable ONNX model: truncated (field {field} runs to byte {pos:,}, past the end of "
-                f"the file at {size:,})"
-            )
-    if pos >= size and not has_graph:
-        raise CheckInputError(f"{p}: not an ONNX model (it holds no graph)")
-
-
-def load_model(source: Any) -> Any:
-    """The ``onnx.ModelProto`` in ``source``, read without its weights (:func:`bcast.onnx.wire.read_model`).
-
-    ``source`` is a path, the bytes of a model or an ``onnx.ModelProto`` (returned as it is if it holds a graph). A
-    file is mapped, not read: only the graph's pages and those of small tensors are touched; tensor
-    payloads of more than :data:`~bcast.onnx.wire.KEEP_BYTES` are dropped, and external data is
-    never opened.
-
-    Raises :class:`CheckInputError` for anything but a regular file (or bytes) holding a model of
-    at most :data:`MAX_ONNX_BYTES` bytes with a graph.
-    """
-    if type(source).__name__ == "ModelProto" and hasattr(source, "HasField"):
-        if not source.HasField("graph"):
-            raise CheckInputError("<ModelProto>: not an ONNX model (it holds no graph)")
-        return source
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        size = memoryview(source).nbytes
-        if size == 0:
-            raise CheckInputError("<bytes>: empty, not an ONNX model")
-        if size > MAX_ONNX_BYTES:
-            raise CheckInputError(f"<bytes>: {size:,} bytes, more than the {MAX_ONNX_BYTES:,} (2 GiB) a model may be")
-        return wire.read_model(source)
-    # the top-level scan reads a few bytes per field with pread, before the file is mapped: a 2 GB file
-    # of zeros is refused at byte 0 without claiming 2 GB of address space
-    return wire.read_file(
-        os.fsdecode(os.fspath(source)),
-        check=_scan,
-        too_big=": protobuf cannot parse it (a large model keeps its weights in external data files)",
-    )
-
-
-# ------------------------------------------------------------------------------------------------
-# the graph, checked for sense
 
 
 def _text(value: Any, what: str) -> str:
@@ -280,7 +231,7 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
     _check_value_infos(g.output, "graph output", findings)
     _check_value_infos(g.value_info, "value_info", findings)
     sources, constants = _sources(g)
-    structure = files.graph_structure(
+    structure = graph_structure(
         [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in g.output]
     )
     if _check_nodes(nodes, structure, constants) and opset is None:
@@ -320,7 +271,7 @@ def _sources(g: Any) -> tuple[dict[str, int], dict[str, int]]:
     return producer, constants
 
 
-def _check_nodes(nodes: Any, structure: files.GraphStructure, constants: dict[str, int]) -> bool:
+def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int]) -> bool:
     """Each node's names and op, its outputs produced by nothing else, the value of a Constant node (its
     element count joins ``constants``); whether any node is of the default domain (it needs an opset)."""
     twice = structure.faults.get("twice")
@@ -348,7 +299,7 @@ def _check_nodes(nodes: Any, structure: files.GraphStructure, constants: dict[st
     return uses_default
 
 
-def _check_reads(nodes: Any, structure: files.GraphStructure, constants: dict[str, int]) -> None:
+def _check_reads(nodes: Any, structure: GraphStructure, constants: dict[str, int]) -> None:
     """Each input name of each node is text and is produced by something other than the node itself, and a
     constant read as a shape (Reshape's, Expand's, ConstantOfShape's) holds no more values than a rank."""
     bad = structure.first("unproduced", "own")
@@ -371,7 +322,7 @@ def _check_reads(nodes: Any, structure: files.GraphStructure, constants: dict[st
                 )
 
 
-def _check_order(nodes: Any, structure: files.GraphStructure) -> None:
+def _check_order(nodes: Any, structure: GraphStructure) -> None:
     """Every graph output is produced, and no node reads a tensor produced after it: a cycle, named, or
     nodes that are merely out of the topological order ONNX requires."""
     output = structure.faults.get("output")
@@ -381,7 +332,7 @@ def _check_order(nodes: Any, structure: files.GraphStructure) -> None:
     if late is None:
         return
     # the walk follows inputs backwards; a cycle reads better in data-flow order
-    cycle = files.find_cycle(range(len(nodes)), dict(enumerate(structure.preds)))[::-1]
+    cycle = find_cycle(range(len(nodes)), dict(enumerate(structure.preds)))[::-1]
     if cycle:
         path = " -> ".join(_node_label(nodes[j], j) for j in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
         raise _invalid(f"the graph has a cycle: {path} -> {_node_label(nodes[cycle[0]], cycle[0])}")
@@ -438,7 +389,7 @@ def _validate_body(body: Any, where: str, scopes: list[_Scope]) -> dict[str, int
     sources = {vi.name: -1 for vi in body.input}
     sources.update((t.name, -2) for t in body.initializer)
     nodes = body.node
-    structure = files.graph_structure(
+    structure = graph_structure(
         [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in body.output], visible
     )
     fault = structure.fault()
@@ -457,3 +408,52 @@ def _validate_body(body: Any, where: str, scopes: list[_Scope]) -> dict[str, int
         )
     what = "has a cycle" if structure.cycle() else "is not in topological order"
     raise _invalid(f"the body of {where} {what}: {reader} reads {name}")
+
+
+#: the most nodes that propagation may walk once model-local functions are expanded at each call
+MAX_EXPANDED_NODES = 250_000
+
+
+def _functions_are_bounded(model: Any) -> None:
+    """Refuse a model whose local functions expand exponentially (F_k calling F_(k-1) twice, k deep).
+
+    A function's body is propagated at each call, so the cost is counted first, in one linear pass
+    over the functions (iterative post-order: a deep chain needs no recursion).
+    """
+    functions = {(f.domain, f.name): f for f in model.functions}
+    if not functions:
+        return
+    cost: dict[tuple[str, str], int] = {}
+
+    def expanded(key: tuple[str, str]) -> int:
+        stack, on_stack = [key], {key}
+        while stack:
+            k = stack[-1]
+            callees = [(n.domain, n.op_type) for n in functions[k].node if (n.domain, n.op_type) in functions]
+            pending = [c for c in dict.fromkeys(callees) if c not in cost and c not in on_stack]
+            if pending:
+                stack.extend(pending)
+                on_stack.update(pending)
+                continue
+            stack.pop()
+            on_stack.discard(k)
+            cost[k] = min(len(functions[k].node) + sum(cost.get(c, 0) for c in callees), 1 << 62)
+        return cost[key]
+
+    total = 0
+    for node in model.graph.node:
+        key = (node.domain, node.op_type)
+        total += 1 + (expanded(key) if key in functions else 0)
+        if total > MAX_EXPANDED_NODES:
+            raise CheckInputError(
+                f"the model's local functions expand to more than {MAX_EXPANDED_NODES:,} nodes (a function "
+                f"calling another several times, nested deep): node {brief(node.name or node.op_type)} alone "
+                "would take minutes to check; such a model is refused"
+            )
+    calls = {
+        k: [(n.domain, n.op_type) for n in f.node if (n.domain, n.op_type) in functions] for k, f in functions.items()
+    }
+    cycle = find_cycle(functions, calls)
+    if cycle:
+        names = " -> ".join(brief(k[1]) for k in [*cycle, cycle[0]])
+        raise _invalid(f"the local functions call themselves ({names})")

@@ -1,0 +1,73 @@
+"""The scaffolding of ``bcast check``, once for every format: read (with progress), propagate, report.
+
+A reader (:func:`bcast.onnx.reader.read_onnx`, the OpenVINO IR reader) turns a model into a
+validated neutral graph, called through :func:`read_graph` so that the "read" phase is reported;
+:func:`check_graph` propagates the graph (:func:`bcast.graph.propagate`: the findings) and turns the
+result into a :class:`~bcast.check.report.Report` (:func:`~bcast.check.graph_report.report_from_result`:
+root causes, chains, constraints), the problems found before propagation (``extra``) first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from ..graph import Graph, Result, propagate
+from ..graph.propagate import Arity, Fallback
+from .graph_report import report_from_result
+from .report import Problem, Report
+
+__all__ = ["Progress", "check_graph", "read_graph"]
+
+#: ``progress(phase, done, total)``: phase is "read", "propagate" or "check"
+Progress = Callable[[str, int, int], None]
+
+_T = TypeVar("_T")
+
+
+def read_graph(read: Callable[[], _T], progress: Progress | None = None) -> _T:
+    """``read()`` (a reader, on a model), reported to ``progress`` as the "read" phase."""
+    if progress is not None:
+        progress("read", 0, 1)
+    out = read()
+    if progress is not None:
+        progress("read", 1, 1)
+    return out
+
+
+def check_graph(
+    graph: Graph,
+    *,
+    fallback: Fallback | None,
+    name: str,
+    fmt: str,
+    extra: Sequence[Problem] = (),
+    progress: Progress | None = None,
+    debug: bool = False,
+    arity: Arity | None = None,
+    set_apart: Callable[[Result], tuple[Result, list[Problem]]] | None = None,
+) -> Report:
+    """The report on a model read into ``graph``: propagated, every broadcast checked, root causes found.
+
+    ``fallback`` is the format's shape inference for ops bcast has no shape function for, ``arity``
+    the inputs its ops take (see :func:`bcast.graph.propagate`); ``name`` and ``fmt`` ("onnx",
+    "openvino-ir") head the report. ``extra`` are problems found before propagation (the reader's
+    findings); ``set_apart(result)``, when given, takes findings out of the propagation's result to
+    be listed after them, as problems of their own (the IR's OpenVINO quirks). ``debug`` lets an
+    error inside a shape function propagate instead of being reported as a node left unchecked.
+    """
+
+    def step(done: int, total: int) -> None:
+        if progress is not None:
+            progress("propagate", done, total)
+
+    result = propagate(graph, fallback=fallback, progress=step, debug=debug, arity=arity)
+    if progress is not None:
+        progress("check", 0, 1)
+    apart: list[Problem] = []
+    if set_apart is not None:
+        result, apart = set_apart(result)
+    report = report_from_result(result, name, fmt, extra=[*extra, *apart])
+    if progress is not None:
+        progress("check", 1, 1)
+    return report
