@@ -31,7 +31,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from bcast.check.report import CheckInputError  # noqa: E402
 from bcast.onnx import wire  # noqa: E402
 from bcast.onnx.reader import validate  # noqa: E402
-from bcast.onnx.wire import KEEP_BYTES, read_model, stripped_payload, tensor_value  # noqa: E402
+from bcast.onnx.wire import KEEP_BYTES, read_model, small_array, stripped_payload  # noqa: E402
 
 PAYLOAD = ("float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data", "uint64_data")
 RNG = np.random.default_rng(0)
@@ -331,12 +331,12 @@ def test_small_tensors_keep_their_values_stripped_ones_their_metadata() -> None:
         n = int(np.prod(t0.dims))
         if n <= 4096:
             want = numpy_helper.to_array(t0)
-            value = tensor_value(t)
+            value = small_array(t)
             assert value is not None, t.name
             np.testing.assert_array_equal(value, want)
             assert not stripped_payload(t)
         else:
-            assert tensor_value(t) is None
+            assert small_array(t) is None
     stripped = [t.name for t in got.graph.initializer if stripped_payload(t)]
     assert "float32_40000_raw" in stripped and "int64_40000_typed" in stripped and "str_40000" in stripped
     assert not any(name.endswith(f"_{SMALL}_raw") or name.endswith(f"_{SMALL}_typed") for name in stripped)
@@ -354,9 +354,9 @@ def test_every_numeric_tensor_of_4096_elements_keeps_its_data() -> None:
     ]
     got = read_model(_model(_identity_chain([t.name for t in inits]), inits).SerializeToString())
     for t in got.graph.initializer:
-        value = tensor_value(t)
+        value = small_array(t)
         assert value is not None and value.size == 4096, t.name
-        assert tensor_value(t, limit=4095) is None
+        assert small_array(t, limit=4095) is None
 
 
 def test_external_data_is_never_opened(tmp_path: Path) -> None:
@@ -376,7 +376,7 @@ def test_external_data_is_never_opened(tmp_path: Path) -> None:
     assert len(external) > 10
     for t in external:
         assert {e.key for e in t.external_data} >= {"location", "offset", "length"}
-        assert tensor_value(t) is None
+        assert small_array(t) is None
         assert not stripped_payload(t)
     assert validate(read_model(str(path))) == []
 

@@ -13,7 +13,6 @@ text, and what comes back is mapped to the same expressions.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
 from ..graph.ops import DATA_LIMIT
 from ..graph.ops.elementwise import dtype_name
+from .wire import small_array
 
 __all__ = ["graph_of", "onnx_arity", "onnx_fallback", "parse_dim"]
 
@@ -115,20 +115,13 @@ def _declared(type_proto: Any) -> Declared | None:
     return Declared(dtype, tuple(_dim(d) for d in tt.shape.dim))
 
 
-def tensor_value(t: Any) -> Value:
-    """A TensorProto as a value: its shape always, its data only when small, present and not external."""
+def initializer_value(t: Any) -> Value:
+    """A TensorProto as a value: its shape always, its data only when small, present and not external
+    (:func:`~bcast.onnx.wire.small_array`), and not strings or complex numbers."""
     dims = tuple(Expr.const(int(d)) for d in t.dims)
     dtype = dtype_name(t.data_type)
-    n = math.prod(int(d) for d in t.dims)
-    if n > DATA_LIMIT or t.data_location == 1 or t.data_type in (8, 14, 15):
-        return Value(dtype, dims)
-    from onnx import numpy_helper
-
-    try:
-        arr = numpy_helper.to_array(t)
-    except Exception:  # a stripped weight (no data) or a corrupt one: its shape is all a check needs
-        return Value(dtype, dims)
-    if arr.size != n:
+    arr = None if t.data_type in (8, 14, 15) else small_array(t, DATA_LIMIT)
+    if arr is None:  # a stripped, external, large or corrupt weight: its shape is all a check needs
         return Value(dtype, dims)
     flat = arr.reshape(-1).tolist()
     if t.data_type in _FLOAT_TYPES:
@@ -152,7 +145,7 @@ def _attrs(
             for k, g in enumerate(a.graphs):
                 bodies[f"{a.name}[{k}]"] = _graph(g, opsets, (*path, label))
         elif a.type == AttributeProto.TENSOR:
-            attrs[a.name] = tensor_value(a.t)
+            attrs[a.name] = initializer_value(a.t)
         elif a.type in (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS, AttributeProto.TENSORS):
             continue
         else:
@@ -166,7 +159,7 @@ def _attrs(
 
 
 def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = ()) -> Graph:
-    constants = {t.name: tensor_value(t) for t in g.initializer}
+    constants = {t.name: initializer_value(t) for t in g.initializer}
     inputs: dict[str, Declared] = {}
     for vi in g.input:
         if vi.name in constants:

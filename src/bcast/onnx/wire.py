@@ -18,7 +18,7 @@ occurrences take more than ``KEEP_BYTES`` bytes in the file is dropped.
 
 A stripped tensor keeps its name, dims, data type, external-data entries and everything else, and
 holds no data. The rule for consumers: *a tensor's value is available iff its data fields hold
-product(dims) elements* (:func:`tensor_value`). Any numeric tensor of at most 4,096 elements (what
+product(dims) elements* (:func:`small_array`). Any numeric tensor of at most 4,096 elements (what
 bcast's shape propagation reads) that is not complex keeps its data, however it is encoded by
 onnx. So that a stripped tensor can be told from one that never held data (a corrupt model), the
 reader marks it with an unknown field, :data:`STRIPPED_FIELD`, read back by
@@ -71,9 +71,9 @@ __all__ = [
     "read_model",
     "read_open",
     "read_source",
+    "small_array",
     "strip",
     "stripped_payload",
-    "tensor_value",
 ]
 
 #: A payload field of a tensor whose occurrences take more bytes than this in the file is dropped;
@@ -479,7 +479,7 @@ def read_model(source: Any) -> Any:
     >>> m = read_model(helper.make_model(g).SerializeToString())
     >>> [(t.name, list(t.dims), len(t.raw_data)) for t in m.graph.initializer]
     [('w', [256, 256], 0), ('s', [2], 16)]
-    >>> tensor_value(m.graph.initializer[0]) is None, tensor_value(m.graph.initializer[1])
+    >>> small_array(m.graph.initializer[0]) is None, small_array(m.graph.initializer[1])
     (True, array([2, 3]))
     """
     return read_source(model_source(source, "read_model"))
@@ -576,7 +576,7 @@ def _has_payload(t: Any) -> bool:
     )
 
 
-def tensor_value(t: Any, limit: int = 4096) -> np.ndarray[Any, Any] | None:
+def small_array(t: Any, limit: int = 4096) -> np.ndarray[Any, Any] | None:
     """The value of the TensorProto ``t`` when it is small and its data is there, else ``None``.
 
     Parameters
