@@ -117,6 +117,8 @@ class Ctx:
     _unnamed_atoms: dict[str, bool] = field(default_factory=dict)
     #: every expression handed to the rules, by the name its dim has there (its text)
     _by_name: dict[str, Expr] = field(default_factory=dict)
+    #: the expressions with floors handed to the rules, by their symbols and values at two points
+    _by_value: dict[tuple[object, ...], list[Expr]] = field(default_factory=dict)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
 
     # -- symbols -------------------------------------------------------------------------------
@@ -248,10 +250,39 @@ class Ctx:
             raise ShapeError(f"a dim of {v}: sizes are 0 or more", dims=(v,), kind="invalid")
         # "|" joins symbols in the rules' names: a dim_param that holds one shows a broken bar instead
         name = str(e).replace("|", "\u00a6")
-        self._by_name.setdefault(name, e)
+        if name not in self._by_name:
+            same = self._proven_same(e)
+            if same is not None:  # one size written two ways is one dim to the rules, named as first met
+                e, name = same, str(same).replace("|", "\u00a6")
+            self._by_name[name] = e
         if _IDENT.fullmatch(name):
             return Dim.symbol(name)
         return Dim.expression(name)
+
+    def _proven_same(self, e: Expr) -> Expr | None:
+        """An expression handed to the rules before that is proven equal to ``e`` (a size with floors or
+        ceilings computed along two paths: a pooling's output, a strided conv's), or ``None``.
+
+        Candidates are found by the values at two fixed points of the symbols (equal expressions agree
+        there), so each expression is compared with the few that may be it, never with all.
+        """
+        if not any(isinstance(a, Opaque) and a.op in ("floor", "ceil", "mod") for m, _ in e.terms for a in m):
+            return None
+        symbols = sorted(e.symbols)
+        try:
+            key = (
+                tuple(symbols),
+                e.evaluate({s: 1009 + 7 * i for i, s in enumerate(symbols)}),
+                e.evaluate({s: 2003 + 13 * i for i, s in enumerate(symbols)}),
+            )
+        except (KeyError, ZeroDivisionError):
+            return None
+        known = self._by_value.setdefault(key, [])
+        for c in known:
+            if c.eq(e) is Tri.YES:
+                return c
+        known.append(e)
+        return None
 
     def shape(self, dims: Dims | None) -> Shape:
         return Shape.dynamic_rank() if dims is None else Shape([self.dim(e) for e in dims])
@@ -444,7 +475,8 @@ def _elementwise_dims(shapes: Sequence[Dims]) -> Dims:
         sizes: list[Expr] = []
         for s in shapes:
             j = k - (rank - len(s))
-            if j >= 0 and s[j].value != 1 and s[j] not in sizes:
+            # one size written two ways (a pooling's output, a strided conv's) is one size
+            if j >= 0 and s[j].value != 1 and s[j] not in sizes and not any(x.eq(s[j]) is Tri.YES for x in sizes):
                 sizes.append(s[j])
         if not sizes:
             out.append(Expr.const(1))

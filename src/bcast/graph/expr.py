@@ -22,6 +22,8 @@ Every atom stands for a size (>= 0), which is what lets ``S + 1`` be known never
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Iterable
 
 from ..dims import Tri
@@ -147,7 +149,7 @@ class Expr:
         lo = (-d).lo
         if lo is not None and lo > 0:
             return Tri.NO
-        return Tri.MAYBE
+        return _periodic_sign(d)
 
     def is_one(self) -> Tri:
         return self.eq(1)
@@ -436,6 +438,67 @@ def _atom_value(a: str, env: dict[str, int], memo: dict[str, int]) -> int:
         out = max(vals) if op == "max" else min(vals)
     memo[a] = out
     return out
+
+
+#: the most points a proof over one period may evaluate (the period to the power of the symbols)
+PROOF_POINTS = 1024
+_ROUNDED = frozenset({"floor", "ceil", "mod"})
+
+
+def _period(e: Expr, memo: dict[str, int | None]) -> int | None:
+    """A period ``L`` of a quasi-affine ``e``: ``e(x + L*u) - e(x)`` is the same for every ``x``, for
+    each unit vector ``u``; ``None`` when ``e`` is not quasi-affine (a product of symbols, a max).
+
+    Affine terms have period 1; ``floor(a/c)``, ``ceil(a/c)`` and ``a mod c`` (``c`` a positive
+    constant) have ``c`` times the period of ``a``: over it ``a`` grows by a multiple of ``c``.
+    """
+    period = 1
+    for m, _ in e.terms:
+        if len(m) > 1:
+            return None
+        if not m or not isinstance(m[0], Opaque):
+            continue
+        a = m[0]
+        if a not in memo:
+            c = a.args[1].value if a.op in _ROUNDED else None
+            inner = _period(a.args[0], memo) if c is not None and c > 0 else None
+            memo[a] = None if inner is None or c is None else c * inner
+        p = memo[a]
+        if p is None:
+            return None
+        period = math.lcm(period, p)
+    return period
+
+
+def _periodic_sign(d: Expr) -> Tri:
+    """Whether ``d == 0`` for every size of its symbols, when ``d`` is quasi-affine: decided, not sampled.
+
+    Over a period ``L`` each symbol's step adds a constant ``k_i`` to ``d``. So ``d`` is 0 everywhere
+    exactly when every ``k_i`` is 0 and ``d`` is 0 on the box ``[0, L)`` of every symbol; and ``d``
+    is never 0 when the ``k_i`` all have one sign and ``d`` has that sign (not 0) on the box. This is
+    how ``floor((h - 1)/8) + 1`` and ``ceil((floor((h - 1)/4) - 1)/2) + 1`` (a pooling's output size
+    written two ways) are proven equal. Anything else, or a box above :data:`PROOF_POINTS`: MAYBE.
+    """
+    if not any(isinstance(a, Opaque) and a.op in _ROUNDED for m, _ in d.terms for a in m):
+        return Tri.MAYBE
+    period = _period(d, {})
+    symbols = sorted(d.symbols)
+    if period is None or period ** len(symbols) > PROOF_POINTS:
+        return Tri.MAYBE
+    origin = dict.fromkeys(symbols, 0)
+    at_origin = d.evaluate(origin)
+    steps = [d.evaluate({**origin, s: period}) - at_origin for s in symbols]
+    values = [
+        d.evaluate(dict(zip(symbols, point, strict=True)))
+        for point in itertools.product(range(period), repeat=len(symbols))
+    ]
+    if all(k == 0 for k in steps) and all(v == 0 for v in values):
+        return Tri.YES
+    if all(k >= 0 for k in steps) and all(v > 0 for v in values):
+        return Tri.NO
+    if all(k <= 0 for k in steps) and all(v < 0 for v in values):
+        return Tri.NO
+    return Tri.MAYBE
 
 
 def emax(items: Iterable[ExprLike]) -> Expr:
