@@ -213,6 +213,8 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
         "broadcasting_nodes": 7,
         "problems": 3,
         "errors": 1,
+        "warnings": 2,
+        "infos": 0,
         "root_causes": 3,
         "unchecked_nodes": 0,
     }

@@ -159,6 +159,34 @@ def test_checker_finds_the_bug(entry: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("entry", CLEAN, ids=_id)
 def test_checker_is_silent_on_clean_models(entry: dict[str, Any]) -> None:
-    """(c) ``bcast check`` finds no problem at all in a clean export."""
-    problems = _problems(entry)
+    """(c) ``bcast check`` finds no error and no warning in a clean export (its notes say how it may be called)."""
+    problems = [p for p in _problems(entry) if p["severity"] in ("error", "warning")]
     assert not problems, [(p["kind"], p["node"], p["message"][:120]) for p in problems[:5]]
+
+
+def _size_name(entry: dict[str, Any], symbol: str) -> str:
+    """The corpus's name of a size: the symbol itself, or an IR's ``input_axis`` symbol's."""
+    for name, axes in entry["inputs"].items():
+        for k, a in enumerate(axes):
+            if symbol == f"{name}_{k}" and isinstance(a, str):
+                return a
+    return symbol
+
+
+@pytest.mark.parametrize("entry", CLEAN, ids=_id)
+def test_every_length_limit_of_a_clean_model_is_where_the_runtime_stops(entry: dict[str, Any]) -> None:
+    """A note "works only for S <= n" is proven: the runtime runs at S = n and fails at S = n + 1."""
+    import re
+
+    limits = set()
+    for p in _problems(entry):
+        if p["kind"] == "length-limit":
+            m = re.search(r"works only for (\w+) <= (\d+)", p["message"])
+            assert m, p["message"]
+            limits.add((_size_name(entry, m.group(1)), int(m.group(2))))
+    if not limits:
+        pytest.skip(f"{entry['model']} has no length limit")
+    _needs(entry)
+    for size, n in sorted(limits):
+        assert run(entry, {**entry["passes"], size: n}) is None, f"{entry['model']} fails at {size}={n}"
+        assert run(entry, {**entry["passes"], size: n + 1}) is not None, f"{entry['model']} runs at {size}={n + 1}"

@@ -120,7 +120,8 @@ def _compare_with_ort(model: Any, feeds_for: Any, bindings: list[dict[str, int]]
     from bcast.onnx.graph_read import graph_of, onnx_fallback
 
     result = propagate(graph_of(model), fallback=onnx_fallback, debug=True)
-    assert not result.findings, [f.message for f in result.findings]
+    # notes (a length limit of the position table) say how the model may be called; nothing else is found
+    assert not [f for f in result.findings if f.severity != "info"], [f.message for f in result.findings]
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(_expose_all(model).SerializeToString(), opts, providers=["CPUExecutionProvider"])
@@ -300,7 +301,7 @@ def test_a_wrong_head_count_behind_a_computed_reshape_is_found_with_its_constant
     assert any(p.root == consts[0] for p in errors), [(p.node, p.root) for p in errors]
     first = next(p for p in errors if p.root == consts[0])
     assert first.chain[0] == consts[0] and first.chain[-1] == first.node
-    assert len(report.root_causes) == 1, report.render()
+    assert len([rc for rc in report.root_causes if any(report.problems[i].is_error for i in rc.problems)]) == 1
 
 
 def test_one_shared_wrong_constant_is_one_root_cause(tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "GraphStructure",
     "ModelSource",
     "NotReadableError",
+    "file_kind",
     "find_cycle",
     "graph_structure",
     "model_source",
@@ -136,9 +137,22 @@ def os_error_text(path: object, e: OSError) -> str:
     return f"{path_text(path)}: {why}"
 
 
+def file_kind(mode: int) -> str | None:
+    """What a file of ``mode`` (a ``stat`` result's ``st_mode``) is when it is no regular file, in words
+    ("is a directory", "is a FIFO (a named pipe)", ...); ``None`` for a regular file.
+
+    >>> import os
+    >>> file_kind(os.stat("/").st_mode), file_kind(os.stat(__file__).st_mode)
+    ('is a directory', None)
+    """
+    if stat.S_ISREG(mode):
+        return None
+    return next((text for test, text in _KINDS if test(mode)), "is not a regular file")
+
+
 def _refuse(path: object, mode: int) -> None:
-    if not stat.S_ISREG(mode):
-        what = next((text for test, text in _KINDS if test(mode)), "is not a regular file")
+    what = file_kind(mode)
+    if what is not None:
         raise NotReadableError(f"{path_text(path)}: {what}, not a model file; only regular files are read")
 
 

@@ -50,7 +50,7 @@ def check(model: Any, *, progress: Progress | None = None, debug: bool = False) 
     if source.format == "openvino-ir":
         return check_ir(source.value, progress=progress, debug=debug)
     read = read_graph(lambda: read_onnx(source), progress)
-    extra = [Problem(tensor, where, "invalid", message) for tensor, where, message in read.findings]
+    extra = [Problem(f.tensor, f.where, f.kind, f.message) for f in read.findings]
     return check_graph(
         read.graph,
         fallback=onnx_fallback,

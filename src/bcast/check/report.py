@@ -79,11 +79,13 @@ KINDS = (
     "shape-mismatch",
     "index-out-of-range",
     "invalid",
+    "external-data",
     "contradiction",
     "constraint",
     "declared-shape",
     "quirk",
     "unsupported",
+    "length-limit",
 )
 
 
@@ -273,7 +275,7 @@ class Report:
                 )
             sizes = None if allowed is None else _sizes(allowed)
             if sizes:
-                text = "{" + ", ".join(str(d) for d in sizes) + "}"
+                text = "{" + _runs(sizes) + "}"
             self.constraints.append(SymbolReport(sym, text, nodes, sizes))
         self._pending.clear()
         order = {k: i for i, k in enumerate(KINDS)}
@@ -289,7 +291,9 @@ class Report:
 
     @property
     def clean(self) -> bool:
-        return not self.problems
+        """No error and no warning: ``info`` findings (a length limit, a derived range) say how the model
+        may be called, not that it is wrong."""
+        return not any(p.severity in ("error", "warning") for p in self.problems)
 
     def to_dict(self, *, quiet: bool = False) -> dict[str, Any]:
         """The report as JSON data (docs/checker.md gives the schema); ``quiet`` (``--quiet --json``): only
@@ -310,6 +314,8 @@ class Report:
                 "broadcasting_nodes": len(self.nodes),
                 "problems": len(self.problems),
                 "errors": sum(p.severity == "error" for p in self.problems),
+                "warnings": sum(p.severity == "warning" for p in self.problems),
+                "infos": sum(p.severity == "info" for p in self.problems),
                 "root_causes": len(self.root_causes),
                 "unchecked_nodes": sum(1 + u.downstream for u in self.unchecked),
             },
@@ -352,10 +358,16 @@ class Report:
             lines.extend(self._unchecked_lines())
             return "\n".join(lines)
         n_roots = len(self.root_causes)
-        lines.append(
-            paint(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}", "1;31")
-            + f" from {n_roots} root cause{'s' if n_roots != 1 else ''}"
-        )
+        if self.clean:  # notes only: how the model may be called
+            lines.append(
+                paint("no problems found", "32")
+                + f"; {len(self.problems)} note{'s' if len(self.problems) != 1 else ''}:"
+            )
+        else:
+            lines.append(
+                paint(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}", "1;31")
+                + f" from {n_roots} root cause{'s' if n_roots != 1 else ''}"
+            )
         for rc in self.root_causes:
             many = len(rc.problems) > 1 or (rc.problems and self.problems[rc.problems[0]].root)
             if many:
@@ -370,7 +382,7 @@ class Report:
                 p = self.problems[i]
                 where = f" at axis {p.axis}" if p.axis is not None else ""
                 dims = f" (dims {_names(p.dims)})" if p.dims else ""
-                kind = paint(show(p.kind, 40), "31" if p.severity == "error" else "33")
+                kind = paint(show(p.kind, 40), {"error": "31", "warning": "33"}.get(p.severity, "36"))
                 lines.append(f"    {kind}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}){where}{dims}")
                 lines.append(f"      {show(p.message)}")
                 if len(p.chain) > 1:
@@ -405,11 +417,14 @@ class Report:
             return []
         model = show(self.model, 400)
         errors = sum(p.is_error for p in self.problems)
-        warnings = len(self.problems) - errors
+        infos = sum(p.severity == "info" for p in self.problems)
+        warnings = len(self.problems) - errors - infos
         n, roots = len(self.problems), len(self.root_causes)
         summary = (
             f"{model}: {n} problem{'s' if n != 1 else ''} ({errors} error{'s' if errors != 1 else ''}, "
-            f"{warnings} warning{'s' if warnings != 1 else ''}) from {roots} root cause{'s' if roots != 1 else ''}"
+            f"{warnings} warning{'s' if warnings != 1 else ''}"
+            + (f", {infos} info" if infos else "")
+            + f") from {roots} root cause{'s' if roots != 1 else ''}"
         )
         symbols = [
             f"{model}: symbol {show(c.dim, NAME_CHARS)}: {show(c.allowed)} (from {_names(c.nodes)})"
@@ -445,6 +460,22 @@ def _sizes(allowed: Iterable[Any]) -> tuple[int | str, ...]:
         else:
             out.append(str(d))
     return tuple(out)
+
+
+def _runs(sizes: tuple[int | str, ...]) -> str:
+    """``1, 2, 4`` as it is; a run of four or more sizes in a row as ``1..64``."""
+    parts: list[str] = []
+    i = 0
+    while i < len(sizes):
+        j = i
+        while j + 1 < len(sizes) and isinstance(sizes[j], int) and sizes[j + 1] == int(sizes[j]) + 1:
+            j += 1
+        if j - i >= 3:
+            parts.append(f"{sizes[i]}..{sizes[j]}")
+        else:
+            parts.extend(str(x) for x in sizes[i : j + 1])
+        i = j + 1
+    return ", ".join(parts)
 
 
 def _first(items: tuple[str, ...]) -> str:

@@ -425,6 +425,10 @@ class Ctx:
             # what the model needs of its inputs' unnamed dims is listed with the symbols, not as a problem
             relation = c.kind != "in" and self.links_unnamed_inputs(c.symbols)
             suspects = self._suspects_at(ins, c.axis, out_rank) if right_aligned else ()
+            limit = self._length_limit(c)
+            if limit is not None:
+                self._limit_finding(node, c, limit, ins, suspects, shapes)
+                continue
             self.findings.append(
                 Finding(
                     node,
@@ -437,6 +441,65 @@ class Ctx:
                     severity="relation" if relation else "warning",
                 )
             )
+
+    def _first_input(self, name: str) -> str:
+        """The data input of the node ``name`` (what a Slice cuts), or the node itself when it has none."""
+        for n in self.graph.nodes:
+            if n.name == name:
+                return next((i for i in n.inputs if i), name)
+        return name
+
+    def _length_limit(self, c: Constraint) -> tuple[str, Expr, int] | None:
+        """``(S, min(S, n), n)`` when ``c`` asks a length ``S`` to meet what a table of ``n`` rows gives of it
+        (``pos[:S]`` is ``min(S, n)`` rows): then it holds exactly for ``S <= n``."""
+        if c.kind not in ("broadcast", "unidirectional", "equal") or len(c.symbols) != 2:
+            return None
+        for x, y in (c.symbols, c.symbols[::-1]):
+            e = self._by_name.get(y)
+            a = e.atom if e is not None else None
+            if isinstance(a, Opaque) and a.op == "min" and len(a.args) == 2:
+                n = [v.value for v in a.args if v.value is not None]
+                rest = [str(v) for v in a.args if v.value is None]
+                if len(n) == 1 and rest == [x] and n[0] >= 1:
+                    return x, a.args[0] if a.args[0].value is None else a.args[1], n[0]
+        return None
+
+    def _limit_finding(
+        self,
+        node: Node,
+        c: Constraint,
+        limit: tuple[str, Expr, int],
+        ins: Sequence[Value],
+        suspects: tuple[Suspect, ...],
+        shapes: str,
+    ) -> None:
+        """A length that works only up to a table's size: the model's limit, stated in its words (``info``)."""
+        x, _, n = limit
+        where = ""
+        for v in ins:
+            for k, d in enumerate(v.shape or ()):
+                a = d.atom
+                if isinstance(a, Opaque) and a.op == "min" and str(d) in c.symbols:
+                    o = v.origin(k)
+                    if o is not None:
+                        table = self._first_input(o.name)
+                        where = f": {table} has {n} along the axis that {o.op} {o.name} cuts to {x}"
+                    break
+            if where:
+                break
+        bound = Constraint("in", (x,), (Dim.interval(1, n),), axis=c.axis)
+        self.findings.append(
+            Finding(
+                node,
+                "length-limit",
+                f"{node.op} {node.name} works only for {x} <= {n}{where} (the shapes {shapes} broadcast only if {c})",
+                axis=c.axis,
+                dims=c.symbols,
+                suspects=suspects,
+                constraint=bound,
+                severity="info",
+            )
+        )
 
     # -- other problems ------------------------------------------------------------------------
     def problem(

@@ -510,6 +510,34 @@ def emin(items: Iterable[ExprLike]) -> Expr:
     return _extreme(items, "min")
 
 
+def _undominated(es: list[Expr], name: str) -> list[Expr]:
+    """``es`` less those that can never be the max (min): ``min(seq, past + seq)`` is ``seq``."""
+    if len(es) < 2:
+        return es
+    kept: list[Expr] = []
+    inner = "min" if name == "max" else "max"
+    for i, e in enumerate(es):
+        beaten = False
+        for j, f in enumerate(es):
+            if i == j:
+                continue
+            a = e.atom
+            if isinstance(a, Opaque) and a.op == inner and f in a.args:  # max(S, min(S, 4)) is S
+                beaten = True
+                break
+            d = f - e if name == "max" else e - f
+            gap = d.lo  # f is never below (above) e
+            if gap is None or gap < 0:
+                continue
+            back = (-d).lo
+            if back is None or back < 0 or j < i:  # of two that are equal, the first stays
+                beaten = True
+                break
+        if not beaten:
+            kept.append(e)
+    return kept
+
+
 def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
     pick: Callable[[Iterable[int]], int] = max if name == "max" else min
     distinct: dict[Expr, None] = {}
@@ -519,7 +547,7 @@ def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
     if not es:
         raise ValueError(f"{name} of no expressions")
     consts = [e.value for e in es if e.value is not None]
-    rest = [e for e in es if e.value is None]
+    rest = _undominated([e for e in es if e.value is None], name)
     if not rest:
         return Expr.const(pick(c for c in consts if c is not None))
     if consts and all(_at_least_one(e) for e in rest) and pick(x for x in consts if x is not None) <= 1:

@@ -14,10 +14,35 @@
    data for them (data the reader dropped as too big to keep is not missing), ranks above
    :data:`~bcast.files.MAX_MODEL_RANK`, constants of more than that many values used as a shape,
    names that are not UTF-8, If/Loop/Scan bodies that are no graph, local functions that call
-   themselves or expand to more than :data:`MAX_EXPANDED_NODES` nodes. A negative dim declared for
-   a graph input, output or value_info is a *finding* (returned, reported as an ``invalid`` problem:
-   exit 1), not a refusal. Every check is linear in the size of the graph and reads no tensor data.
+   themselves or expand to more than :data:`MAX_EXPANDED_NODES` nodes. What is wrong but does not
+   stop the check is a *finding* (a :class:`ReadFinding`, reported as a problem of its kind: exit 1),
+   not a refusal: a negative dim declared for a graph input, output or value_info (kind ``invalid``),
+   and a bad reference to external data (kind ``external-data``, see below). Every check is linear in
+   the size of the graph and reads no tensor data.
 3. **Convert** to bcast's neutral graph (:func:`bcast.onnx.graph_read.graph_of`).
+
+**External data.** A tensor stored outside the model (``data_location`` EXTERNAL: an initializer, a
+sparse initializer's values or indices, a tensor attribute such as a Constant's value, in any graph,
+body or local function) names a file and a range of bytes in it. Its data is never read, and the
+file is never opened: each reference is checked by its text and by ``os.stat`` alone, and each fault
+is a finding of kind ``external-data``, severity ``error``, naming the tensor and saying what to do:
+
+* the entries: a ``location`` that is missing or empty, a key among ``location``, ``offset`` and
+  ``length`` given twice (runtimes differ on which one they read), an ``offset`` or ``length`` that is
+  not a non-negative integer (decimal digits only), a ``length`` other than the bytes the tensor's
+  dims and type need;
+* the location's form: an absolute path (``/etc/passwd``, a Windows drive or share) or one with a
+  ``..`` part (with either separator, ``/`` or a backslash): the location must be a relative path
+  inside the model's folder;
+* when the model is a file: a location that resolves (``os.path.realpath``: symbolic links followed)
+  outside the model's folder, that does not exist or cannot be looked at, that is no regular file (a
+  directory, a FIFO, a device: stat only, never opened), or a range of bytes (``offset`` plus
+  ``length``, or plus the bytes the tensor needs when no ``length`` is given) past the file's end.
+
+A model given as bytes or as an ``onnx.ModelProto`` has no folder: only the entries and the
+location's form are checked, and nothing is looked up on disk. A fault of a location (its form, or
+the file it names) is said once, naming the first tensor that uses it and how many others do; at
+most :data:`MAX_EXTERNAL_FINDINGS` findings are listed, then one that counts the rest.
 
 What the source is (a path, bytes, a ``ModelProto``) is told once, by :func:`bcast.files.model_source`.
 """
@@ -25,7 +50,9 @@ What the source is (a path, bytes, a ``ModelProto``) is told once, by :func:`bca
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import os
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,16 +62,28 @@ from ..files import (
     CheckInputError,
     GraphStructure,
     ModelSource,
+    file_kind,
     find_cycle,
     graph_structure,
     model_source,
+    os_error_text,
+    path_text,
     show,
 )
 from ..graph import Graph
 from . import wire
 from .graph_read import graph_of
 
-__all__ = ["MAX_BODY_NODES", "MAX_EXPANDED_NODES", "MAX_RANK", "OnnxRead", "read_onnx", "validate"]
+__all__ = [
+    "MAX_BODY_NODES",
+    "MAX_EXPANDED_NODES",
+    "MAX_EXTERNAL_FINDINGS",
+    "MAX_RANK",
+    "OnnxRead",
+    "ReadFinding",
+    "read_onnx",
+    "validate",
+]
 
 #: the largest rank a tensor may have, and the most values a constant used as a shape may hold
 MAX_RANK = MAX_MODEL_RANK
@@ -52,26 +91,42 @@ _INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
+class ReadFinding:
+    """What the reader finds wrong in a model without refusing it; ``bcast check`` reports it as a problem
+    of ``kind`` (severity ``error``) at ``tensor``, ``where`` standing for its op ("graph input",
+    "initializer", ...)."""
+
+    tensor: str
+    where: str
+    message: str
+    #: ``invalid`` (a negative dim declared for a graph input, output or value_info) or ``external-data``
+    kind: str = "invalid"
+
+
+@dataclass(frozen=True)
 class OnnxRead:
     """An ONNX model read and validated: its neutral graph, what reports call it, and the reader's findings
-    (what is wrong but does not stop the check: each is reported as an ``invalid`` problem)."""
+    (what is wrong but does not stop the check: each is reported as a problem of its kind)."""
 
     graph: Graph
     name: str
-    #: (tensor, where, message): a negative dim declared for a graph input, output or value_info
-    findings: list[tuple[str, str, str]]
+    findings: list[ReadFinding]
 
 
 def read_onnx(source: Any) -> OnnxRead:
     """Read, validate and convert an ONNX model: a path, the bytes of a model or an ``onnx.ModelProto``
     (or a :class:`~bcast.files.ModelSource` of one).
 
+    The external data of a model read from a file is checked against the file's folder (see the
+    module's docstring); of bytes or a ``ModelProto``, by its entries' text only.
+
     Raises :class:`~bcast.files.CheckInputError` (one line) for a model that cannot be read or is not
     a valid graph; ``TypeError`` for a source of another type.
     """
     src = source if isinstance(source, ModelSource) else model_source(source, "read_onnx")
     model = wire.read_source(src)
-    findings = validate(model)
+    folder = os.path.dirname(os.path.abspath(src.value)) if src.kind == "path" else None
+    findings = validate(model, folder)
     _functions_are_bounded(model)
     return OnnxRead(graph_of(model), src.name, findings)
 
@@ -177,7 +232,7 @@ def _check_tensor(t: Any, what: str) -> None:
             raise _invalid(f"{what} holds {raw:,} bytes of data where its dims {list(t.dims)} need {want:,}")
 
 
-def _check_value_infos(infos: Iterable[Any], what: str, findings: list[tuple[str, str, str]]) -> None:
+def _check_value_infos(infos: Iterable[Any], what: str, findings: list[ReadFinding]) -> None:
     for vi in infos:
         name = _text(vi.name, f"the name of a {what}")
         tp = vi.type
@@ -189,7 +244,7 @@ def _check_value_infos(infos: Iterable[Any], what: str, findings: list[tuple[str
         for k, d in enumerate(dims):
             if d.HasField("dim_value") and d.dim_value < 0:  # read as unknown; said once per tensor
                 findings.append(
-                    (
+                    ReadFinding(
                         name,
                         what,
                         f"{what} {_q(name)} declares the negative dim {d.dim_value} at axis {k}; ONNX dims are sizes "
@@ -207,11 +262,12 @@ _SHAPE_INPUTS = {"Expand": 1, "Reshape": 1, "ConstantOfShape": 0}
 _SOURCE_WORDS = {-1: "a graph input", -2: "an initializer", -3: "a sparse initializer"}
 
 
-def validate(model: Any) -> list[tuple[str, str, str]]:
+def validate(model: Any, folder: str | None = None) -> list[ReadFinding]:
     """Refuse a model whose top-level graph is not a graph (see the module's docstring).
 
-    Returns what is wrong but does not stop the check, as (tensor, where, message): a negative dim
-    declared for a graph input, output or value_info (some exporters write -1 for an unknown size).
+    Returns what is wrong but does not stop the check: a negative dim declared for a graph input,
+    output or value_info (some exporters write -1 for an unknown size), and bad references to external
+    data (:func:`_external_data`), looked up in ``folder`` (the model file's folder) when one is given.
 
     The graph's structure (one producer per tensor, inputs produced before they are read, no cycle)
     is worked out once by :func:`bcast.files.graph_structure`; the passes below refuse each of its
@@ -226,7 +282,7 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
         raise _invalid("the graph has no nodes")
     if not len(g.output):
         raise _invalid("the graph declares no outputs")
-    findings: list[tuple[str, str, str]] = []
+    findings: list[ReadFinding] = []
     _check_value_infos(g.input, "graph input", findings)
     _check_value_infos(g.output, "graph output", findings)
     _check_value_infos(g.value_info, "value_info", findings)
@@ -239,6 +295,7 @@ def validate(model: Any) -> list[tuple[str, str, str]]:
     _check_reads(nodes, structure, constants)
     _check_order(nodes, structure)
     _validate_bodies(g, structure.producer)
+    findings.extend(_external_data(model, folder))
     return findings
 
 
@@ -457,3 +514,228 @@ def _functions_are_bounded(model: Any) -> None:
     if cycle:
         names = " -> ".join(brief(k[1]) for k in [*cycle, cycle[0]])
         raise _invalid(f"the local functions call themselves ({names})")
+
+
+#: the most external-data findings listed; one more finding then counts the rest
+MAX_EXTERNAL_FINDINGS = 64
+_EXTERNAL = 1  # TensorProto.EXTERNAL
+#: the external-data keys bcast looks at (``checksum`` and any other key are left to the runtimes)
+_EXTERNAL_KEYS = ("location", "offset", "length")
+_DIGITS = re.compile(r"[0-9]{1,19}")
+_DRIVE = re.compile(r"[A-Za-z]:")
+_SEPARATORS = re.compile(r"[/\\]")
+_INSIDE = "the location must be a relative path inside the model's folder"
+
+
+def _name(name: Any) -> str:
+    """A name from a sub-graph or function, which nothing before has checked to be text."""
+    return name if isinstance(name, str) else show(name, 160)
+
+
+def _external_tensors(model: Any) -> Iterator[tuple[Any, str, str, str]]:
+    """Every tensor of ``model`` stored as external data, as (tensor, name, where, what): the name and
+    ``where`` (its kind, or the op holding it) a report gives it, and ``what`` messages call it.
+
+    The main graph, If/Loop/Scan bodies, local functions and training graphs, walked with a work list
+    (no recursion), each graph once: linear in the size of the model.
+    """
+    work: list[tuple[Any, str]] = [(model.graph, "")]
+    for k, info in enumerate(model.training_info):
+        for field in ("initialization", "algorithm"):
+            if info.HasField(field):
+                work.append((getattr(info, field), f"in the {field} of training info #{k}: "))
+    functions = [(f.node, f"in the function {_q(f.name)}: ") for f in model.functions]
+    while work or functions:
+        if work:
+            g, prefix = work.pop()
+            for t in g.initializer:
+                if t.data_location == _EXTERNAL:
+                    yield t, _name(t.name), "initializer", f"{prefix}initializer {_q(t.name)}"
+            for st in g.sparse_initializer:
+                for part, t in (("values", st.values), ("indices", st.indices)):
+                    if t.data_location == _EXTERNAL:
+                        name = _name(st.values.name)
+                        yield t, name, "sparse initializer", f"{prefix}the {part} of sparse initializer {_q(name)}"
+            nodes = g.node
+        else:
+            nodes, prefix = functions.pop()
+        for i, node in enumerate(nodes):
+            label = _node_label(node, i)
+            for a in node.attribute:
+                tensors = [a.t] if a.HasField("t") else []
+                tensors.extend(a.tensors)
+                for sp in [*([a.sparse_tensor] if a.HasField("sparse_tensor") else []), *a.sparse_tensors]:
+                    tensors.extend((sp.values, sp.indices))
+                for t in tensors:
+                    if t.data_location == _EXTERNAL:
+                        name = t.name or node.name or (node.output[0] if len(node.output) else "")
+                        op = _name(node.op_type)
+                        yield t, _name(name), op, f"{prefix}the tensor of attribute {_q(a.name)} of {label}"
+                subs = [a.g] if a.HasField("g") else []
+                subs.extend(a.graphs)
+                work.extend((sub, f"{prefix}in the body of {label}: ") for sub in subs)
+
+
+def _needed_bytes(t: Any) -> int | None:
+    """The bytes of data the tensor's dims and element type need; ``None`` where that is not known (strings,
+    a type bcast does not know, dims that are no sizes)."""
+    dims = [int(d) for d in t.dims]
+    spec = _DATA.get(int(t.data_type))
+    if spec is None or spec[1] is None or any(d < 0 for d in dims) or len(dims) > MAX_RANK:
+        return None
+    return (math.prod(dims) * spec[1] + 7) // 8
+
+
+def _entries(t: Any, what: str) -> tuple[str, int, int | None] | str:
+    """The tensor's (location, offset, length), checked by their text alone; or what is wrong with them."""
+    seen: dict[str, str] = {}
+    for e in t.external_data:
+        key, value = e.key, e.value
+        if not isinstance(value, str):
+            return f"{what} has an external-data entry that is not UTF-8 text ({show(value, 200)}): {_INSIDE}"
+        if key not in _EXTERNAL_KEYS:
+            continue
+        if key in seen:
+            return (
+                f"{what} gives the external-data key {_q(key)} twice ({_q(seen[key])} and {_q(value)}): runtimes "
+                "differ on which one they read; give each key once"
+            )
+        seen[key] = value
+    location = seen.get("location", "")
+    if not location:
+        return (
+            f"{what} is stored as external data but names no location (the key 'location'): {_INSIDE}, naming the "
+            "file that holds the data"
+        )
+    numbers: dict[str, int] = {}
+    for key in ("offset", "length"):
+        text = seen.get(key)
+        if text is None:
+            continue
+        if not _DIGITS.fullmatch(text) or int(text) > _INT64_MAX:
+            return (
+                f"{what} has the external-data {key} {_q(text)}, not a non-negative integer: the offset and the "
+                "length are counts of bytes, in decimal digits"
+            )
+        numbers[key] = int(text)
+    length = numbers.get("length")
+    need = _needed_bytes(t)
+    if length is not None and need is not None and length != need:
+        return (
+            f"{what} has the external-data length {length:,} where its dims {list(t.dims)} and element type need "
+            f"{need:,} bytes: the length must be the size of the tensor's data"
+        )
+    return location, numbers.get("offset", 0), length
+
+
+def _location_form(location: str) -> str | None:
+    """What is wrong with a location's text, whatever folder the model is in; ``None`` for a relative path
+    that stays inside its folder."""
+    if "\0" in location:
+        return f"which holds a NUL character: {_INSIDE}"
+    if location.startswith(("/", "\\")) or _DRIVE.match(location):
+        return f"an absolute path: {_INSIDE}"
+    if ".." in _SEPARATORS.split(location):
+        return f"which climbs out of its folder with '..': {_INSIDE}, without '..'"
+    return None
+
+
+def _look_up(folder: str, real_folder: str, location: str) -> tuple[str | None, int]:
+    """What is wrong with the file a location names in ``folder``, and the file's size; stat only, the file
+    is never opened."""
+    path = os.path.join(folder, location)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real_folder, real]) != real_folder:
+        # the location has no '..' and is relative: only a symbolic link on its way can lead out
+        return (
+            f"a symbolic link (or a path through one) that resolves to {path_text(real)}, outside the model's folder "
+            f"{path_text(real_folder)}: the location must name a file inside the model's folder; copy the data "
+            "there rather than linking to it",
+            0,
+        )
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return (
+            f"which does not exist in the model's folder {path_text(folder)}: put the data file there, beside "
+            "the model, or correct the location",
+            0,
+        )
+    except OSError as e:
+        return f"which cannot be looked at ({os_error_text(path, e)}): {_INSIDE}, naming a readable file", 0
+    kind = file_kind(st.st_mode)
+    if kind is not None:
+        return f"which {kind}, not a regular file: the location must name the file that holds the data", 0
+    return None, st.st_size
+
+
+@dataclass
+class _BadLocation:
+    """A location at fault, said once: the first tensor that uses it, what is wrong, how many tensors use it."""
+
+    tensor: str
+    where: str
+    what: str
+    location: str
+    fault: str
+    count: int = 0
+
+    def finding(self) -> ReadFinding:
+        n = self.count - 1
+        others = f" (and {n:,} other tensor{'s' if n > 1 else ''})" if n else ""
+        message = f"{self.what}{others} keeps its data in {_q(self.location)}, {self.fault}"
+        return ReadFinding(self.tensor, self.where, message, "external-data")
+
+
+def _external_data(model: Any, folder: str | None) -> list[ReadFinding]:
+    """Findings of kind ``external-data`` for the model's references to external data (see the module's
+    docstring); the files are looked up in ``folder`` when one is given, with ``os.stat`` only."""
+    real_folder = os.path.realpath(folder) if folder is not None else ""
+    out: list[ReadFinding | _BadLocation] = []
+    # per location: the file's size, or the location's fault (said once, where it is first met)
+    places: dict[str, int | _BadLocation] = {}
+    for t, name, where, what in _external_tensors(model):
+        entries = _entries(t, what)
+        if isinstance(entries, str):
+            out.append(ReadFinding(name, where, entries, "external-data"))
+            continue
+        location, offset, length = entries
+        place = places.get(location)
+        if place is None:
+            fault, size = _location_form(location), 0
+            if fault is None and folder is not None:
+                fault, size = _look_up(folder, real_folder, location)
+            place = size if fault is None else _BadLocation(name, where, what, location, fault)
+            if isinstance(place, _BadLocation):
+                out.append(place)
+            places[location] = place
+        if isinstance(place, _BadLocation):
+            place.count += 1
+            continue
+        if folder is None:
+            continue
+        need = length if length is not None else _needed_bytes(t) or 0
+        if offset + need > place:
+            out.append(
+                ReadFinding(
+                    name,
+                    where,
+                    f"{what} reads bytes {offset:,} to {offset + need:,} of {_q(location)}, which holds {place:,} "
+                    "bytes: the data file is truncated, or the tensor's offset and length are wrong",
+                    "external-data",
+                )
+            )
+    findings = [f if isinstance(f, ReadFinding) else f.finding() for f in out]
+    if len(findings) > MAX_EXTERNAL_FINDINGS:
+        rest = findings[MAX_EXTERNAL_FINDINGS:]
+        findings = findings[:MAX_EXTERNAL_FINDINGS]
+        findings.append(
+            ReadFinding(
+                rest[0].tensor,
+                rest[0].where,
+                f"and {len(rest):,} more problems with external data, from {_q(rest[0].tensor)} on, like those "
+                "above (not listed)",
+                "external-data",
+            )
+        )
+    return findings

@@ -24,7 +24,8 @@ onnx. So that a stripped tensor can be told from one that never held data (a cor
 reader marks it with an unknown field, :data:`STRIPPED_FIELD`, read back by
 :func:`stripped_payload`; onnx ignores it.
 
-Tensors stored as external data are never opened: nothing here loads external data.
+Tensors stored as external data are never opened: nothing here loads external data (the reader,
+:mod:`bcast.onnx.reader`, checks their references with ``os.stat`` alone).
 
 A file is scanned before it is mapped: the same walk over its top-level fields, reading only their
 tags and lengths a few bytes at a time with ``pread`` (:func:`read_file`), so a 2 GB file of zeros

@@ -88,9 +88,9 @@ def _dims_text(dims: Dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-def _clamp_index(k: Expr, size: Expr, step_neg: bool) -> Expr:
-    """Slice's start/end: negative counts from the end, then clamped to the axis (symbolic ends are
-    taken as in range: a model slices a buffer by a length that fits it)."""
+def _clamp_index(k: Expr, size: Expr, step_neg: bool, limit: bool = True) -> Expr:
+    """Slice's start/end: negative counts from the end, then clamped to the axis (a symbolic bound on a
+    static axis is ``min(bound, size)`` when ``limit``; on a symbolic axis it is taken as in range)."""
     v, n = k.value, size.value
     if v is not None:
         if v >= _INT_MAX:
@@ -108,6 +108,10 @@ def _clamp_index(k: Expr, size: Expr, step_neg: bool) -> Expr:
         return k
     if n is not None and k.lo is not None and k.lo >= n:
         return size
+    if n is not None and not step_neg and limit:
+        # a length sliced off a table of n rows (positions, a causal mask, a rotary cache): at most n,
+        # so that whatever needs it to be the length itself says for which lengths it is
+        return emin([k, size])
     return k
 
 
@@ -116,8 +120,10 @@ def slice_bounds(start: Expr, end: Expr, size: Expr, step: int) -> tuple[Expr, E
 
     ONNX's Slice and OpenVINO's StridedSlice count and clamp their bounds alike; both take them from here.
     """
-    b = _clamp_index(start, size, step < 0)
-    f = _clamp_index(end, size, step < 0)
+    # a length cut off a table (``pos[:S]``) is at most the table; a window that moves (``x[i:i+1]``)
+    # is taken as in range, so that its length stays exact
+    b = _clamp_index(start, size, step < 0, limit=end.value is not None)
+    f = _clamp_index(end, size, step < 0, limit=start.value is not None)
     length = f - b if step > 0 else b - f
     lv = length.value
     if lv is not None:
