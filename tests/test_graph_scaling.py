@@ -81,7 +81,8 @@ def test_onnx_decoder_work_is_linear_in_layers(tmp_path: Path, depths: tuple[int
             _warm(str(path))
         onnx.save(decoder_onnx(n), path)
         costs[n], report = _work(str(path))
-        assert report.problems == [], f"the clean {n}-layer decoder: {report.problems[:2]}"
+        assert report.clean, f"the clean {n}-layer decoder: {report.problems[:2]}"
+        assert {p.kind for p in report.problems} <= {"length-limit"}  # the rotary tables' 512 positions
     _assert_linear(costs)
 
 
@@ -94,27 +95,31 @@ def test_ir_decoder_work_is_linear_in_layers(tmp_path: Path, depths: tuple[int, 
         if not costs:
             _warm(xml)
         costs[n], report = _work(xml)
-        assert not [p for p in report.problems if p.severity == "error"], report.problems[:2]
+        # OpenVINO drops the dims' names: what the inputs must agree on is listed, not reported
+        assert report.clean, f"the clean {n}-layer IR: {report.problems[:2]}"
+        assert {p.kind for p in report.problems} <= {"length-limit"}
     _assert_linear(costs)
 
 
 def test_unnamed_input_links_are_looked_into_once_each() -> None:
     """``max`` nested 60 deep, each level naming the one below twice: 2**60 paths, 60 atoms."""
     ctx = graph_context.Ctx(Graph([], {}, [], {}))
-    batch = ctx.fresh("input_ids_0", free=True, unnamed_input=True)
+    batch = ctx.fresh("input_ids_0", free=True, unnamed_input=("input_ids", 0))
     for k in range(60):
-        other = ctx.fresh(f"past_{k}_0", free=True, unnamed_input=True)
+        other = ctx.fresh(f"past_{k}_0", free=True, unnamed_input=(f"past_{k}", 0))
         batch = emax([batch, emax([batch, other])])
     looked: list[str] = []
     seen = ctx._unnamed_atoms
 
     class Counting(dict):  # type: ignore[type-arg]
-        def __setitem__(self, key: str, value: bool) -> None:
+        def __setitem__(self, key: str, value: frozenset[str] | None) -> None:
             looked.append(key)
             super().__setitem__(key, value)
 
     ctx._unnamed_atoms = Counting(seen)
-    assert ctx.links_unnamed_inputs([batch, ctx.fresh("attention_mask_0", free=True, unnamed_input=True)])
+    assert ctx.links_unnamed_inputs(
+        [batch, ctx.fresh("attention_mask_0", free=True, unnamed_input=("attention_mask", 0))]
+    )
     assert len(set(looked)) == len(looked) <= 3 * 60 + 2  # 60 pasts, 120 maxes, the batch and the mask
 
 

@@ -111,18 +111,21 @@ class Ctx:
     walker: Callable[[Graph, Ctx, dict[str, Value] | None], dict[str, Value]] | None = None
     _names: set[str] = field(default_factory=set)
     _lost: set[str] = field(default_factory=set)
-    _unnamed: set[str] = field(default_factory=set)
+    #: the inputs' dims the file left unnamed, and the input and axis each belongs to
+    _unnamed: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: whether each atom met so far is an unnamed input dim or the max/min of such dims: opaque atoms
     #: are shared by every layer downstream, so each is looked into once
-    _unnamed_atoms: dict[str, bool] = field(default_factory=dict)
+    _unnamed_atoms: dict[str, frozenset[str] | None] = field(default_factory=dict)
     #: every expression handed to the rules, by the name its dim has there (its text)
     _by_name: dict[str, Expr] = field(default_factory=dict)
     #: the expressions with floors handed to the rules, by their symbols and values at two points
     _by_value: dict[tuple[object, ...], list[Expr]] = field(default_factory=dict)
+    #: the length limits noted so far: (symbol, table size)
+    _limits: set[tuple[str, int]] = field(default_factory=set)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
 
     # -- symbols -------------------------------------------------------------------------------
-    def fresh(self, hint: str, *, free: bool = False, unnamed_input: bool = False) -> Expr:
+    def fresh(self, hint: str, *, free: bool = False, unnamed_input: tuple[str, int] | None = None) -> Expr:
         """A new symbol, named after ``hint`` (a tensor and axis, a node): never a bare ``?``.
 
         By default the symbol stands for a dim that propagation *lost* (an unknown op, an
@@ -141,22 +144,42 @@ class Ctx:
         self._names.add(name)
         if not free:
             self._lost.add(name)
-        if unnamed_input:
-            self._unnamed.add(name)
+        if unnamed_input is not None:
+            self._unnamed[name] = unnamed_input
         return Expr.symbol(name)
 
-    def _unnamed_link(self, e: Expr | None) -> bool:
-        """Whether ``e`` is an input dim the file left unnamed (or the max/min of such dims)."""
-        if e is None or e.atom is None:
-            return False
-        return self._unnamed_atom(e.atom)
+    def _unnamed_leaves(self, e: Expr | None) -> frozenset[str] | None:
+        """The unnamed input dims ``e`` is made of, when it is one of them, their max/min, or a sum of them
+        (an IR's ``input_ids_1 + past_key_0_2``); ``None`` for anything else (a size, a product, a named
+        symbol)."""
+        if e is None or not e.terms or e.value is not None:
+            return None
+        if e.atom is not None:
+            return self._unnamed_atom(e.atom)
+        for m, _ in e.terms:
+            for a in m:
+                self._unnamed_atom(a)
+        return self._sum_leaves(e)
 
-    def _unnamed_atom(self, atom: str) -> bool:
-        known = self._unnamed_atoms.get(atom)
-        if known is not None:
-            return known
+    def _sum_leaves(self, e: Expr) -> frozenset[str] | None:
+        """:meth:`_unnamed_leaves` of ``e`` once its atoms have been looked into."""
+        if not e.terms or e.value is not None:
+            return None
+        leaves: set[str] = set()
+        for m, c in e.terms:
+            if len(m) != 1 or c != 1:
+                return None
+            part = self._unnamed_atoms.get(m[0])
+            if part is None:
+                return None
+            leaves |= part
+        return frozenset(leaves)
+
+    def _unnamed_atom(self, atom: str) -> frozenset[str] | None:
+        if atom in self._unnamed_atoms:
+            return self._unnamed_atoms[atom]
         if atom in self._unnamed:
-            found = True
+            found: frozenset[str] | None = frozenset((atom,))
         elif isinstance(atom, Opaque) and atom.op in ("max", "min"):
             # post-order without recursion: a batch's max nests once per layer
             todo: list[tuple[str, bool]] = [(atom, False)]
@@ -165,27 +188,31 @@ class Ctx:
                 if a in self._unnamed_atoms:
                     continue
                 if a in self._unnamed:
-                    self._unnamed_atoms[a] = True
+                    self._unnamed_atoms[a] = frozenset((a,))
                 elif not (isinstance(a, Opaque) and a.op in ("max", "min")):
-                    self._unnamed_atoms[a] = False
+                    self._unnamed_atoms[a] = None
                 elif expanded:
-                    self._unnamed_atoms[a] = all(
-                        x.atom is not None and self._unnamed_atoms.get(x.atom, False) for x in a.args
+                    parts = [self._sum_leaves(x) for x in a.args]
+                    self._unnamed_atoms[a] = (
+                        None if any(p is None for p in parts) else frozenset().union(*(p for p in parts if p))
                     )
                 else:
                     todo.append((a, True))
-                    todo.extend((x.atom, False) for x in a.args if x.atom is not None)
+                    todo.extend((b, False) for x in a.args for m, _ in x.terms for b in m)
             return self._unnamed_atoms[atom]
         else:
-            found = False
+            found = None
         self._unnamed_atoms[atom] = found
         return found
 
     def links_unnamed_inputs(self, dims: Sequence[object]) -> bool:
         """Whether a requirement only says that input dims the file left unnamed agree with each other
-        (an IR's ``attention_mask_1`` and ``input_ids_1``): that is what the model needs of its inputs,
-        not a bug of it, so it is not reported. Sizes and products of them are (``input_ids_0 in {1, 4}``)."""
-        found = False
+        (an IR's ``attention_mask_1`` and ``input_ids_1 + past_key_0_2``): that is how the model must be
+        called, not a bug of it, so it is listed with the symbols, not as a problem. Sizes and products
+        of them are problems (``input_ids_0 in {1, 4}``), and so is a requirement that two dims of one
+        input agree (``input_ids_0 == input_ids_1``: a batch made to meet a length)."""
+        leaves: set[str] = set()
+        summed = False
         for d in dims:
             if isinstance(d, int):
                 return False
@@ -196,12 +223,18 @@ class Ctx:
                     self._by_name.get(p) or (Expr.symbol(p) if p in self._unnamed else None) for p in str(d).split("|")
                 ]
             for e in parts:
-                if e is not None and e.value is not None:
+                found = self._unnamed_leaves(e)
+                if found is None or e is None:
                     return False
-                if not self._unnamed_link(e):
-                    return False
-                found = True
-        return found
+                leaves |= found
+                summed = summed or len(e.terms) > 1 or " + " in str(e)
+        owners = [self._unnamed[a] for a in leaves]
+        if not leaves or len({o for o, _ in owners}) != len(owners):
+            return False
+        # dims at one axis of their inputs stand for one quantity (two inputs' batch); a length that is a
+        # sum of others (the mask's past + seq) too. Two axes that differ meet only by a mistake
+        # (a mask reshaped with its axes swapped makes a batch meet a length)
+        return summed or len({k for _, k in owners}) == 1
 
     def is_lost(self, dims: Sequence[object]) -> bool:
         """Whether a symbol of ``dims`` (expressions or bcast dim names) is one propagation lost: a
@@ -475,6 +508,9 @@ class Ctx:
     ) -> None:
         """A length that works only up to a table's size: the model's limit, stated in its words (``info``)."""
         x, _, n = limit
+        if (x, n) in self._limits:  # one note per limit: the first node that meets it
+            return
+        self._limits.add((x, n))
         where = ""
         for v in ins:
             for k, d in enumerate(v.shape or ()):

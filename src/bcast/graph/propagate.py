@@ -182,7 +182,7 @@ def _input_value(name: str, decl: Declared, ctx: Ctx) -> Value:
     for k, d in enumerate(decl.dims):
         if d is None:
             d = ctx.fresh(
-                f"{name}_{k}", free=True, unnamed_input=True
+                f"{name}_{k}", free=True, unnamed_input=(name, k)
             )  # an unnamed dynamic dim: named after the input and axis
         else:
             for a in d.atoms:
