@@ -184,6 +184,14 @@ def _parser() -> argparse.ArgumentParser:
         " clean model; no progress bar. With --json: the JSON without its nodes",
     )
     c.add_argument("--html", metavar="FILE", default=None, help="also write the report as an HTML page to FILE")
+    c.add_argument(
+        "--dim",
+        metavar="NAME=SIZE",
+        action="append",
+        default=[],
+        help="the size (S=128) or range (S=1..512, S=8..) the model is meant for, per symbolic dim (repeat it); "
+        "an IR's unnamed dims are named after input and axis (input_ids_1)",
+    )
     c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the report")
     _debug_flag(c)
     for name, helptext in (
@@ -352,7 +360,9 @@ def _check_command(args: argparse.Namespace) -> int:
         print("bcast check: give a MODEL path or --sample (one of them)", file=sys.stderr)
         return 2
     path = sample_model_path() if args.sample else args.model
-    return run_check(path, as_json=args.json, quiet=args.quiet, colour=args.color, debug=args.debug, html=args.html)
+    return run_check(
+        path, as_json=args.json, quiet=args.quiet, colour=args.color, debug=args.debug, html=args.html, dims=args.dim
+    )
 
 
 def _shapes_command(args: argparse.Namespace) -> int:

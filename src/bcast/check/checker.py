@@ -19,6 +19,7 @@ import os
 from typing import Any
 
 from ..files import model_source
+from ..graph.sizes import SizesLike, read_sizes
 from ..onnx.graph_read import onnx_arity, onnx_fallback
 from ..onnx.reader import read_onnx
 from .ir_model import check_ir
@@ -33,22 +34,26 @@ def sample_model_path() -> str:
     return os.path.join(os.path.dirname(__file__), "data", "sample.onnx")
 
 
-def check(model: Any, *, progress: Progress | None = None, debug: bool = False) -> Report:
+def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = None, debug: bool = False) -> Report:
     """Check an ONNX model or an OpenVINO IR for broadcasting bugs, reading shapes, never weights.
 
     ``model`` is a path (an ``.onnx`` file, or an IR's ``.xml`` with its ``.bin`` beside it), the
     bytes of an ONNX model, or an ``onnx.ModelProto``. ``progress(phase, done, total)``, when
     given, is called as the check goes ("read", "propagate", "check"). ``debug`` lets an error
     inside a shape function propagate instead of being reported as a node left unchecked.
+    ``dims`` gives the model's symbols sizes (``{"S": 128}``) or ranges (``{"S": "1..512"}``, ``(1, 512)``,
+    ``"8.."``): see :mod:`bcast.graph.sizes`; an IR's unnamed dims are named after input and axis
+    (``input_ids_1``).
 
     Raises :class:`CheckInputError` (one line, safe to print) for a model that cannot be read or is
     not a valid graph: a missing file, not a regular file, too large, truncated, not a model, a
     cycle, a tensor that nothing produces, and so on (see :mod:`bcast.onnx.reader`, :mod:`bcast.files`
     and :mod:`bcast.openvino.ir_read`).
     """
+    sizes = read_sizes(dims)
     source = model_source(model, "check")
     if source.format == "openvino-ir":
-        return check_ir(source.value, progress=progress, debug=debug)
+        return check_ir(source.value, dims=sizes, progress=progress, debug=debug)
     read = read_graph(lambda: read_onnx(source), progress)
     extra = [Problem(f.tensor, f.where, f.kind, f.message) for f in read.findings]
     return check_graph(
@@ -60,4 +65,5 @@ def check(model: Any, *, progress: Progress | None = None, debug: bool = False) 
         progress=progress,
         debug=debug,
         arity=onnx_arity(read.graph),
+        sizes=sizes,
     )

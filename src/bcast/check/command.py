@@ -8,9 +8,11 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..files import CheckInputError, path_text, show
+from ..graph.sizes import SizesError, read_sizes
 from .checker import check
 
 __all__ = ["run_check", "use_colour", "write_text"]
@@ -66,12 +68,18 @@ def run_check(
     colour: str = "auto",
     debug: bool = False,
     html: str | None = None,
+    dims: Sequence[str] = (),
 ) -> int:
     """Check ``path`` and print the report; the exit status says clean (0), problems (1), unreadable (2)
     or an internal error of bcast (3: one line saying so, the traceback with ``debug``).
 
     ``quiet``: only the problems and the combined result (with ``as_json``, the JSON without its
-    ``nodes`` and ``unchecked``). ``html``: also write the report as an HTML page to that path."""
+    ``nodes`` and ``unchecked``). ``html``: also write the report as an HTML page to that path. ``dims``:
+    ``NAME=SIZE`` or ``NAME=LO..HI`` for the model's symbols (``--dim``); a bad one is exit 2."""
+    try:
+        sizes = read_sizes(list(dims))
+    except (ValueError, TypeError) as e:
+        return _fail(path, f"--dim: {show(e, 600)}", 2, as_json, None)
     render_html: Any = None
     if html is not None:
         try:  # bcast.check.html, imported only when asked for
@@ -80,8 +88,10 @@ def run_check(
             return _fail(path, f"--html is not available in this installation of bcast: {e}", 2, as_json, None)
     bar = _Bar(quiet)
     try:
-        report = check(path, progress=bar, debug=debug)
+        report = check(path, dims=sizes, progress=bar, debug=debug)
         bar.clear()
+    except SizesError as e:
+        return _fail(path, f"--dim: {e}", 2, as_json, bar)
     except CheckInputError as e:
         return _fail(path, f"cannot read the model: {e}", 2, as_json, bar)
     except MemoryError:

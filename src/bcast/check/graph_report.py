@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..constraints import Constraint
 from ..graph import BroadcastRecord, Expr, Result
 from ..graph.roots import root_causes
 from .report import NodeReport, Problem, Report, ShapeJSON, Unchecked
@@ -43,10 +44,14 @@ def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
     return out
 
 
-def report_from_result(result: Result, model: str, fmt: str, *, extra: Sequence[Problem] = ()) -> Report:
-    """The report of one propagation; ``extra`` problems (the reader's findings) come first."""
+def report_from_result(
+    result: Result, model: str, fmt: str, *, extra: Sequence[Problem] = (), given: Sequence[Constraint] = ()
+) -> Report:
+    """The report of one propagation; ``extra`` problems (the reader's findings) come first; ``given`` are the
+    ranges the user gives symbols, joined with what the model needs of them (an empty join: a contradiction)."""
     report = Report(model=model, format=fmt)
     report.problems.extend(extra)
+    report.add_constraints("--dim", "given", given)
     for rec in _merged(result.records):
         names = tuple(n for n, _ in rec.inputs)
         shapes = tuple(s for _, s in rec.inputs)

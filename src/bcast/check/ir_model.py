@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..graph import Finding, Graph, Result
+from ..graph.sizes import SizesLike, read_sizes
 from ..openvino.graph_read import graph_of_ir, ir_fallback
 from ..openvino.ir_read import IRError, read_ir
 from .pipeline import check_graph, read_graph
@@ -71,7 +72,9 @@ def _read(p: str) -> Graph:
         raise CheckInputError(str(e)) from None
 
 
-def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, debug: bool = False) -> Report:
+def check_ir(
+    path: str | os.PathLike[str], *, dims: SizesLike = None, progress: Progress | None = None, debug: bool = False
+) -> Report:
     """Check an IR (``.xml`` with its ``.bin`` beside it): every layer propagated, every broadcast checked,
     OpenVINO's quirks included (see the module's text).
 
@@ -80,5 +83,12 @@ def check_ir(path: str | os.PathLike[str], *, progress: Progress | None = None, 
     p = os.fspath(path)
     graph = read_graph(lambda: _read(p), progress)
     return check_graph(
-        graph, fallback=ir_fallback, name=p, fmt="openvino-ir", progress=progress, debug=debug, set_apart=_quirks
+        graph,
+        fallback=ir_fallback,
+        name=p,
+        fmt="openvino-ir",
+        progress=progress,
+        debug=debug,
+        set_apart=_quirks,
+        sizes=read_sizes(dims),
     )

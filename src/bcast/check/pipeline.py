@@ -12,8 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from ..graph import Graph, Result, propagate
+from ..constraints import Constraint
+from ..dims import Dim
+from ..errors import brief
+from ..graph import Ctx, Graph, Result, propagate
 from ..graph.propagate import Arity, Fallback
+from ..graph.sizes import Sizes, SizesError
 from .graph_report import report_from_result
 from .report import Problem, Report
 
@@ -46,6 +50,7 @@ def check_graph(
     debug: bool = False,
     arity: Arity | None = None,
     set_apart: Callable[[Result], tuple[Result, list[Problem]]] | None = None,
+    sizes: Sizes | None = None,
 ) -> Report:
     """The report on a model read into ``graph``: propagated, every broadcast checked, root causes found.
 
@@ -55,19 +60,32 @@ def check_graph(
     findings); ``set_apart(result)``, when given, takes findings out of the propagation's result to
     be listed after them, as problems of their own (the IR's OpenVINO quirks). ``debug`` lets an
     error inside a shape function propagate instead of being reported as a node left unchecked.
+    ``sizes`` (:func:`bcast.graph.sizes.read_sizes`) are the sizes the user gives the model's symbols;
+    a name the model does not have is a :class:`CheckInputError`.
     """
 
     def step(done: int, total: int) -> None:
         if progress is not None:
             progress("propagate", done, total)
 
-    result = propagate(graph, fallback=fallback, progress=step, debug=debug, arity=arity)
+    ctx = Ctx(graph, sizes=dict(sizes or {}))
+    result = propagate(graph, fallback=fallback, progress=step, debug=debug, arity=arity, ctx=ctx)
+    unknown = sorted(set(ctx.sizes) - ctx.known_symbols())
+    if unknown:
+        have = sorted(n for n in ctx.known_symbols() if n in ctx.sizes or not n.startswith("_"))
+        raise SizesError(
+            f"{name}: the model has no dim named {brief(unknown[0])}"
+            + (f" (nor {len(unknown) - 1} more of the names given)" if len(unknown) > 1 else "")
+            + f"; its symbols: {brief(', '.join(have[:20]) or 'none')}"
+        )
     if progress is not None:
         progress("check", 0, 1)
     apart: list[Problem] = []
     if set_apart is not None:
         result, apart = set_apart(result)
-    report = report_from_result(result, name, fmt, extra=[*extra, *apart])
+    ranges = [(n, lo, hi) for n, (lo, hi) in (sizes or {}).items() if hi is None or lo < hi]
+    given = [Constraint("in", (n,), (Dim.interval(lo, hi),)) for n, lo, hi in ranges]
+    report = report_from_result(result, name, fmt, extra=[*extra, *apart], given=given)
     if progress is not None:
         progress("check", 1, 1)
     return report

@@ -120,6 +120,8 @@ class Ctx:
     _by_name: dict[str, Expr] = field(default_factory=dict)
     #: the expressions with floors handed to the rules, by their symbols and values at two points
     _by_value: dict[tuple[object, ...], list[Expr]] = field(default_factory=dict)
+    #: the sizes the user gives symbols (:mod:`bcast.graph.sizes`): one size, or a range
+    sizes: dict[str, tuple[int, int | None]] = field(default_factory=dict)
     #: the length limits noted so far: (symbol, table size)
     _limits: set[tuple[str, int]] = field(default_factory=set)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
@@ -262,6 +264,14 @@ class Ctx:
             return self.walker(body, self, values)
         finally:
             self.node, self.values, self.fallback = saved
+
+    def fixed_sizes(self) -> dict[str, int]:
+        """The symbols the user gave one size, and that size."""
+        return {n: lo for n, (lo, hi) in self.sizes.items() if lo == hi}
+
+    def known_symbols(self) -> frozenset[str]:
+        """Every symbol name this propagation made or met (the model's own, and those it named)."""
+        return frozenset(self._names)
 
     def reserve(self, name: str) -> None:
         self._names.add(name)
@@ -511,6 +521,13 @@ class Ctx:
         if (x, n) in self._limits:  # one note per limit: the first node that meets it
             return
         self._limits.add((x, n))
+        given = self.sizes.get(x)
+        if given is not None and given[1] is not None and given[1] <= n:
+            return  # every size the user means to use fits the table
+        severity, meant = "info", ""
+        if given is not None:  # the user means to use sizes past it: some of them fail
+            severity = "warning"
+            meant = f"; {x} is given as {given[0]}..{'' if given[1] is None else given[1]}"
         where = ""
         for v in ins:
             for k, d in enumerate(v.shape or ()):
@@ -528,12 +545,13 @@ class Ctx:
             Finding(
                 node,
                 "length-limit",
-                f"{node.op} {node.name} works only for {x} <= {n}{where} (the shapes {shapes} broadcast only if {c})",
+                f"{node.op} {node.name} works only for {x} <= {n}{where}{meant} (the shapes {shapes} broadcast "
+                f"only if {c})",
                 axis=c.axis,
                 dims=c.symbols,
                 suspects=suspects,
                 constraint=bound,
-                severity="info",
+                severity=severity,
             )
         )
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from ..dims import Tri
 
@@ -297,6 +297,26 @@ class Expr:
             total += term
         return total
 
+    def bind(self, values: Mapping[str, int]) -> Expr:
+        """This expression with the symbols ``values`` names replaced by their sizes, simplified.
+
+        >>> S, T = Expr.symbol("S"), Expr.symbol("T")
+        >>> str(((S - 1) // 2 + T).bind({"S": 9})), str((S * T).bind({"T": 3}))
+        ('T + 4', '3*S')
+        """
+        if not values or not (self.symbols & values.keys()):
+            return self
+        return self._bind(values, {})
+
+    def _bind(self, values: Mapping[str, int], memo: dict[str, Expr]) -> Expr:
+        total = Expr.const(0)
+        for m, c in self.terms:
+            term = Expr.const(c)
+            for a in m:
+                term = term * _bind_atom(a, values, memo)
+            total = total + term
+        return total
+
     # -- identity and text -------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Expr):
@@ -414,6 +434,30 @@ def _at_least_one(e: Expr) -> bool:
 def definition(atom: str) -> tuple[str, tuple[Expr, ...]] | None:
     """What an opaque atom stands for (``("max", (B, S))``), or ``None`` for a symbol."""
     return (atom.op, atom.args) if isinstance(atom, Opaque) else None
+
+
+def _bind_atom(a: str, values: Mapping[str, int], memo: dict[str, Expr]) -> Expr:
+    if not isinstance(a, Opaque):
+        return Expr.const(values[a]) if a in values else Expr.symbol(a)
+    known = memo.get(a)
+    if known is not None:
+        return known
+    if not (a.symbols & values.keys()):
+        out = Expr((((a,), 1),))
+    else:
+        x = [arg._bind(values, memo) for arg in a.args]
+        if a.op == "floor":
+            out = x[0] // x[1]
+        elif a.op == "ceil":
+            out = x[0].ceildiv(x[1])
+        elif a.op == "mod":
+            out = x[0] % x[1]
+        elif a.op == "mul":
+            out = x[0] * x[1]
+        else:
+            out = emax(x) if a.op == "max" else emin(x)
+    memo[a] = out
+    return out
 
 
 def _atom_value(a: str, env: dict[str, int], memo: dict[str, int]) -> int:

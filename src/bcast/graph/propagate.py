@@ -179,14 +179,19 @@ def _input_value(name: str, decl: Declared, ctx: Ctx) -> Value:
     if decl.dims is None:
         return Value(decl.dtype, None)
     dims = []
+    fixed = ctx.fixed_sizes()
     for k, d in enumerate(decl.dims):
         if d is None:
-            d = ctx.fresh(
-                f"{name}_{k}", free=True, unnamed_input=(name, k)
-            )  # an unnamed dynamic dim: named after the input and axis
+            unnamed = f"{name}_{k}"
+            if unnamed in fixed:  # the user gave it a size
+                ctx.reserve(unnamed)
+                d = Expr.const(fixed[unnamed])
+            else:  # an unnamed dynamic dim: named after the input and axis
+                d = ctx.fresh(unnamed, free=True, unnamed_input=(name, k))
         else:
-            for a in d.atoms:
+            for a in d.symbols:
                 ctx.reserve(a)
+            d = d.bind(fixed)
         dims.append(d)
     return Value(decl.dtype, tuple(dims), None, (o,) * len(dims))
 
@@ -296,8 +301,9 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
     """The file's annotation is evidence: compare, report a contradiction, keep the derived shape."""
     if decl is None or decl.dims is None:
         return v
+    fixed = ctx.fixed_sizes()
     if v.shape is None:
-        dims = tuple(d if d is not None else ctx.fresh(f"{name}_{k}") for k, d in enumerate(decl.dims))
+        dims = tuple(d.bind(fixed) if d is not None else ctx.fresh(f"{name}_{k}") for k, d in enumerate(decl.dims))
         return Value(v.dtype or decl.dtype, dims, None, (Origin(node.name, node.op),) * len(dims))
     if len(decl.dims) != len(v.shape):
         ctx.problem(
@@ -309,7 +315,7 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
         )
         return v
     for k, (d, e) in enumerate(zip(decl.dims, v.shape, strict=True)):
-        if d is not None and d.eq(e) is Tri.NO:
+        if d is not None and d.bind(fixed).eq(e) is Tri.NO:
             ctx.problem(
                 node,
                 "declared-shape",

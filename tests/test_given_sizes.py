@@ -1,0 +1,146 @@
+"""The sizes a user means a model for (``--dim S=1..512``, ``check(model, dims=...)``), judged by the runtime.
+
+A size given is the dim's size everywhere; a range given turns a length limit inside it into a
+warning and drops one past it; a range that no size the model takes meets is a contradiction; a
+name the model does not have is bad input (exit 2). The oracle for each model is onnxruntime at
+the sizes given.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bcast.check import check, sample_model_path
+from bcast.errors import BroadcastError
+from bcast.graph.sizes import SizesError, read_sizes
+
+onnx = pytest.importorskip("onnx", reason="the models are built with onnx.helper", exc_type=ImportError)
+ort = pytest.importorskip("onnxruntime", reason="onnxruntime runs the models", exc_type=ImportError)
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def positions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``x [B, S, 32] + pos[:S]`` with a 4-row table."""
+    ints = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("one", [1]), ("zero", [0]))]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        helper.make_node("Gather", ["shape", "one"], ["seq"], name="seq_len", axis=0),
+        helper.make_node("Slice", ["pos", "zero", "seq", "zero"], ["p"], name="pos_slice"),
+        helper.make_node("Add", ["x", "p"], ["y"], name="add_pos"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "positions",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.ones((4, 32), np.float32), "pos"), *ints],
+    )
+    path = tmp_path_factory.mktemp("sizes") / "pos.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _runs(path: Path, s: int) -> bool:
+    try:
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(
+            None, {"x": np.ones((2, s, 32), np.float32)}
+        )
+    except Exception:
+        return False
+    return True
+
+
+READ = [
+    ({"S": 4}, {"S": (4, 4)}),
+    ({"S": "1..512"}, {"S": (1, 512)}),
+    ({"S": "8.."}, {"S": (8, None)}),
+    ({"S": (2, None), "B": (1, 1)}, {"S": (2, None), "B": (1, 1)}),
+    (["S=3", "input_ids_1 = 1..9"], {"S": (3, 3), "input_ids_1": (1, 9)}),
+    (None, {}),
+    ({}, {}),
+]
+
+
+@pytest.mark.parametrize(("given", "want"), READ)
+def test_sizes_are_read_from_every_form(given: object, want: object) -> None:
+    assert read_sizes(given) == want  # type: ignore[arg-type]
+
+
+BAD = [
+    ({"S": "9..3"}, BroadcastError, "an empty range"),
+    ({"S": "x"}, BroadcastError, "not a size"),
+    ({"S": -1}, BroadcastError, "sizes are 0 to"),
+    ({"S": 2**63}, BroadcastError, "sizes are 0 to"),
+    ({"S": True}, TypeError, "boolean"),
+    ({"S": 1.5}, TypeError, "not float"),
+    ({"S": (1, "x")}, TypeError, "(lo, hi)"),
+    ({"1S": 3}, BroadcastError, "not a dim's name"),
+    ({"a" * 300: 3}, BroadcastError, "not a dim's name"),
+    (["S"], BroadcastError, "not NAME=SIZE"),
+    ("S=3", TypeError, "not a single str"),
+    (42, TypeError, "not int"),
+    ({f"s{i}": 1 for i in range(5000)}, BroadcastError, "more than 4096"),
+]
+
+
+@pytest.mark.parametrize(("given", "error", "words"), BAD, ids=[str(i) for i in range(len(BAD))])
+def test_a_bad_size_is_named_in_one_short_line(given: object, error: type[Exception], words: str) -> None:
+    with pytest.raises(error) as info:
+        read_sizes(given)  # type: ignore[arg-type]
+    text = str(info.value)
+    assert words in text and "\n" not in text and len(text.encode()) < 2000
+
+
+def test_a_range_within_the_limit_says_nothing_and_past_it_warns(positions: Path) -> None:
+    assert all(_runs(positions, s) for s in range(1, 5)) and not _runs(positions, 5)
+    assert check(str(positions), dims={"S": "1..4"}).problems == []
+    report = check(str(positions), dims={"S": "1..16"})
+    [p] = report.problems
+    assert (p.kind, p.severity) == ("length-limit", "warning") and not report.clean
+    assert "works only for S <= 4" in p.message and "S is given as 1..16" in p.message
+
+
+def test_a_size_given_is_the_dims_size(positions: Path) -> None:
+    assert _runs(positions, 3) and not _runs(positions, 9)
+    assert check(str(positions), dims={"S": 3}).problems == []
+    [p] = check(str(positions), dims={"S": 9}).problems
+    assert (p.kind, p.severity, p.node) == ("cannot-broadcast", "error", "add_pos")
+
+
+def test_a_range_no_size_of_the_model_meets_is_a_contradiction() -> None:
+    report = check(sample_model_path(), dims={"N": "5..8"})
+    [c] = [p for p in report.problems if p.kind == "contradiction"]
+    assert "N in {5..8}" in c.message and "N in {1, 4}" in c.message
+    assert not [p for p in check(sample_model_path(), dims={"N": "1..4"}).problems if p.kind == "contradiction"]
+
+
+def test_a_name_the_model_lacks_is_bad_input(positions: Path) -> None:
+    with pytest.raises(SizesError, match=r"no dim named 'Q'.*B, S"):
+        check(str(positions), dims={"Q": 3})
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "words"),
+    [
+        (["--dim", "S=1..4"], 0, ""),
+        (["--dim", "S=1..16"], 1, "S is given as 1..16"),
+        (["--dim", "Q=3"], 2, "--dim:"),
+        (["--dim", "S=x"], 2, "--dim:"),
+        (["--dim", "S"], 2, "--dim:"),
+    ],
+)
+def test_the_command_takes_dim(positions: Path, args: list[str], status: int, words: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "bcast", "check", str(positions), *args], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == status, run.stdout + run.stderr
+    assert words in run.stdout + run.stderr
+    if status == 2:
+        assert run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
