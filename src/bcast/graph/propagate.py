@@ -141,7 +141,8 @@ def _consequences(findings: list[Finding], before: int, after: int | None, bent:
     A clash downstream of an earlier problem is often that problem seen again: a dim made by a node
     downstream of it (``bent``) meets the rest of the graph. Such a finding joins the earlier one's root
     cause; one whose clashing dims were all made elsewhere is a problem of its own. A stale annotation
-    is no source of consequences, nor is a quirk (inputs a real system accepts, its result undefined).
+    is no source of consequences, nor is a quirk (inputs a real system accepts, its result undefined), nor
+    a note (a length limit: how the model may be called).
     """
     for f in findings[before:]:
         bent_dims = not f.suspects or any(s.origin.kind == "node" and s.origin.name in bent for s in f.suspects)
@@ -150,7 +151,7 @@ def _consequences(findings: list[Finding], before: int, after: int | None, bent:
     if after is not None:
         return after
     for i in range(before, len(findings)):
-        if findings[i].kind not in ("declared-shape", "quirk") and findings[i].severity != "relation":
+        if findings[i].kind not in ("declared-shape", "quirk") and findings[i].severity not in ("relation", "info"):
             return i
     return None
 
