@@ -134,6 +134,11 @@ def test_a_name_the_model_lacks_is_bad_input(positions: Path) -> None:
         (["--dim", "Q=3"], 2, "--dim:"),
         (["--dim", "S=x"], 2, "--dim:"),
         (["--dim", "S"], 2, "--dim:"),
+        # the level that fails: a warning fails by default, not with --fail-on error; a note only with info
+        (["--dim", "S=1..16", "--fail-on", "error"], 0, "S is given as 1..16"),
+        (["--fail-on", "warning"], 0, "works only for S <= 4"),
+        (["--fail-on", "info"], 1, "works only for S <= 4"),
+        (["--fail-on", "bogus"], 2, "invalid choice"),
     ],
 )
 def test_the_command_takes_dim(positions: Path, args: list[str], status: int, words: str) -> None:
@@ -142,5 +147,14 @@ def test_the_command_takes_dim(positions: Path, args: list[str], status: int, wo
     )
     assert run.returncode == status, run.stdout + run.stderr
     assert words in run.stdout + run.stderr
-    if status == 2:
+    if status == 2 and "--dim" in args:
         assert run.stdout == "" and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_a_report_fails_at_a_level(positions: Path) -> None:
+    note = check(str(positions))
+    warned = check(str(positions), dims={"S": "1..16"})
+    assert [note.fails(x) for x in ("error", "warning", "info")] == [False, False, True]
+    assert [warned.fails(x) for x in ("error", "warning", "info")] == [False, True, True]
+    with pytest.raises(ValueError, match="a level is one of error, warning, info"):
+        note.fails("bogus")

@@ -185,6 +185,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--html", metavar="FILE", default=None, help="also write the report as an HTML page to FILE")
     c.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info"),
+        default="warning",
+        help="the least severity that makes the exit status 1 (default: warning; error: only what fails for every "
+        "size; info: notes too)",
+    )
+    c.add_argument(
         "--dim",
         metavar="NAME=SIZE",
         action="append",
@@ -361,7 +368,14 @@ def _check_command(args: argparse.Namespace) -> int:
         return 2
     path = sample_model_path() if args.sample else args.model
     return run_check(
-        path, as_json=args.json, quiet=args.quiet, colour=args.color, debug=args.debug, html=args.html, dims=args.dim
+        path,
+        as_json=args.json,
+        quiet=args.quiet,
+        colour=args.color,
+        debug=args.debug,
+        html=args.html,
+        dims=args.dim,
+        fail_on=args.fail_on,
     )
 
 

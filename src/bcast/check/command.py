@@ -69,13 +69,15 @@ def run_check(
     debug: bool = False,
     html: str | None = None,
     dims: Sequence[str] = (),
+    fail_on: str = "warning",
 ) -> int:
     """Check ``path`` and print the report; the exit status says clean (0), problems (1), unreadable (2)
     or an internal error of bcast (3: one line saying so, the traceback with ``debug``).
 
     ``quiet``: only the problems and the combined result (with ``as_json``, the JSON without its
     ``nodes`` and ``unchecked``). ``html``: also write the report as an HTML page to that path. ``dims``:
-    ``NAME=SIZE`` or ``NAME=LO..HI`` for the model's symbols (``--dim``); a bad one is exit 2."""
+    ``NAME=SIZE`` or ``NAME=LO..HI`` for the model's symbols (``--dim``); a bad one is exit 2. ``fail_on``:
+    the least severity that makes the exit status 1 (``error``, ``warning``, ``info``)."""
     try:
         sizes = read_sizes(list(dims))
     except (ValueError, TypeError) as e:
@@ -117,7 +119,7 @@ def run_check(
             print(line)
     else:
         print(report.render(colour=use_colour(sys.stdout, colour)))
-    return 0 if report.clean else 1
+    return 1 if report.fails(fail_on) else 0
 
 
 def write_text(path: str, text: str) -> None:

@@ -74,6 +74,10 @@ class NodeReport:
 
 
 #: kinds of problem, in the order a report lists them
+#: the severities, worst first: ``error`` fails for every admissible input, ``warning`` for some (a latent
+#: bug, or a limit inside the sizes given), ``info`` is a note (a length limit, how the model may be called)
+SEVERITIES = ("error", "warning", "info")
+
 KINDS = (
     "cannot-broadcast",
     "shape-mismatch",
@@ -294,6 +298,14 @@ class Report:
         """No error and no warning: ``info`` findings (a length limit, a derived range) say how the model
         may be called, not that it is wrong."""
         return not any(p.severity in ("error", "warning") for p in self.problems)
+
+    def fails(self, level: str = "warning") -> bool:
+        """Whether a problem of ``level`` or worse is here (``error`` < ``warning`` < ``info`` in what
+        they catch): what ``bcast check --fail-on LEVEL`` exits 1 for."""
+        if level not in SEVERITIES:
+            raise ValueError(f"fails: a level is one of {', '.join(SEVERITIES)}, not {show(level, 40)}")
+        worst = SEVERITIES.index(level)
+        return any(p.severity in SEVERITIES[: worst + 1] for p in self.problems)
 
     def to_dict(self, *, quiet: bool = False) -> dict[str, Any]:
         """The report as JSON data (docs/checker.md gives the schema); ``quiet`` (``--quiet --json``): only
