@@ -15,6 +15,7 @@ GRAPH = SRC / "bcast" / "graph"
 
 #: bcast.graph's modules, bottom-up: a module imports only modules before it
 ORDER = [
+    "bcast.graph.sizes",
     "bcast.graph.expr",
     "bcast.graph.model",
     "bcast.graph.context",

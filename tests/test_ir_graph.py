@@ -560,7 +560,7 @@ def test_a_computed_reshape_target_with_a_wrong_constant(tmp_path: Path) -> None
     assert [str(e) for e in target_v.ints or []] == ["x_0", "x_1", "4", "16"]
     report = check(path)
     (bad,) = [p for p in report.problems if p.node == "split_heads"]
-    assert bad.kind == "shape-mismatch" and bad.severity == "error"
+    assert bad.kind == "reshape-count" and bad.severity == "error"
     assert "32*x_0*x_1" in bad.message and "64*x_0*x_1" in bad.message
     assert bad.root == "heads_and_size" and bad.root_kind == "initializer"
     for sizes in ((1, 1), (2, 3)):

@@ -8,9 +8,14 @@ and returns one :class:`Value` per output (fewer: the rest are unknown). It rais
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
+
+import numpy as np
 
 from ...dims import Tri
 from ...files import MAX_MODEL_RANK
@@ -19,8 +24,10 @@ from ..expr import Expr
 from ..model import Node, Origin, Value
 
 __all__ = [
+    "CONTRACTS",
     "DATA_LIMIT",
     "SHAPES",
+    "Latent",
     "ShapeFn",
     "agree",
     "axes_of",
@@ -32,13 +39,17 @@ __all__ = [
     "input_value",
     "known",
     "new_value",
+    "norm_findings",
     "numel",
     "op_label",
     "origins_of",
+    "rational_scale",
     "register",
+    "require",
     "same_as",
     "scalar_of",
     "shape_value",
+    "sizes_where",
     "suspects_of",
 ]
 
@@ -216,6 +227,171 @@ def new_value(dtype: str | None, dims: Sequence[Expr] | None, origins: Sequence[
     return Value(dtype, tuple(dims), None, tuple(origins) if origins is not None else None)
 
 
+#: the kinds of finding for what an op requires of its inputs' shapes beyond broadcasting, each with its
+#: definite form (an error: it fails at every size) and its latent form (a warning: it fails at some)
+CONTRACTS = {
+    "concat-mismatch": "Concat's inputs differ off the concatenation axis",
+    "reshape-count": "a Reshape's target holds another number of elements than its input",
+    "matmul-inner": "MatMul's or Gemm's inner dims differ",
+    "conv-channels": "a convolution's input channels, groups or bias against its weight",
+    "split-sizes": "a Split's parts against the axis they split",
+    "index-out-of-range": "a constant index past the end of its axis",
+    "einsum-letters": "one Einsum letter with two sizes",
+    "norm-contract": "a normalization's scale, bias or statistics against the channels they scale",
+    "attention-contract": "attention's query, key, value, caches and heads against each other",
+}
+
+
+@dataclass(frozen=True)
+class Latent:
+    """Where a condition on a model's sizes fails and where it holds, found by trying sizes of its symbols."""
+
+    #: the condition's failure in words: ``when H is odd (e.g. H = 31; it holds at H = 32)``
+    text: str
+    fails: dict[str, int]
+    holds: dict[str, int] | None
+
+
+#: the sizes a symbol is tried at, and the size examples are chosen near (a typical size of a model's input)
+_TRIED = range(1, 161)
+_NEAR = 32
+#: sizes tried for each symbol when several take part, and the most points tried
+_GRID = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128)
+_MAX_POINTS = 1024
+#: how far sizes are tried, all symbols alike, for a condition that fails wherever it was tried first
+_FAR = 4096
+
+
+def _distance(env: dict[str, int]) -> tuple[int, tuple[int, ...]]:
+    return sum(abs(v - _NEAR) for v in env.values()), tuple(env.values())
+
+
+def _show(env: dict[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in env.items())
+
+
+def _tried(holds: Callable[[dict[str, int]], bool], env: dict[str, int]) -> bool | None:
+    try:
+        return bool(holds(env))
+    except (ArithmeticError, KeyError, ValueError):  # a size where the expressions are undefined: no answer
+        return None
+
+
+def _points(symbols: list[str]) -> Iterator[dict[str, int]]:
+    if len(symbols) == 1:
+        yield from ({symbols[0]: v} for v in _TRIED)
+        return
+    yield from (dict.fromkeys(symbols, v) for v in _TRIED)  # every symbol one size (a square image)
+    grid = _GRID if len(symbols) <= 2 else _GRID[::3]
+    for combo in itertools.islice(itertools.product(grid, repeat=len(symbols)), _MAX_POINTS):
+        yield dict(zip(symbols, combo, strict=True))
+
+
+def sizes_where(holds: Callable[[dict[str, int]], bool], symbols: Iterable[str]) -> Latent | None:
+    """Where ``holds`` (a condition on sizes of ``symbols``, each 1 or more) fails, said in words; ``None``
+    when it holds at every size tried. The sizes are tried, not proven: this only words a condition that
+    the expressions could not decide, and a condition that holds wherever it is tried is not reported."""
+    names = sorted(symbols)
+    if not names:
+        return None
+    seen = [(env, _tried(holds, env)) for env in _points(names)]
+    bad = [env for env, ok in seen if ok is False]
+    if not bad:
+        return None
+    good = [env for env, ok in seen if ok]
+    if not good:  # fails wherever it was tried: perhaps one size fits (a target made for one input size)
+        for v in range(_TRIED.stop, _FAR + 1):
+            env = dict.fromkeys(names, v)
+            if _tried(holds, env):
+                good = [env]
+                break
+    fails = min(bad, key=_distance)
+    hold = min(good, key=_distance) if good else None
+    rule = _pattern(names[0], {env[names[0]]: ok for env, ok in seen}) if len(names) == 1 else None
+    if rule is not None:
+        text, by_residues = rule
+        if by_residues and hold is not None:  # odd, not a multiple of 4: an example of each side
+            text += f" (e.g. {_show(fails)}; it holds at {_show(hold)})"
+    elif hold is None:
+        text = f"it fails at every size tried (e.g. {_show(fails)})"
+    else:
+        only = " only" if len(good) <= 2 else ""
+        text = f"it fails at {_show(fails)} and holds{only} at {_show(hold)}"
+    return Latent(text, fails, hold)
+
+
+def _pattern(name: str, ok: dict[int, bool | None]) -> tuple[str, bool] | None:
+    """The failing sizes of one symbol in words when they follow a rule, and whether the rule goes by
+    residues: all but a few sizes, below or above a size, odd or even, not a multiple of ``p``, some residues
+    mod ``p`` (these from size 16 on, past the sizes too small to mean much); ``None`` otherwise."""
+    sizes = sorted(v for v, r in ok.items() if r is not None)
+    failing = [v for v in sizes if not ok[v]]
+    if not failing or len(failing) == len(sizes):
+        return None
+    holding = [v for v in sizes if ok[v]]
+    if len(holding) <= 3:
+        return f"it fails unless {name} is {_or(holding)}", False
+    if all(not ok[v] for v in sizes if v <= failing[-1]) and all(ok[v] for v in sizes if v > failing[-1]):
+        return f"it fails when {name} <= {failing[-1]}", False
+    if all(ok[v] for v in sizes if v < failing[0]) and all(not ok[v] for v in sizes if v >= failing[0]):
+        return f"it fails when {name} >= {failing[0]}", False
+    tail = [v for v in sizes if v >= 16]
+    for p in range(2, 33):
+        if not all(ok.get(v) == ok.get(v + p) for v in tail if v + p in ok):
+            continue
+        res = sorted({v % p for v in tail if not ok[v]})
+        if not res or len(res) == p:
+            return None
+        if p == 2:
+            return f"it fails when {name} is {'odd' if res == [1] else 'even'}", True
+        if res == list(range(1, p)):
+            return f"it fails when {name} is not a multiple of {p}", True
+        if res == [0]:
+            return f"it fails when {name} is a multiple of {p}", True
+        return f"it fails when {name} mod {p} is {_or(res)}", True
+    return None
+
+
+def _or(items: Sequence[int]) -> str:
+    words = [str(x) for x in items]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def require(
+    node: Node,
+    ctx: Ctx,
+    kind: str,
+    condition: str,
+    holds: Callable[[dict[str, int]], bool],
+    dims: Sequence[Expr],
+    *,
+    axis: int | None = None,
+    suspects: Sequence[Suspect] = (),
+) -> bool:
+    """A requirement of ``node``'s op that its inputs' sizes meet for some sizes, not all (the latent form
+    of ``kind``): a warning saying for which sizes it fails, unless it involves a dim propagation lost, says
+    only that input dims the file left unnamed agree (what the model needs of its inputs, not a bug of it),
+    or holds at every size tried. Whether it was reported."""
+    if ctx.is_lost(dims) or (len(dims) > 1 and ctx.links_unnamed_inputs(dims)):
+        return False
+    symbols: set[str] = set()
+    for d in dims:
+        symbols |= d.symbols
+    found = sizes_where(holds, symbols)
+    if found is None:
+        return False
+    ctx.problem(
+        node,
+        kind,
+        f"{op_label(node)}: {condition}; {found.text}",
+        axis=axis,
+        dims=dims,
+        suspects=suspects,
+        severity="warning",
+    )
+    return True
+
+
 def agree(
     node: Node,
     ctx: Ctx,
@@ -227,22 +403,55 @@ def agree(
     *,
     axis: int | None = None,
     ones: bool = False,
+    kind: str = "shape-mismatch",
 ) -> Tri:
-    """``a`` and ``b`` must be one size: a :class:`ShapeError` when they differ for sure, a constraint
-    (a warning) when they may. ``ones``: a 1 on either side is fine too (the op broadcasts it)."""
+    """``a`` and ``b`` must be one size: a :class:`ShapeError` of ``kind`` when they differ for sure, a
+    warning of ``kind`` saying for which sizes they differ when they may (:func:`require`). ``ones``: a 1 on
+    either side is fine too (the op broadcasts it)."""
     t = a.eq(b)
     if t is Tri.YES or (ones and (a.value == 1 or b.value == 1)):
         return Tri.YES
     sus = suspects_of((oa, a), (ob, b))
     if t is Tri.NO:
-        raise ShapeError(f"{op_label(node)}: {what}: {a} against {b}", axis=axis, dims=(a, b), suspects=sus)
-    ctx.problem(
+        raise ShapeError(f"{op_label(node)}: {what}: {a} against {b}", axis=axis, dims=(a, b), suspects=sus, kind=kind)
+
+    def same(env: dict[str, int]) -> bool:
+        x, y = a.evaluate(env), b.evaluate(env)
+        return x == y or (ones and 1 in (x, y))
+
+    require(
         node,
-        "constraint",
-        f"{op_label(node)}: {what}: needs {a} == {b}" + (" (or either to be 1)" if ones else ""),
+        ctx,
+        kind,
+        f"{what}: needs {a} == {b}" + (" (or either to be 1)" if ones else ""),
+        same,
+        (a, b),
         axis=axis,
-        dims=(a, b),
         suspects=sus,
-        severity="warning",
     )
     return t
+
+
+def norm_findings(ctx: Ctx, since: int) -> None:
+    """The findings made since ``since`` by broadcasting a normalization's scale, bias or skip into its input
+    (onnxruntime takes any that broadcasts to it) are that op's contract: of kind ``norm-contract``. A
+    constraint keeps what it says of the symbols; one on unnamed input dims stays a relation."""
+    for f in ctx.findings[since:]:
+        if f.kind in ("cannot-broadcast", "constraint"):
+            f.kind = "norm-contract"
+
+
+def rational_scale(scale: float, runtime: Callable[[np.ndarray], np.ndarray]) -> tuple[int, int] | None:
+    """``scale`` as ``p/q`` when the runtime's resized size (``runtime(sizes)``, the sizes an int64 array) is
+    ``floor(size*p/q)`` for every size up to 2**16: 2.0 is 2/1, 0.5 is 1/2, 1/3 in float32 is 1/3 only if
+    the runtime's rounding never breaks it. ``None`` when no small fraction is."""
+    if not math.isfinite(scale) or scale <= 0:
+        return None
+    f = Fraction(scale).limit_denominator(64)
+    p, q = f.numerator, f.denominator
+    sizes = np.arange(1, 2**16 + 1, dtype=np.int64)
+    try:
+        got = runtime(sizes)
+    except (ArithmeticError, ValueError):
+        return None
+    return (p, q) if np.array_equal(got, (sizes * p) // q) else None

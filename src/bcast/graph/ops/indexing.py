@@ -10,6 +10,7 @@ past the end of a shape) and names, when one is wrong, where the offending dim w
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,13 +32,14 @@ from ._base import (
     op_label,
     origins_of,
     register,
+    require,
     same_as,
     scalar_of,
     suspects_of,
 )
 from .shape import rearranged, static_dims
 
-__all__: list[str] = []
+__all__ = ["constant_indices"]
 
 
 def _indices(v: Value) -> list[tuple[Expr, Origin | None]] | None:
@@ -106,7 +108,40 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                     suspects=[Suspect(o, k)] if o else (),
                     kind="index-out-of-range",
                 )
+    if pairs is not None and n_axis is None:
+        constant_indices(node, ctx, x, axis, pairs)
     return [Value(x.dtype, out, data, origins, data_origins)]
+
+
+def constant_indices(node: Node, ctx: Ctx, x: Value, axis: int, pairs: list[tuple[Expr, Origin | None]]) -> None:
+    """Constant indices into an axis of symbolic size: in range for some sizes only (index 2 of an axis of
+    ``floor(H/8)``), a warning saying for which; an index that every size of at least 1 takes is no finding."""
+    assert x.shape is not None
+    size = x.shape[axis]
+    ks = [(int(e.value), o) for e, o in pairs if e.value is not None]
+    if not ks:
+        return
+    hi = max(ks, key=lambda p: p[0] if p[0] >= 0 else -1)
+    lo = min(ks, key=lambda p: p[0] if p[0] < 0 else 0)
+    for k, o in {hi, lo}:
+        need = size - (k + 1) if k >= 0 else size + k
+        least = need.lo
+        if least is not None and least >= 0:
+            continue
+        require(
+            node,
+            ctx,
+            "index-out-of-range",
+            f"index {k} on axis {axis} of {dims_text(x.shape)} needs {size} " + (f"> {k}" if k >= 0 else f">= {-k}"),
+            _in_range(size, k),
+            (size,),
+            axis=axis,
+            suspects=[*suspects_of((x.origin(axis), size)), *([Suspect(o, k)] if o is not None else [])],
+        )
+
+
+def _in_range(size: Expr, k: int) -> Callable[[dict[str, int]], bool]:
+    return lambda env: -size.evaluate(env) <= k < size.evaluate(env)
 
 
 @register("TopK")

@@ -6,10 +6,10 @@ Reshape before ``Q @ K^T`` is a broadcasting clash: it is checked as one.
 
 from __future__ import annotations
 
-from ..context import Ctx, ShapeError, Suspect
+from ..context import Ctx, ShapeError
 from ..expr import Expr
 from ..model import Node, Origin, Value
-from ._base import attr_int, input_value, known, register
+from ._base import agree, attr_int, input_value, known, norm_findings, register
 
 Dims = tuple[Expr, ...]
 
@@ -52,22 +52,16 @@ def _matmul(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if b1:
         sb, ob = [*sb, Expr.const(1)], [*ob, None]
     k_a, k_b = sa[-1], sb[-2]
-    if k_a.eq(k_b).name == "NO":
-        sus = [Suspect(o, e.value) for o, e in ((oa[-1], k_a), (ob[-2], k_b)) if o is not None]
-        raise ShapeError(
-            f"{node.op} {node.name}: the inner dims differ: {_text(a.shape)} @ {_text(b.shape)} ({k_a} against {k_b})",
-            dims=(k_a, k_b),
-            suspects=sus,
-        )
-    if k_a.eq(k_b).name == "MAYBE" and (not k_a.is_const or not k_b.is_const):
-        ctx.problem(
-            node,
-            "constraint",
-            f"{node.op} {node.name}: {_text(a.shape)} @ {_text(b.shape)} needs {k_a} == {k_b}",
-            dims=(k_a, k_b),
-            severity="warning",
-            suspects=[Suspect(o, e.value) for o, e in ((oa[-1], k_a), (ob[-2], k_b)) if o is not None],
-        )
+    agree(
+        node,
+        ctx,
+        k_a,
+        oa[-1],
+        k_b,
+        ob[-2],
+        f"the inner dims of {_text(a.shape)} @ {_text(b.shape)}",
+        kind="matmul-inner",
+    )
     ba = Value(a.dtype, tuple(sa[:-2]), None, tuple(oa[:-2]))
     bb = Value(b.dtype, tuple(sb[:-2]), None, tuple(ob[:-2]))
     names = [node.inputs[0], node.inputs[1]]
@@ -111,14 +105,16 @@ def _gemm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         ta, tb = attr_int(node, "transA", 0), attr_int(node, "transB", 0)
         m, k_a = (a.shape[1], a.shape[0]) if ta else (a.shape[0], a.shape[1])
         k_b, n = (b.shape[1], b.shape[0]) if tb else (b.shape[0], b.shape[1])
-        if k_a.eq(k_b).name == "NO":
-            oka, okb = a.origin(0 if ta else 1), b.origin(1 if tb else 0)
-            raise ShapeError(
-                f"Gemm {node.name}: the inner dims differ: K is {k_a} in A {_text(a.shape)} and {k_b} in B "
-                f"{_text(b.shape)}",
-                dims=(k_a, k_b),
-                suspects=[Suspect(o, e.value) for o, e in ((oka, k_a), (okb, k_b)) if o],
-            )
+        agree(
+            node,
+            ctx,
+            k_a,
+            a.origin(0 if ta else 1),
+            k_b,
+            b.origin(1 if tb else 0),
+            f"K is {k_a} in A {_text(a.shape)} and {k_b} in B {_text(b.shape)}",
+            kind="matmul-inner",
+        )
         mn = (m, n)
         origins = (a.origin(1 if ta else 0), b.origin(0 if tb else 1))
     if c is not None:
@@ -146,6 +142,7 @@ def _layer_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x = known(ins[0])
     skip = node.op.startswith("Skip")
     operands = list(enumerate(ins))[1:]
+    before = len(ctx.findings)
     for k, v in operands:
         if v is None:
             continue
@@ -159,6 +156,7 @@ def _layer_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             names=[node.inputs[k], node.inputs[0]],
             target_value=x,
         )
+    norm_findings(ctx, before)
     outs = [Value(x.dtype, x.shape, None, x.origins)]
     if x.shape is not None and not skip:
         r = len(x.shape)

@@ -37,7 +37,9 @@ from ._base import (
     numel,
     op_label,
     origins_of,
+    rational_scale,
     register,
+    require,
     same_as,
     scalar_of,
     suspects_of,
@@ -256,7 +258,7 @@ def _bias(node: Node, ctx: Ctx, b: Value | None, m: Expr, om: Origin | None, wha
         raise ShapeError(
             f"{op_label(node)}: the bias {node.inputs[2]} is {dims_text(b.shape)}; it must be 1-D of {what} {m}",
             suspects=[Suspect(o) for o in origins_of(b) if o is not None],
-            kind="shape-mismatch",
+            kind="conv-channels",
         )
     agree(
         node,
@@ -267,7 +269,37 @@ def _bias(node: Node, ctx: Ctx, b: Value | None, m: Expr, om: Origin | None, wha
         om,
         f"the bias {node.inputs[2]} {dims_text(b.shape)} against {what} {m}",
         axis=1,
+        kind="conv-channels",
     )
+
+
+def _groups_divide(node: Node, ctx: Ctx, n: Expr, o: Origin | None, group: int, said: str) -> None:
+    """``n`` channels must split into ``group`` groups: an error when they do not, a warning saying for which
+    sizes when they may not."""
+    if group == 1:
+        return
+    nv = n.value
+    if nv is not None:
+        if nv % group:
+            raise ShapeError(
+                f"{op_label(node)}: {said}, not a multiple of group {group}",
+                axis=0,
+                dims=(n, group),
+                suspects=suspects_of((o, n)),
+                kind="conv-channels",
+            )
+        return
+    if (n // group * group).eq(n) is not Tri.YES:
+        require(
+            node,
+            ctx,
+            "conv-channels",
+            f"{said}: a multiple of group {group} is needed",
+            lambda env: n.evaluate(env) % group == 0,
+            (n,),
+            axis=0,
+            suspects=suspects_of((o, n)),
+        )
 
 
 def _xw_ranks(node: Node, x: Value, w: Value) -> int | None:
@@ -308,15 +340,9 @@ def _conv(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"the input X {dims_text(x.shape)} has {c} channels, the weight W {dims_text(w.shape)} takes "
             f"{w.shape[1]} x group {group} = {cw}",
             axis=1,
+            kind="conv-channels",
         )
-        mv = m.value
-        if mv is not None and mv % group:
-            raise ShapeError(
-                f"{op_label(node)}: W {dims_text(w.shape)} has {mv} output channels, not a multiple of group {group}",
-                axis=0,
-                dims=(m, group),
-                suspects=suspects_of((om, m)),
-            )
+        _groups_divide(node, ctx, m, om, group, f"W {dims_text(w.shape)} has {m} output channels")
     _bias(node, ctx, b, m, om, "output channels")
     if x.shape is None or kernel is None:
         return [new_value(x.dtype, (fresh_dim(node, ctx, 0), m, *(fresh_dim(node, ctx, 2 + i) for i in range(r - 2))))]
@@ -350,6 +376,10 @@ def _conv_transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value
             f"the input X {dims_text(x.shape)} has {x.shape[1]} channels, the weight W {dims_text(w.shape)} takes "
             f"{w.shape[0]}",
             axis=1,
+            kind="conv-channels",
+        )
+        _groups_divide(
+            node, ctx, w.shape[0], w.origin(0), group, f"W {dims_text(w.shape)} takes {w.shape[0]} input channels"
         )
     _bias(node, ctx, b, m, om, "output channels")
     if x.shape is None or kernel is None:
@@ -460,9 +490,13 @@ def _per_channel(
         if len(v.shape) != len(want) or any(a.eq(b) is Tri.NO for a, b in zip(v.shape, want, strict=True)):
             bad.append((k, v))
     if not bad:
+        asked: set[tuple[Expr, Expr]] = set()  # scale, bias, mean and var alike: one warning, not four
         for k, v in given:
             assert v.shape is not None
             for j, (a, b) in enumerate(zip(v.shape, want, strict=True)):
+                if (a, b) in asked:
+                    continue
+                asked.add((a, b))
                 agree(
                     node,
                     ctx,
@@ -472,6 +506,7 @@ def _per_channel(
                     want_origins[j],
                     f"the input {node.inputs[k]} {dims_text(v.shape)} against {what} {dims_text(want)}",
                     axis=1 + j,
+                    kind="norm-contract",
                 )
         return
     names = ", ".join(f"{node.inputs[k]} {dims_text(v.shape)}" for k, v in bad)
@@ -486,6 +521,7 @@ def _per_channel(
         axis=1,
         dims=(*dims, *want),
         suspects=sus,
+        kind="norm-contract",
     )
 
 
@@ -541,12 +577,24 @@ def _group_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         raise ShapeError(f"{op_label(node)}: num_groups {groups} must be positive", kind="invalid")
     c = x.shape[1]
     cv = c.value
+    said = f"the input X {dims_text(x.shape)} has {c} channels"
     if cv is not None and cv % groups:
         raise ShapeError(
-            f"{op_label(node)}: the input X {dims_text(x.shape)} has {c} channels, not a multiple of num_groups "
-            f"{groups}",
+            f"{op_label(node)}: {said}, not a multiple of num_groups {groups}",
             axis=1,
             dims=(c, groups),
+            suspects=suspects_of((x.origin(1), c)),
+            kind="norm-contract",
+        )
+    if cv is None and (c // groups * groups).eq(c) is not Tri.YES:
+        require(
+            node,
+            ctx,
+            "norm-contract",
+            f"{said}: a multiple of num_groups {groups} is needed",
+            lambda env: c.evaluate(env) % groups == 0,
+            (c,),
+            axis=1,
             suspects=suspects_of((x.origin(1), c)),
         )
     if ctx.opset(node.domain) >= 21:
@@ -695,7 +743,9 @@ def _resized_to_sizes(node: Node, ctx: Ctx, x: Value, sizes: Value, axes: list[i
 
 
 def _scaled(node: Node, ctx: Ctx, size: Expr, scale: Any, axis: int) -> Expr:
-    """``floor(size * scale)``: exact on a static size, ``size * k`` for a whole ``k``, else a fresh symbol."""
+    """``floor(size * scale)`` as onnxruntime computes it (in single precision): exact on a static size,
+    ``floor(size*p/q)`` for a scale that is ``p/q`` at every size (2.0: ``2*size``, 0.5: ``floor(size/2)``),
+    else a fresh symbol."""
     if scale is None:
         return fresh_dim(node, ctx, axis)
     s = float(scale.value) if isinstance(scale, Expr) and scale.value is not None else scale
@@ -706,6 +756,10 @@ def _scaled(node: Node, ctx: Ctx, size: Expr, scale: Any, axis: int) -> Expr:
         return Expr.const(int(_f32_times(s, v)))
     if float(s).is_integer():
         return size * int(s)
+    f32 = np.float32(s)
+    pq = rational_scale(float(s), lambda n: (f32 * n.astype(np.float32)).astype(np.int64))
+    if pq is not None:
+        return (size * pq[0]) // pq[1]
     return fresh_dim(node, ctx, axis)
 
 
@@ -869,7 +923,7 @@ def _einsum_operand(
             f"{op_label(node)}: operand {i} ({node.inputs[i]} {dims_text(v.shape)}) has rank {len(v.shape)}, "
             f"the equation's term {term!r} {len(subs)}{' or more' if has_ell else ''}",
             suspects=[Suspect(o) for o in origins_of(v) if o is not None][:4],
-            kind="shape-mismatch",
+            kind="einsum-letters",
         )
     start = term.index("...") if has_ell else len(subs)
     for j, ch in enumerate(subs):
@@ -892,6 +946,7 @@ def _einsum_operand(
             f"and {d} at axis {axis} of operand {i} ({dims_text(v.shape)})",
             axis=axis,
             ones=True,
+            kind="einsum-letters",
         )
     if not has_ell:
         return None
@@ -1285,6 +1340,7 @@ def _heads(node: Node, ctx: Ctx, hidden: Expr, oh: Origin | None, heads: int, wh
             f"{op_label(node)}: {what} {hidden} is not a multiple of {heads} heads",
             dims=(hidden, heads),
             suspects=suspects_of((oh, hidden)),
+            kind="attention-contract",
         )
     return hidden // heads
 
@@ -1308,6 +1364,7 @@ def _same_batch(node: Node, ctx: Ctx, vals: Sequence[tuple[str, Value | None]]) 
             fv.origin(0),
             f"{what} {dims_text(v.shape)} and {first[0]} {dims_text(fv.shape)} differ in batch",
             axis=0,
+            kind="attention-contract",
         )
 
 
@@ -1341,6 +1398,7 @@ def _attention_4d(node: Node, ctx: Ctx, q: Value, k: Value, v: Value) -> _Attent
         v.origin(1),
         f"K {dims_text(k.shape)} and V {dims_text(v.shape)} differ in heads",
         axis=1,
+        kind="attention-contract",
     )
     return _AttentionDims(b, hq, sq, e, k.shape[1], k.shape[2], k.shape[3], v.shape[3], k.origin(1), q.origin(3))
 
@@ -1376,6 +1434,7 @@ def _attention_past(node: Node, ctx: Ctx, pk: Value | None, pv: Value | None, a:
             a.o_hkv,
             f"{name} {dims_text(pt.shape)} against {a.hkv} kv heads",
             axis=1,
+            kind="attention-contract",
         )
         agree(
             node,
@@ -1386,6 +1445,7 @@ def _attention_past(node: Node, ctx: Ctx, pk: Value | None, pv: Value | None, a:
             None,
             f"{name} {dims_text(pt.shape)} against head size {last}",
             axis=3,
+            kind="attention-contract",
         )
     if pk is not None and pk.shape is not None and len(pk.shape) == 4:
         return pk.shape[2]
@@ -1431,6 +1491,7 @@ def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         v.origin(kv_axis),
         f"K {dims_text(k.shape)} and V {dims_text(v.shape)} differ in sequence length",
         axis=kv_axis,
+        kind="attention-contract",
     )
     agree(
         node,
@@ -1440,6 +1501,7 @@ def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         a.e,
         a.o_e,
         f"Q {dims_text(q.shape)} and K {dims_text(k.shape)} differ in head size",
+        kind="attention-contract",
     )
     hqv, hkvv = a.hq.value, a.hkv.value
     if hqv is not None and hkvv is not None and hkvv and hqv % hkvv:
@@ -1447,6 +1509,7 @@ def _attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"{op_label(node)}: {hqv} query heads are not a multiple of {hkvv} key/value heads",
             dims=(a.hq, a.hkv),
             suspects=suspects_of((q.origin(1), a.hq), (a.o_hkv, a.hkv)),
+            kind="attention-contract",
         )
     total = _attention_past(node, ctx, pk, pv, a) + a.skv
     if mask is not None:
@@ -1482,6 +1545,7 @@ def _ms_attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         x.origin(2),
         f"the weights {dims_text(w.shape)} against the input {dims_text(x.shape)}'s hidden size",
         axis=2,
+        kind="attention-contract",
     )
     sizes = attr_ints(node, "qkv_hidden_sizes")
     if sizes is not None:
@@ -1496,6 +1560,7 @@ def _ms_attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             None,
             f"the weights {dims_text(w.shape)} against qkv_hidden_sizes {sizes}",
             axis=1,
+            kind="attention-contract",
         )
         hk, hv = Expr.const(sizes[1]), Expr.const(sizes[2])
     else:
@@ -1505,6 +1570,7 @@ def _ms_attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                 f"{op_label(node)}: the weights {dims_text(w.shape)} do not split into Q, K and V",
                 dims=(w.shape[1],),
                 suspects=suspects_of((w.origin(1), w.shape[1])),
+                kind="attention-contract",
             )
         hk = hv = w.shape[1] // 3
     if bias is not None and _rank_is(node, bias, 1, "the bias"):
@@ -1518,6 +1584,7 @@ def _ms_attention(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             w.origin(1),
             f"the bias {dims_text(bias.shape)} against the weights {dims_text(w.shape)}",
             axis=0,
+            kind="attention-contract",
         )
     head = _heads(node, ctx, hk, None, heads, "the key hidden size")
     _heads(node, ctx, hv, None, heads, "the value hidden size")
@@ -1567,13 +1634,22 @@ def _mha(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             None,
             f"the packed key/value {dims_text(k.shape)} against head size {h}",
             axis=4,
+            kind="attention-contract",
         )
         lk = k.shape[1]
         pres_k: Dims = (b, n, past + lk, h)
         pres_v: Dims = (b, n, past + lk, hv)
     elif len(k.shape) == 4:  # [B, N, L, H]: cross attention with the keys already projected
         agree(
-            node, ctx, k.shape[3], k.origin(3), h, None, f"the key {dims_text(k.shape)} against head size {h}", axis=3
+            node,
+            ctx,
+            k.shape[3],
+            k.origin(3),
+            h,
+            None,
+            f"the key {dims_text(k.shape)} against head size {h}",
+            axis=3,
+            kind="attention-contract",
         )
         hv = v.shape[3] if v is not None and v.shape is not None and len(v.shape) == 4 else fresh_dim(node, ctx, "hv")
         pres_k = k.shape
@@ -1589,6 +1665,7 @@ def _mha(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             q.origin(2),
             f"the key {dims_text(k.shape)} and the query {dims_text(q.shape)} differ in hidden size",
             axis=2,
+            kind="attention-contract",
         )
         if v is None or not _rank_is(node, v, 3, "value"):
             raise ShapeError(f"{op_label(node)}: a key {dims_text(k.shape)} needs a value", kind="invalid")
@@ -1602,6 +1679,7 @@ def _mha(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             k.origin(1),
             f"the value {dims_text(v.shape)} and the key {dims_text(k.shape)} differ in sequence length",
             axis=1,
+            kind="attention-contract",
         )
         hv = _heads(node, ctx, v.shape[2], v.origin(2), heads, "the value hidden size")
         pres_k = (b, n, past + k.shape[1], h)
@@ -1633,7 +1711,7 @@ def _caches(node: Node, ctx: Ctx, cos: Value | None, sin: Value | None, first: i
         raise ShapeError(
             f"{op_label(node)}: cos_cache {dims_text(cos.shape)} and sin_cache {dims_text(sin.shape)} differ in rank",
             suspects=[Suspect(o) for o in origins_of(sin) + origins_of(cos) if o is not None][:4],
-            kind="shape-mismatch",
+            kind="attention-contract",
         )
     for j, (a, b) in enumerate(zip(cos.shape, sin.shape, strict=True)):
         agree(
@@ -1645,6 +1723,7 @@ def _caches(node: Node, ctx: Ctx, cos: Value | None, sin: Value | None, first: i
             cos.origin(j),
             f"cos_cache {dims_text(cos.shape)} and sin_cache {dims_text(sin.shape)} must have one shape",
             axis=j,
+            kind="attention-contract",
         )
 
 
@@ -1680,6 +1759,7 @@ def _gqa(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                     None,
                     f"the {name} {dims_text(t.shape)} against {nkv} kv heads of size {h}",
                     axis=2,
+                    kind="attention-contract",
                 )
                 agree(
                     node,
@@ -1690,6 +1770,7 @@ def _gqa(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                     q.origin(1),
                     f"the {name} {dims_text(t.shape)} and the query {dims_text(q.shape)} differ in sequence length",
                     axis=1,
+                    kind="attention-contract",
                 )
     _same_batch(node, ctx, [("query", q), ("key", k), ("value", v), ("past_key", pk)])
     total_raw = scalar_of(total_v)

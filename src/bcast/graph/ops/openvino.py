@@ -64,8 +64,21 @@ from ...rules.pdpd import pdpd_start
 from ..context import BroadcastRecord, Ctx, ShapeError, Suspect
 from ..expr import Expr
 from ..model import Node, Origin, Value
-from ._base import SHAPES, axis_of, input_value, known, numel, register, same_as
+from ._base import (
+    SHAPES,
+    agree,
+    axis_of,
+    input_value,
+    known,
+    norm_findings,
+    numel,
+    rational_scale,
+    register,
+    require,
+    same_as,
+)
 from .elementwise import dtype_name, evaluate, expanded_data
+from .indexing import constant_indices
 from .shape import reshape, slice_bounds
 
 __all__ = ["BINARY", "INTERVALS", "UNARY", "binary", "dtype_of_element", "parse_bool", "parse_int", "parse_ints"]
@@ -812,61 +825,7 @@ def _reshape(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x, target = known(ins[0]), known(input_value(ins, 1))
     _ranked(node, target, "the target shape")
     special_zero = parse_bool(node, "special_zero", False)
-    _reshape_sizes(node, x, target, special_zero)
     return [reshape(node, ctx, x, target, special_zero=special_zero)]
-
-
-def _reshape_sizes(node: Node, x: Value, target: Value, special_zero: bool) -> None:
-    """What :func:`~bcast.graph.ops.shape.reshape` leaves open, when only an empty tensor would fit.
-
-    A computed target (``[batch, seq, 4, 16]`` for ``[batch, seq, 32]``) differs from the input's size by
-    one term, ``32*batch*seq``: equal only when a size is 0. Sizes may be 0, so the comparison is a
-    "maybe"; but a model reshapes non-empty tensors, and for each of those the target is wrong. Likewise
-    a ``-1`` whose quotient is a fraction (``32*b*s`` over ``24*b*s``) fits no non-empty input.
-    """
-    ints = target.ints
-    if ints is None or x.shape is None:
-        return
-    dims: list[Expr] = []
-    for k, e in enumerate(ints):
-        if e.value == 0 and special_zero:
-            if k >= len(x.shape):
-                return
-            dims.append(x.shape[k])
-        elif e.value is not None and e.value < 0:
-            if e.value != -1:
-                return
-            continue
-        else:
-            dims.append(e)
-    total, want = numel(x.shape), numel(tuple(dims))
-    if total.is_const or want.is_const or total.eq(want) is not Tri.MAYBE:
-        return
-    suspects = [
-        Suspect(o, e.value)
-        for k, e in enumerate(ints)
-        if (o := target.data_origin(k)) is not None and e.value is not None and e.value not in (0, -1)
-    ]
-    minus = any(e.value == -1 for e in ints)
-    if not minus:
-        d = total - want
-        if len(d.terms) == 1 and d.terms[0][0] and d.terms[0][1]:
-            raise ShapeError(
-                f"{_name(node)}: {_t(x.shape)} has {total} elements, the target {_t(ints)} holds {want}: equal only "
-                "for an empty tensor",
-                dims=(total, want),
-                suspects=suspects,
-            )
-        return
-    if len(total.terms) == 1 and len(want.terms) == 1 and total.terms[0][0] == want.terms[0][0]:
-        a, b = total.terms[0][1], want.terms[0][1]
-        if b and a % b:
-            raise ShapeError(
-                f"{_name(node)}: {_t(x.shape)} ({total} elements) cannot be reshaped to {_t(ints)}: {total} is not "
-                f"a multiple of {want} for any non-empty input",
-                dims=(total, want),
-                suspects=suspects,
-            )
 
 
 @register("openvino:Concat")
@@ -940,6 +899,21 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         )
     if b == 0:
         return _call("Gather", _view(node, {"axis": axis}), [x, idx], ctx)
+    length = x.shape[axis].value
+    pairs = [(e, idx.data_origin(k)) for k, e in enumerate(idx.data or ()) if isinstance(e, Expr)]
+    for e, o in pairs:
+        k = e.value
+        if length is not None and k is not None and not -length <= k < length:
+            raise ShapeError(
+                f"{_name(node)}: index {k} is out of range for axis {axis} of size {length} "
+                f"(the data is {_t(x.shape)})",
+                axis=axis,
+                dims=(k, length),
+                suspects=[Suspect(o, k)] if o else (),
+                kind="index-out-of-range",
+            )
+    if length is None and pairs and len(pairs) == len(idx.data or ()):
+        constant_indices(node, ctx, x, axis, pairs)
     dims = (*x.shape[:axis], *idx.shape[b:], *x.shape[axis + 1 :])
     origins = (*_os(x)[:axis], *_os(idx)[b:], *_os(x)[axis + 1 :])
     return [Value(x.dtype, dims, None, origins)]
@@ -1184,13 +1158,26 @@ def _split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         raise ShapeError(f"{_name(node)}: num_splits {parts} must be positive", kind="invalid")
     size = x.shape[axis]
     sv = size.value
+    o = x.origin(axis)
+    sus = [Suspect(o, sv)] if o is not None else []
     if sv is not None and sv % parts:
-        o = x.origin(axis)
         raise ShapeError(
             f"{_name(node)}: axis {axis} of {_t(x.shape)} ({sv}) does not split into {parts} equal parts",
             axis=axis,
             dims=(sv, parts),
-            suspects=[Suspect(o, sv)] if o is not None else (),
+            suspects=sus,
+            kind="split-sizes",
+        )
+    if sv is None and (size // parts * parts).eq(size) is not Tri.YES:
+        require(
+            node,
+            ctx,
+            "split-sizes",
+            f"axis {axis} of {_t(x.shape)} is {size}, which must split into {parts} equal parts",
+            lambda env: size.evaluate(env) % parts == 0,
+            (size,),
+            axis=axis,
+            suspects=sus,
         )
     part = size // parts
     dims = list(x.shape)
@@ -1217,20 +1204,44 @@ def _variadic_split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value
         if k not in minus:
             rest = rest + e
     sizes = list(lengths)
+    lv = known(input_value(ins, 2))
+    o = x.origin(axis)
+    sus = [
+        *(Suspect(p, e.value) for k, e in enumerate(lengths) if (p := lv.data_origin(k)) is not None),
+        *([Suspect(o, size.value)] if o is not None else []),
+    ]
+    said = f"split_lengths {_t(lengths)} add up to {rest}, but axis {axis} of {_t(x.shape)} is {size}"
     if minus:
-        sizes[minus[0]] = size - rest
-        left = sizes[minus[0]].value
-        bad = left is not None and left < 0
+        left = size - rest
+        sizes[minus[0]] = left
+        bad = left.value is not None and left.value < 0
+        if left.value is None and (left.lo is None or left.lo < 0):
+            require(
+                node,
+                ctx,
+                "split-sizes",
+                f"split_lengths {_t(lengths)} take {rest} of axis {axis} of {_t(x.shape)}: it needs {size} >= {rest}",
+                lambda env: left.evaluate(env) >= 0,
+                (size, rest),
+                axis=axis,
+                suspects=sus,
+            )
     else:
-        bad = rest.eq(size) is Tri.NO
+        t = rest.eq(size)
+        bad = t is Tri.NO
+        if t is Tri.MAYBE:
+            require(
+                node,
+                ctx,
+                "split-sizes",
+                f"{said}: it needs {rest} == {size}",
+                lambda env: rest.evaluate(env) == size.evaluate(env),
+                (rest, size),
+                axis=axis,
+                suspects=sus,
+            )
     if bad:
-        o = x.origin(axis)
-        raise ShapeError(
-            f"{_name(node)}: split_lengths {_t(lengths)} add up to {rest}, but axis {axis} of {_t(x.shape)} is {size}",
-            axis=axis,
-            dims=(rest, size),
-            suspects=[Suspect(o, size.value)] if o is not None else (),
-        )
+        raise ShapeError(f"{_name(node)}: {said}", axis=axis, dims=(rest, size), suspects=sus, kind="split-sizes")
     outs = []
     for s in sizes[:n_out]:
         dims = list(x.shape)
@@ -1491,6 +1502,10 @@ def _scaled(node: Node, ctx: Ctx, size: Expr, scale: Any, axis: int) -> Expr:
         return Expr.const(math.floor(float(v) * float(s) + 1e-5))
     if float(s).is_integer():
         return size * int(s)
+    f32 = np.float32(s)
+    pq = rational_scale(float(s), lambda n: np.floor(n.astype(np.float32) * f32 + np.float32(1e-5)).astype(np.int64))
+    if pq is not None:
+        return (size * pq[0]) // pq[1]
     return ctx.fresh(f"{node.name}_{axis}")
 
 
@@ -1583,7 +1598,6 @@ UNARY = (
     "Asinh",
     "Atan",
     "Atanh",
-    "BatchNormInference",
     "BitwiseNot",
     "Ceiling",
     "Clamp",
@@ -1643,8 +1657,6 @@ _BOOL_UNARY = frozenset({"IsFinite", "IsInf", "IsNaN", "LogicalNot"})
 @register(*(f"openvino:{op}" for op in UNARY))
 def _unary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x = known(ins[0] if ins else None)
-    if node.op == "BatchNormInference" and _version(node) < 5 and len(ins) == 5:
-        x = known(ins[2])  # BatchNormInference-1 takes gamma and beta first
     dtype = "bool" if node.op in _BOOL_UNARY else x.dtype
     if node.op == "Bucketize":
         dtype = "int32" if _text(node, "output_type", "i64") == "i32" else "int64"
@@ -1656,6 +1668,18 @@ def _unary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     elif node.op in ("Identity", "Assign"):
         data = x.data
     return [Value(dtype, x.shape, data, x.origins, x.data_origins if data is not None else None)]
+
+
+@register("openvino:BatchNormInference")
+def _batch_norm_inference(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """BatchNormInference: data ``[N, C, ...]``, gamma, beta, mean and variance each ``[C]`` (version 1 takes
+    gamma and beta before the data)."""
+    order = [2, 0, 1, 3, 4] if _version(node) < 5 and len(ins) == 5 else [0, 1, 2, 3, 4]
+    x = known(input_value(ins, order[0]))
+    view = _view(node, {}, inputs=[node.inputs[k] if k < len(node.inputs) else "" for k in order])
+    if x.shape is None or len(x.shape) < 2:
+        return [same_as(x)]
+    return _call("BatchNormalization", view, [input_value(ins, k) for k in order], ctx)[:1]
 
 
 @register("openvino:ScatterNDUpdate")
@@ -1748,25 +1772,16 @@ def _sdpa(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     )
     for a, ia, b, ib, what in pairs:
         assert a.shape is not None and b.shape is not None
-        da, db = a.shape[ia], b.shape[ib]
-        t = da.eq(db)
-        sus = [Suspect(o, e.value) for o, e in ((a.origin(ia), da), (b.origin(ib), db)) if o is not None]
-        if t is Tri.NO:
-            raise ShapeError(
-                f"{_name(node)}: {what} differs: {da} against {db} (query {_t(q.shape)}, key {_t(k.shape)}, value "
-                f"{_t(v.shape)})",
-                dims=(da, db),
-                suspects=sus,
-            )
-        if t is Tri.MAYBE:
-            ctx.problem(
-                node,
-                "constraint",
-                f"{_name(node)}: {what} needs {da} == {db}",
-                dims=(da, db),
-                suspects=sus,
-                severity="warning",
-            )
+        agree(
+            node,
+            ctx,
+            a.shape[ia],
+            a.origin(ia),
+            b.shape[ib],
+            b.origin(ib),
+            f"{what} differs (query {_t(q.shape)}, key {_t(k.shape)}, value {_t(v.shape)})",
+            kind="attention-contract",
+        )
     batches = [Value(x.dtype, (x.shape or ())[:-2], None, tuple(_os(x)[:-2])) for x in (q, k, v)]
     batch: Dims | None = q.shape[:-2]
     if any(b.shape for b in batches[1:]):
@@ -1794,9 +1809,11 @@ def _rms(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x, gamma = known(ins[0]), input_value(ins, 1)
     if gamma is not None:
         names = [n or f"input {i}" for i, n in enumerate(node.inputs)]
+        before = len(ctx.findings)
         ctx.broadcast_into(
             node, gamma, x.shape, "OpenVINO RMS (gamma to X)", mode="numpy", target_value=x, names=[names[1], names[0]]
         )
+        norm_findings(ctx, before)
     return [same_as(x)]
 
 

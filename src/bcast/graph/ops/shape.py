@@ -9,12 +9,14 @@ hide the bug in the constant beside it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ...dims import Tri
 from ..context import Ctx, ShapeError, Suspect
-from ..expr import Expr, emax, emin
+from ..expr import Expr, Opaque, emax, emin
 from ..model import Node, Origin, Value
 from ._base import (
     DATA_LIMIT,
@@ -28,7 +30,9 @@ from ._base import (
     numel,
     rank_of_length,
     register,
+    require,
     static_numel,
+    suspects_of,
 )
 from .elementwise import dtype_name
 
@@ -228,9 +232,9 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if any(len(s) != r for s in known_shapes):
         ranks = ", ".join(_dims_text(s) for s in known_shapes[:8])
         raise ShapeError(
-            f"Concat {node.name}: the inputs differ in rank: {ranks}",
+            f"Concat {node.label}: the inputs differ in rank: {ranks}",
             suspects=_shape_suspects(vals),
-            kind="shape-mismatch",
+            kind="concat-mismatch",
         )
     if r == 0:
         raise ShapeError(f"Concat {node.name}: scalars cannot be concatenated", kind="invalid")
@@ -246,27 +250,45 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         out[axis] = total
         origins[axis] = _node_origin(node)
     # every other axis must agree
+    names = [n for n in node.inputs if n]
+    shown = ", ".join(f"{n} {_dims_text(v.shape)}" for n, v in list(zip(names, vals, strict=False))[:8] if v.shape)
+    warned: set[tuple[int, Expr]] = set()  # one warning per axis and size: Concat joins many alike
     for k in range(r):
         if k == axis:
             continue
-        first: tuple[Expr, Value] | None = None
-        for v in vals:
+        first: tuple[Expr, Value, str] | None = None
+        for name, v in zip(names, vals, strict=False):
             if v.shape is None:
                 continue
             d = v.shape[k]
             if first is None:
-                first = (d, v)
+                first = (d, v, name)
                 continue
-            if d.eq(first[0]).name == "NO":
-                sus = [Suspect(o, e.value) for o, e in ((first[1].origin(k), first[0]), (v.origin(k), d)) if o]
+            fd, fv, fname = first
+            t = d.eq(fd)
+            sus = [Suspect(o, e.value) for o, e in ((fv.origin(k), fd), (v.origin(k), d)) if o]
+            if t is Tri.NO:
                 raise ShapeError(
-                    f"Concat {node.name} on axis {axis}: the inputs differ at axis {k}: "
-                    f"{', '.join(_dims_text(s) for s in known_shapes[:8])}",
+                    f"Concat {node.label} on axis {axis}: the inputs differ at axis {k} ({fd} against {d}): {shown}",
                     axis=k,
-                    dims=(first[0], d),
+                    dims=(fd, d),
+                    suspects=sus,
+                    kind="concat-mismatch",
+                )
+            if t is Tri.MAYBE and (k, d) not in warned:
+                warned.add((k, d))
+                require(
+                    node,
+                    ctx,
+                    "concat-mismatch",
+                    f"on axis {axis}, axis {k} needs {fd} == {d}: {fname} {_dims_text(fv.shape or ())} against "
+                    f"{name} {_dims_text(v.shape)}",
+                    _equal(fd, d),
+                    (fd, d),
+                    axis=k,
                     suspects=sus,
                 )
-            if first[0].value is None and d.value is not None:
+            if fd.value is None and d.value is not None:
                 out[k] = d  # a static size is the better name for it
     data = None
     data_origins = None
@@ -276,6 +298,11 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         if len(data) > DATA_LIMIT:
             data = data_origins = None
     return [Value(vals[0].dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+def _equal(a: Expr, b: Expr) -> Callable[[dict[str, int]], bool]:
+    """Whether ``a`` and ``b`` are one size at some sizes of their symbols."""
+    return lambda env: a.evaluate(env) == b.evaluate(env)
 
 
 def _shape_suspects(vals: list[Value]) -> list[Suspect]:
@@ -376,13 +403,23 @@ def reshape(node: Node, ctx: Ctx, x: Value, target: Value, *, special_zero: bool
         dims[minus] = _reshape_inferred(node, ctx, x, target, ints, total, known_part, minus)
     else:
         same = total.eq(known_part)
-        if same.name == "NO":
-            raise _size_mismatch(
+        said = f"{_dims_text(x.shape)} has {total} elements, the target {_dims_text(tuple(ints))} holds {known_part}"
+        if same is Tri.NO:
+            raise _size_mismatch(node, target, ints, (total, known_part), said)
+        if same is Tri.MAYBE:
+            d = total - known_part
+            if len(d.terms) == 1 and d.terms[0][0] and not any(isinstance(a, Opaque) for a in d.terms[0][0]):
+                # they differ by one product of sizes (32*b*s): equal only when a size is 0, and a model
+                # reshapes tensors that hold something
+                raise _size_mismatch(node, target, ints, (total, known_part), said + ": equal only for an empty tensor")
+            require(
                 node,
-                target,
-                ints,
+                ctx,
+                "reshape-count",
+                said,
+                lambda env: total.evaluate(env) == known_part.evaluate(env),
                 (total, known_part),
-                f"{_dims_text(x.shape)} has {total} elements, the target {_dims_text(tuple(ints))} holds {known_part}",
+                suspects=_target_suspects(target, ints),
             )
     out_dims = tuple(d if d is not None else ctx.fresh(f"{node.name}_{k}") for k, d in enumerate(dims))
     data = x.data if x.data is not None and static_numel(out_dims) == len(x.data) else None
@@ -440,28 +477,43 @@ def _reshape_dims(
 def _reshape_inferred(
     node: Node, ctx: Ctx, x: Value, target: Value, ints: list[Expr], total: Expr, known_part: Expr, minus: int
 ) -> Expr:
-    """The dim a -1 stands for: the input's size over the rest of the target's, a :class:`ShapeError` when
-    both are known and do not divide (over a 0: 0 for an empty input, else a fresh symbol)."""
+    """The dim a -1 stands for: the input's size over the rest of the target's. A :class:`ShapeError` when it
+    is a fraction for every size (both known, or one term over another whose coefficient it does not divide);
+    a warning saying for which sizes when it is one for some (over 0: 0 for an empty input, else a fresh
+    symbol)."""
     assert x.shape is not None
     if known_part.value == 0:
         return Expr.const(0) if total.value == 0 else ctx.fresh(f"{node.name}_{minus}")
     q = total // known_part
-    if q.atom is not None and q.atom.startswith("floor(") and total.value is None:
-        pass
-    elif (
-        q.value is not None
-        and total.value is not None
-        and known_part.value is not None
-        and total.value % known_part.value
-    ):
-        raise _size_mismatch(
-            node,
-            target,
-            ints,
-            (total, known_part),
-            f"{_dims_text(x.shape)} ({total} elements) cannot be reshaped to {_dims_text(tuple(ints))}: {total} is "
-            f"not a multiple of {known_part}",
-        )
+    said = (
+        f"{_dims_text(x.shape)} ({total} elements) cannot be reshaped to {_dims_text(tuple(ints))}: {total} is "
+        f"not a multiple of {known_part}"
+    )
+    if total.value is not None and known_part.value is not None:
+        if total.value % known_part.value:
+            raise _size_mismatch(node, target, ints, (total, known_part), said)
+        return q
+    if (q * known_part).eq(total) is Tri.YES:
+        return q
+    if len(total.terms) == 1 and len(known_part.terms) == 1 and total.terms[0][0] == known_part.terms[0][0]:
+        a, b = total.terms[0][1], known_part.terms[0][1]
+        if b and a % b:  # 32*b*s over 24*b*s: a fraction for every non-empty input
+            raise _size_mismatch(node, target, ints, (total, known_part), said + " for any non-empty input")
+
+    def divides(env: dict[str, int]) -> bool:
+        k = known_part.evaluate(env)
+        return k == 0 or total.evaluate(env) % k == 0
+
+    require(
+        node,
+        ctx,
+        "reshape-count",
+        f"{_dims_text(x.shape)} ({total} elements) is reshaped to {_dims_text(tuple(ints))}: {total} must be a "
+        f"multiple of {known_part}",
+        divides,
+        (total, known_part),
+        suspects=_target_suspects(target, ints),
+    )
     return q
 
 
@@ -469,7 +521,7 @@ def _size_mismatch(node: Node, target: Value, ints: list[Expr], sizes: tuple[Exp
     """A Reshape whose input's size and target's disagree (``sizes``: the two): the error blames the target's
     sizes, where they were made."""
     return ShapeError(
-        f"Reshape {node.name}: {message}", dims=sizes, suspects=_target_suspects(target, ints), kind="shape-mismatch"
+        f"Reshape {node.label}: {message}", dims=sizes, suspects=_target_suspects(target, ints), kind="reshape-count"
     )
 
 
@@ -584,33 +636,33 @@ def _split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     r = len(x.shape)
     axis = axis_of(node, attr_int(node, "axis", 0), r)
     sizes: list[Expr] | None
+    sv = input_value(ins, 1)
     if "split" in node.attrs:
         sizes = [Expr.const(v) for v in node.attrs["split"]]
-    elif input_value(ins, 1) is not None:
-        sizes = known(input_value(ins, 1)).ints
+        origins: list[Origin | None] = [_node_origin(node)] * len(sizes)
+    elif sv is not None:
+        sizes = known(sv).ints
+        origins = [sv.data_origin(k) for k in range(len(sizes or ()))]
     else:
         sizes = None
     size = x.shape[axis]
-    if sizes is None:
-        if input_value(ins, 1) is not None:
-            sizes = [ctx.fresh(f"{node.name}_{k}") for k in range(n_out)]
-        else:
-            parts = int(node.attrs.get("num_outputs", n_out))
-            chunk = size.ceildiv(parts)
-            sizes = [chunk] * (parts - 1) + [size - chunk * (parts - 1)]
+    said = f"axis {axis} of {_dims_text(x.shape)} is {size}"
+    axis_suspect = suspects_of((x.origin(axis), size))
+    if sizes is None and sv is not None:
+        sizes = [ctx.fresh(f"{node.name}_{k}") for k in range(n_out)]
+    elif sizes is None and "num_outputs" in node.attrs:  # opset 18: equal parts, the last one smaller
+        parts = attr_int(node, "num_outputs", n_out)
+        if parts <= 0:
+            raise ShapeError(f"Split {node.label}: num_outputs {parts} must be positive", kind="invalid")
+        chunk = size.ceildiv(parts)
+        last = size - chunk * (parts - 1)
+        sizes = [chunk] * (parts - 1) + [last]
+        _split_last(node, ctx, size, parts, last, said, axis, axis_suspect)
+    elif sizes is None:  # before opset 18: equal parts, every one
+        sizes = [size // n_out] * n_out
+        _split_equal(node, ctx, size, n_out, said, axis, axis_suspect)
     else:
-        total = Expr.const(0)
-        for s in sizes:
-            total = total + s
-        if total.eq(size).name == "NO":
-            o = x.origin(axis)
-            raise ShapeError(
-                f"Split {node.name}: the parts {_dims_text(tuple(sizes))} add up to {total}, but axis {axis} "
-                f"of {_dims_text(x.shape)} is {size}",
-                axis=axis,
-                dims=(total, size),
-                suspects=[Suspect(o, size.value)] if o else (),
-            )
+        _split_sizes(node, ctx, sizes, origins, size, said, axis, axis_suspect, n_out)
     outs = []
     for s in sizes[:n_out]:
         dims = list(x.shape)
@@ -619,6 +671,103 @@ def _split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             Value(x.dtype, tuple(dims), None, tuple(x.origin(k) if k != axis else _node_origin(node) for k in range(r)))
         )
     return outs
+
+
+def _split_sizes(
+    node: Node,
+    ctx: Ctx,
+    sizes: list[Expr],
+    origins: list[Origin | None],
+    size: Expr,
+    said: str,
+    axis: int,
+    axis_suspect: list[Suspect],
+    n_out: int,
+) -> None:
+    """Split's given sizes: one per output, adding up to the axis (an error when they cannot, a warning
+    saying for which sizes when they may not)."""
+    parts = _dims_text(tuple(sizes))
+    sus = [*(Suspect(o, e.value) for o, e in zip(origins, sizes, strict=False) if o is not None), *axis_suspect]
+    if len(sizes) != n_out:
+        raise ShapeError(
+            f"Split {node.label}: the parts {parts} are {len(sizes)} sizes for {n_out} outputs",
+            dims=(len(sizes), n_out),
+            suspects=sus,
+            kind="split-sizes",
+        )
+    total = Expr.const(0)
+    for e in sizes:
+        total = total + e
+    t = total.eq(size)
+    if t is Tri.NO:
+        raise ShapeError(
+            f"Split {node.label}: the parts {parts} add up to {total}, but {said}",
+            axis=axis,
+            dims=(total, size),
+            suspects=sus,
+            kind="split-sizes",
+        )
+    if t is Tri.MAYBE:
+        require(
+            node,
+            ctx,
+            "split-sizes",
+            f"the parts {parts} add up to {total}, {said}: it needs {total} == {size}",
+            lambda env: total.evaluate(env) == size.evaluate(env),
+            (total, size),
+            axis=axis,
+            suspects=sus,
+        )
+
+
+def _split_equal(node: Node, ctx: Ctx, size: Expr, n: int, said: str, axis: int, axis_suspect: list[Suspect]) -> None:
+    """Split into ``n`` equal parts (before opset 18): the axis must be a multiple of ``n``."""
+    v = size.value
+    what = f"{said}, which must split into {n} equal parts"
+    if v is not None:
+        if v % n:
+            raise ShapeError(
+                f"Split {node.label}: {what}", axis=axis, dims=(size, n), suspects=axis_suspect, kind="split-sizes"
+            )
+        return
+    if (size // n * n).eq(size) is not Tri.YES:
+        require(
+            node,
+            ctx,
+            "split-sizes",
+            what,
+            lambda env: size.evaluate(env) % n == 0,
+            (size,),
+            axis=axis,
+            suspects=axis_suspect,
+        )
+
+
+def _split_last(
+    node: Node, ctx: Ctx, size: Expr, parts: int, last: Expr, said: str, axis: int, axis_suspect: list[Suspect]
+) -> None:
+    """``num_outputs`` parts of ``ceil(size/parts)``, the last what is left: onnxruntime refuses an axis too
+    short to leave the last part 0 or more (5 in 4 parts of 2)."""
+    what = f"{said}: {parts} parts of {size.ceildiv(parts)} leave {last} for the last one"
+    lv = last.value
+    if lv is not None:
+        if lv < 0:
+            raise ShapeError(
+                f"Split {node.label}: {what}", axis=axis, dims=(size, parts), suspects=axis_suspect, kind="split-sizes"
+            )
+        return
+    lo = last.lo
+    if lo is None or lo < 0:
+        require(
+            node,
+            ctx,
+            "split-sizes",
+            what,
+            lambda env: last.evaluate(env) >= 0,
+            (size,),
+            axis=axis,
+            suspects=axis_suspect,
+        )
 
 
 _REDUCE = [
