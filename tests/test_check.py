@@ -224,7 +224,19 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
             assert list(i) == ["name", "shape"] and isinstance(i["name"], str)
             assert all(type(d) is int or type(d) is str for d in i["shape"])  # static dims are ints
     for p in payload["problems"]:
-        assert list(p) == ["node", "op", "kind", "severity", "message", "axis", "dims", "root", "chain", "nodes"]
+        assert list(p) == [
+            "node",
+            "op",
+            "kind",
+            "severity",
+            "message",
+            "axis",
+            "dims",
+            "root",
+            "also",
+            "chain",
+            "nodes",
+        ]
         assert p["node"] in p["nodes"]
     for c in payload["constraints"]:
         assert list(c) == ["dim", "allowed", "text", "nodes"]

@@ -1,7 +1,8 @@
 """A propagation's result (:mod:`bcast.graph`) as ``bcast check``'s :class:`~bcast.check.report.Report`.
 
 One function for ONNX and OpenVINO IR alike: every broadcasting node, every finding with its root
-cause and the chain from it, the constraints joined per symbol, and where propagation stopped.
+cause (and a second root where two branches of a clash are as suspect) and the chain from it, the
+constraints joined per symbol, and where propagation stopped.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def report_from_result(
         origin = causes[ci].origin if ci >= 0 else None
         here = f.node.name
         root = origin.name if origin is not None and (origin.name != here or len(causes[ci].findings) > 1) else None
+        also = causes[ci].also if root and ci >= 0 else None
         report.problems.append(
             Problem(
                 f.node.label,
@@ -97,6 +99,9 @@ def report_from_result(
                 root_op=origin.op if root and origin else None,
                 root_kind=origin.kind if root and origin else None,
                 chain=tuple(chain) if root else (),
+                also=also.name if also else None,
+                also_op=also.op if also else None,
+                also_kind=also.kind if also else None,
             )
         )
         if f.constraint is not None:

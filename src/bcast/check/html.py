@@ -116,7 +116,11 @@ def _chain(p: Problem) -> str:
         elif k == len(chain) - 1 and name == p.node:
             role = ' <span class="role">clash</span>' if p.is_error else ' <span class="role">finding</span>'
         items.append(f"<li><code>{_e(name)}</code>{role}</li>")
-    return f'<ol class="chain">{"".join(items)}</ol>'
+    also = ""
+    if p.root and p.also:  # the other branch of the clash, as suspect by the shapes
+        kind = _e(p.also_kind or p.also_op or "node", 40)
+        also = f'<p class="also">or the root cause is <code>{_e(p.also)}</code> <span class="role">({kind})</span></p>'
+    return f'<ol class="chain">{"".join(items)}</ol>{also}'
 
 
 def _finding(

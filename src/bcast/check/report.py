@@ -102,7 +102,22 @@ KINDS = (
 
 
 #: a Problem's fields in the order of its constructor's arguments (and of its repr)
-_PROBLEM_FIELDS = ("node", "op", "kind", "message", "axis", "dims", "severity", "root", "root_op", "root_kind", "chain")
+_PROBLEM_FIELDS = (
+    "node",
+    "op",
+    "kind",
+    "message",
+    "axis",
+    "dims",
+    "severity",
+    "root",
+    "root_op",
+    "root_kind",
+    "chain",
+    "also",
+    "also_op",
+    "also_kind",
+)
 
 
 @dataclass(frozen=True, init=False, repr=False)
@@ -124,6 +139,11 @@ class Problem(LayerProblem):
     root_kind: str | None = None
     #: node names from the root to this node
     chain: tuple[str, ...] = ()
+    #: a second root, as suspect as ``root`` by the shapes (the other branch of a clash: either may be the
+    #: edit), its op and kind
+    also: str | None = None
+    also_op: str | None = None
+    also_kind: str | None = None
 
     def __init__(
         self,
@@ -140,6 +160,9 @@ class Problem(LayerProblem):
         chain: tuple[str, ...] = (),
         *,
         shapes: tuple[str, ...] = (),
+        also: str | None = None,
+        also_op: str | None = None,
+        also_kind: str | None = None,
     ) -> None:
         super().__init__(kind, message, axis, dims, shapes)
         for name, value in (
@@ -150,6 +173,9 @@ class Problem(LayerProblem):
             ("root_op", root_op),
             ("root_kind", root_kind),
             ("chain", chain),
+            ("also", also),
+            ("also_op", also_op),
+            ("also_kind", also_kind),
         ):
             object.__setattr__(self, name, value)
 
@@ -163,8 +189,11 @@ class Problem(LayerProblem):
 
     @property
     def nodes(self) -> tuple[str, ...]:
-        """Every node named by this problem: where it shows, its root cause and the chain between."""
-        seen = dict.fromkeys((self.node, *((self.root,) if self.root else ()), *self.chain))
+        """Every node named by this problem: where it shows, its root cause (and the second one) and the chain
+        between."""
+        seen = dict.fromkeys(
+            (self.node, *((self.root,) if self.root else ()), *((self.also,) if self.also else ()), *self.chain)
+        )
         seen.pop("...", None)
         return tuple(seen)
 
@@ -178,6 +207,7 @@ class Problem(LayerProblem):
             "axis": self.axis,
             "dims": [_dim_json(d) for d in self.dims],
             "root": None if self.root is None else {"node": self.root, "op": self.root_op, "kind": self.root_kind},
+            "also": None if self.also is None else {"node": self.also, "op": self.also_op, "kind": self.also_kind},
             "chain": list(self.chain),
             "nodes": list(self.nodes),
         }
@@ -196,6 +226,10 @@ class RootCause:
     kind: str
     affects: int
     problems: tuple[int, ...]
+    #: a second root, as suspect by the shapes (either may be the edit): its name, op and kind
+    also: str | None = None
+    also_op: str | None = None
+    also_kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -204,6 +238,7 @@ class RootCause:
             "kind": self.kind,
             "affects": self.affects,
             "problems": list(self.problems),
+            "also": None if self.also is None else {"node": self.also, "op": self.also_op, "kind": self.also_kind},
         }
 
 
@@ -296,9 +331,13 @@ class Report:
         for i, p in enumerate(self.problems):
             key = (p.root, p.root_op or "", p.root_kind or "node") if p.root else (p.node, p.op, "node")
             groups.setdefault(key, []).append(i)
-        self.root_causes = [
-            RootCause(name, op, kind, self.affects.get(name, 0), tuple(idx)) for (name, op, kind), idx in groups.items()
-        ]
+        self.root_causes = []
+        for (name, op, kind), idx in groups.items():
+            seconds = {(p.also, p.also_op, p.also_kind) for p in (self.problems[i] for i in idx) if p.root}
+            also, also_op, also_kind = seconds.pop() if len(seconds) == 1 else (None, None, None)
+            self.root_causes.append(
+                RootCause(name, op, kind, self.affects.get(name, 0), tuple(idx), also, also_op, also_kind)
+            )
         return self
 
     @property
@@ -391,10 +430,9 @@ class Report:
         for rc in self.root_causes:
             many = len(rc.problems) > 1 or (rc.problems and self.problems[rc.problems[0]].root)
             if many:
-                what = {"initializer": "the constant", "input": "the input"}.get(rc.kind, "the node")
                 lines.append(
-                    paint(f"  root cause: {what} {show(rc.node, 4 * NAME_CHARS)}", "1")
-                    + (f" ({show(rc.op, NAME_CHARS)})" if rc.kind == "node" else "")
+                    paint(f"  root cause: {_root(rc.node, rc.op, rc.kind)}", "1")
+                    + (f" (or {_root(rc.also, rc.also_op or '', rc.also_kind or 'node')})" if rc.also else "")
                     + f": {len(rc.problems)} problem{'s' if len(rc.problems) != 1 else ''}, "
                     f"{rc.affects} node{'s' if rc.affects != 1 else ''} downstream"
                 )
@@ -455,7 +493,13 @@ class Report:
     def _problem_lines(self, model: str) -> list[str]:
         return [
             f"{model}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}): {show(p.kind, 40)}: {show(p.message)}"
-            + (f" [root cause: {show(p.root, 4 * NAME_CHARS)}]" if p.root and p.root != p.node else "")
+            + (
+                f" [root cause: {show(p.root, 4 * NAME_CHARS)}"
+                + (f" (or {show(p.also, 4 * NAME_CHARS)})" if p.also else "")
+                + "]"
+                if p.root and p.root != p.node
+                else ""
+            )
             for p in self.problems
         ]
 
@@ -496,6 +540,12 @@ def _runs(sizes: tuple[int | str, ...]) -> str:
             parts.extend(str(x) for x in sizes[i : j + 1])
         i = j + 1
     return ", ".join(parts)
+
+
+def _root(name: str, op: str, kind: str) -> str:
+    """A root cause as the report names it: ``the node X (Op)``, ``the constant W``, ``the input x``."""
+    what = {"initializer": "the constant", "input": "the input"}.get(kind, "the node")
+    return f"{what} {show(name, 4 * NAME_CHARS)}" + (f" ({show(op, NAME_CHARS)})" if kind == "node" else "")
 
 
 def _first(items: tuple[str, ...]) -> str:

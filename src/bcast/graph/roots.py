@@ -1,25 +1,51 @@
-"""Root causes: the findings that one mistake explains, joined, with the node that made it.
+"""Root causes: the findings that one mistake explains, joined, with the node a person would edit.
 
 A wrong Reshape constant shows up at every node its output reaches; the report should say
 *one* thing: this constant, this chain of nodes to each clash, this many nodes affected.
 
 Each finding carries its *suspects*: the dims (or shape values) that clash and where each was
-made (:class:`~bcast.graph.model.Origin`). A root cause is chosen greedily: a node or a constant
-before a graph input (an input's size is the user's to choose, a constant's is not), then the
-origin that explains the most findings, then the one fewest nodes away from the clash (a mistake
-is usually close to where it shows), then the rarer size (a model repeats its right sizes, 12
-heads or 64 per head, everywhere; the wrong one is usually alone). A finding downstream of an
-earlier one, through dims that one bent, joins its root cause. Linear in the findings times their
-suspects, plus one walk over the graph per root.
+made (:class:`~bcast.graph.model.Origin`). Where a finding is a clash between the operands of one
+node (an Add, a MatMul's inner dims, a Concat), each operand is a branch, followed back from the
+clash dim by dim to the place a person would edit on it:
+
+- every axis where the operands disagree is followed, not only the first one a rule reports (a
+  Concat along the wrong axis makes one axis too long and leaves the next one too short);
+- for a clash of *sizes* (17 rows against 16, a stride's ``H/16`` against ``H/8``), the nearest node
+  that computes the size of that axis, even one that left it as it came: a convolution or pooling
+  (its strides, pads and kernel decide its spatial axes), a Slice or Pad (on the axes it cuts), a
+  resize; else the node, constant or input that made the dim;
+- for a clash of *places* (a dim the other operand has at another axis: a batch meeting a length),
+  of the nodes that moved the dim across other axes (a stray Transpose, an Unsqueeze before it) the
+  one that took it furthest from where the model usually keeps it; else the shape value that placed
+  it; else a node that shifted it by inserting axes of 1 after it; else what made it;
+- a dim made from a shape *value* (a Reshape's or Expand's target) is the constant written in the
+  model when the value holds one, else the node that put the element where it is in the computed
+  value (the Concat that assembles the target, a Gather of a shape at the wrong index).
+
+A root cause is chosen greedily: a node or a constant before a graph input (an input's size is the
+user's to choose, a constant's is not), then the origin that explains the most findings, then a
+branch's edit point before a mere origin, then the rarer dim, then the one fewest nodes away from
+the clash. A dim is rarer by what the op's other nodes hold in the same operand at the same axis,
+else by how often the model has it (at that axis, for a clash of places), counted over the nodes
+no finding reaches (downstream of a clash one side's dims spread): a model repeats its right sizes,
+and keeps each dim at its usual axis; the wrong one is usually alone. When the other branch's edit
+point is as suspect (a residual Add whose two convolutions' strides disagree: either could be the
+edit), it is named too (:attr:`Cause.also`). A finding downstream of an earlier one, through dims
+that one bent, joins its root cause. Linear in the findings times their suspects (each followed back
+a bounded number of nodes, each step looked at once), plus one count over the model's shapes and one
+walk over the graph per root.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
+from ..dims import Tri
 from .context import Finding
+from .expr import Expr
 from .model import Node, Origin
 from .propagate import Result
 
@@ -31,29 +57,65 @@ MAX_WALK = 1_000_000
 #: how far back from a finding its suspects' distances are measured
 MAX_HOPS = 64
 MAX_BACK = 4096
+#: how many axes of one operand are followed back, and how many nodes back each is followed
+MAX_AXES = 8
+MAX_TRACE = 64
+#: a node with more operands than this (a Concat of many) is no clash of two branches
+MAX_OPERANDS = 8
+
+#: findings that are no clash between branches: their suspects' origins are their roots
+_NOT_CLASHES = frozenset({"length-limit", "declared-shape", "quirk", "invalid", "external-data", "unsupported"})
+#: findings of a broadcasting rule: the operands line up from the right
+_BROADCASTS = frozenset({"cannot-broadcast", "constraint"})
+#: ops that compute their spatial axes (2 on) from strides, pads, dilations and a kernel: those with such an
+#: attribute (ONNX's and the IR's convolutions and poolings), and ONNX's convolutions, whose attributes may all
+#: be left to their defaults
+_WINDOWS = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv"})
+_WINDOW_ATTRS = ("strides", "kernel_shape", "kernel", "dilations", "pads_begin")
+#: ops that cut or pad the axes they are given (ONNX and IR), and ops that resize every axis
+_CUTS = frozenset({"Slice", "StridedSlice", "Pad", "CenterCropPad"})
+_RESIZES = frozenset({"Resize", "Upsample", "Interpolate"})
 
 
 @dataclass
 class Cause:
-    """One origin, the findings it explains, and for each a chain of node names from it to the clash."""
+    """One origin, the findings it explains, and for each a chain of node names from it to the clash.
+
+    ``also`` is a second root, as suspect as ``origin`` by the shapes: the other branch of a clash,
+    where either branch could be the edit.
+    """
 
     origin: Origin
     findings: list[int] = field(default_factory=list)
     chains: dict[int, list[str]] = field(default_factory=dict)
     affects: int = 0
+    also: Origin | None = None
 
 
-def _sizes(result: Result) -> Counter[int]:
-    """How often each static size appears in the model's shapes: a size the model repeats is likely right."""
-    seen: Counter[int] = Counter()
-    for v in result.values.values():
-        for d in v.shape or ():
-            if d.value is not None and d.value > 1:
-                seen[d.value] += 1
-        for e in (v.data or ())[:64]:
-            if hasattr(e, "value") and e.value is not None and e.value > 1:
-                seen[e.value] += 1
-    return seen
+@dataclass(frozen=True)
+class _Edit:
+    """Where to edit one dim: the node (constant, input), how many nodes back from the clash, and whether it
+    computes the dim's size but left it as it came (a stride of 1, a slice to the end)."""
+
+    origin: Origin
+    hops: int
+    kept: bool = False
+
+
+@dataclass(frozen=True)
+class _Branch:
+    """One operand of a clash followed back: the place to edit on it, how many nodes back it lies, and how
+    often the model has the operand's clashing dims (at their axes, for a clash of places): rarer is likelier
+    wrong."""
+
+    edit: Origin
+    hops: int
+    count: int
+    #: whether the clash is one of places (a dim at the wrong axis), not of sizes
+    places: bool = False
+    #: whether ``edit`` computes the dim's size but left it as its input's: how often the model has that size
+    #: says nothing of whether it should have changed it
+    kept: bool = False
 
 
 def _hops_back(node: Node, producer: dict[str, Node]) -> dict[str, int]:
@@ -78,6 +140,439 @@ def _hops_back(node: Node, producer: dict[str, Node]) -> dict[str, int]:
     return hops
 
 
+def _ints(values: Iterable[object]) -> list[int] | None:
+    out: list[int] = []
+    for x in values:
+        v = x.value if isinstance(x, Expr) else x if isinstance(x, int) else None
+        if v is None:
+            return None
+        out.append(int(v))
+    return out
+
+
+def _flags(text: object) -> list[int] | None:
+    """An IR mask attribute (``"1, 0"`` or a list) as ints."""
+    if isinstance(text, str):
+        try:
+            return [int(x) for x in text.replace(",", " ").split()]
+        except ValueError:
+            return None
+    return _ints(text) if isinstance(text, (list, tuple)) else None
+
+
+class _Model:
+    """What following dims back needs of a propagation: producers, values, which nodes align from the right,
+    and (counted once, when first asked) how often each dim, and each dim at each axis, occurs."""
+
+    def __init__(self, result: Result, producer: dict[str, Node]) -> None:
+        self.result = result
+        self.values = result.values
+        self.constants = result.graph.constants
+        self.producer = producer
+        self.right = {r.node.name for r in result.records if r.mode in ("numpy", "bidirectional")}
+        self._dims: Counter[Expr] | None = None
+        self._places: Counter[tuple[Expr, int, int]] | None = None
+        self._left: Counter[tuple[Expr, int]] | None = None
+        self._right: Counter[tuple[Expr, int]] | None = None
+        self._peers: dict[tuple[str, tuple[int, ...], int, int], Counter[Expr]] | None = None
+        self._steps: dict[tuple[str, int], tuple[bool, tuple[str, int, str] | None]] = {}
+
+    def _bent(self) -> set[str]:
+        """The nodes downstream of a finding (and those with one): their shapes carry a mistake's dims, or one
+        side's of a clash, and say nothing of what the model repeats."""
+        r = self.result
+        seen: set[str] = set()
+        queue: deque[Node] = deque()
+        for f in r.findings:
+            live = f.severity in ("error", "warning") and f.kind not in ("declared-shape", "quirk")
+            if live and not f.node.path and f.node.name not in seen:
+                seen.add(f.node.name)
+                queue.append(f.node)
+        while queue:
+            n = queue.popleft()
+            for nxt in r.consumers_of(n.outputs):
+                if nxt.name not in seen:
+                    seen.add(nxt.name)
+                    queue.append(nxt)
+        return seen
+
+    def _count(self) -> None:
+        dims: Counter[Expr] = Counter()
+        places: Counter[tuple[Expr, int, int]] = Counter()
+        left: Counter[tuple[Expr, int]] = Counter()
+        right: Counter[tuple[Expr, int]] = Counter()
+        bent = self._bent()
+        for t, v in self.values.items():
+            p = self.producer.get(t)
+            if p is not None and p.name in bent:
+                continue
+            shape = v.shape or ()
+            for k, d in enumerate(shape):
+                if d.value is None or d.value > 1:
+                    dims[d] += 1
+                    places[(d, k, len(shape))] += 1
+                    left[(d, k)] += 1
+                    right[(d, k - len(shape))] += 1
+        self._dims, self._places, self._left, self._right = dims, places, left, right
+        # what each operand slot of each op holds at each axis, over the nodes no mistake reaches
+        peers: dict[tuple[str, tuple[int, ...], int, int], Counter[Expr]] = {}
+        for n in self.result.graph.nodes:
+            if n.name in bent:
+                continue
+            shapes = [self.shape(t) if t else None for t in n.inputs]
+            if any(x is None for x in shapes):
+                continue
+            ranks = tuple(len(x or ()) for x in shapes)
+            for j, x in enumerate(shapes):
+                for k, d in enumerate(x or ()):
+                    peers.setdefault((n.op, ranks, j, k), Counter())[d] += 1
+        self._peers = peers
+
+    def dim_count(self, e: Expr) -> int:
+        if self._dims is None:
+            self._count()
+        assert self._dims is not None
+        return self._dims[e]
+
+    def place_count(self, e: Expr, k: int, rank: int) -> int:
+        if self._places is None:
+            self._count()
+        assert self._places is not None
+        return self._places[(e, k, rank)]
+
+    def peer_count(self, node: Node, j: int, ks: Sequence[int], s: Sequence[Expr]) -> int | None:
+        """How often the nodes of ``node``'s op, with operands of the same ranks and no mistake upstream, hold
+        ``s``'s dims at its axes ``ks`` in operand ``j`` (the fewest over the axes); ``None`` when no such node."""
+        if self._peers is None:
+            self._count()
+        assert self._peers is not None
+        ranks = tuple(len(self.shape(t) or ()) if t else -1 for t in node.inputs)
+        counts = []
+        for k in ks:
+            c = self._peers.get((node.op, ranks, j, k))
+            if c is None:
+                return None
+            counts.append(c[s[k]])
+        return min(counts, default=None)
+
+    def shape(self, t: str) -> tuple[Expr, ...] | None:
+        v = self.values.get(t)
+        return None if v is None else v.shape
+
+    def source(self, t: str) -> Origin:
+        if t in self.constants:
+            return Origin(t, "initializer", "initializer")
+        return Origin(t, "input", "input")
+
+    # -- following a dim back ----------------------------------------------------------------
+    def trace(self, t: str, k: int, places: bool) -> _Edit | None:
+        """The place to edit for the dim at axis ``k`` of ``t``. For a clash of sizes: the nearest node that
+        computes its size, else what made it. For a clash of places: of the nodes that moved it across other
+        axes (a Transpose, an Unsqueeze before it), the one that took it furthest from where the model usually
+        keeps it (the nearest of equals); else the shape value that placed it (the Concat of a Reshape's
+        target); else a node that shifted it by inserting axes after it; else what made it."""
+        shape = self.shape(t)
+        if shape is None or not 0 <= k < len(shape):
+            return None
+        e = shape[k]
+        cur, axis = t, k
+        moves: list[tuple[bool, int, int, Origin]] = []  # (across axes, drop, -hops, node)
+        made: _Edit | None = None
+        placed = False  # whether the maker placed the dim by a shape value
+        for hops in range(1, MAX_TRACE + 1):
+            p = self.producer.get(cur)
+            if p is None:
+                made = _Edit(self.source(cur), hops)
+                break
+            step = self._steps.get((cur, axis))
+            if step is None:  # the same tensors lie behind many findings: each step is looked at once
+                by_value = self._from_value(p, cur, axis, e)
+                step = self._steps[(cur, axis)] = (by_value, None if by_value else self._carrier(p, cur, axis, e))
+            by_value, found = step
+            if found is None:  # p made the dim
+                got = self._maker(p, cur, axis, e)
+                if isinstance(got, Origin):
+                    made, placed = _Edit(got, hops), by_value or got.name != p.name
+                    break
+                cur, axis = got  # from a shape value that a Shape read off a tensor: that tensor's dim
+                continue
+            ti, j, moved = found
+            if places and moved:
+                moves.append((moved == "across", self._drop(e, ti, j, cur, axis), -hops, Origin(p.name, p.op)))
+            elif not places and self._sizes(p, ti, j):
+                return _Edit(Origin(p.name, p.op), hops, kept=True)
+            cur, axis = ti, j
+        across = [m for m in moves if m[0]]
+        if not across and made is not None and placed:
+            return made
+        if moves:
+            _, _, hops, o = max(across or moves, key=lambda m: m[1:3])
+            return _Edit(o, -hops)
+        return made
+
+    def _drop(self, e: Expr, ti: str, j: int, out: str, k: int) -> int:
+        """How much less usual the place a node moved ``e`` to is than the place it came from (by its axis
+        counted from the left, and from the right)."""
+        if self._left is None:
+            self._count()
+        assert self._left is not None and self._right is not None
+        ri, ro = len(self.shape(ti) or ()), len(self.shape(out) or ())
+        left = self._left[(e, j)] - self._left[(e, k)]
+        right = self._right[(e, j - ri)] - self._right[(e, k - ro)]
+        return max(left, right)
+
+    def _from_value(self, p: Node, out: str, k: int, e: Expr) -> bool:
+        """Whether ``p`` takes its output's shape from a value it is given (a Reshape's or Expand's target) that
+        holds ``e`` at ``k``: then ``p`` made the dim, whatever input it may equal."""
+        if p.name in self.right:  # a broadcast keeps its data's dims wherever its target allows them
+            return False
+        rank = len(self.shape(out) or ())
+        for ti in p.inputs[1:]:
+            v = self.values.get(ti) if ti else None
+            if v is None or v.data is None or v.shape is None or len(v.shape) != 1 or len(v.data) != rank:
+                continue
+            if isinstance(v.data[k], Expr) and v.data[k] == e:
+                return True
+        return False
+
+    def _carrier(self, p: Node, out: str, k: int, e: Expr) -> tuple[str, int, str] | None:
+        """The input of ``p`` (and its axis) that the dim ``e`` at axis ``k`` of ``out`` comes from, and whether
+        ``p`` moved it: ``""`` when found at the same axis (counted from the right where ``p`` broadcasts),
+        ``"shifted"`` at the same axis counted from the left by a node that inserts or drops axes of 1 after it,
+        ``"across"`` when found at another axis."""
+        vo = self.shape(out)
+        assert vo is not None
+        right = p.name in self.right
+        ins: list[tuple[str, tuple[Expr, ...]]] = []
+        for ti in p.inputs:
+            v = self.values.get(ti) if ti else None
+            if v is None or v.shape is None:
+                continue
+            if v.data is not None and len(v.shape) <= 1 < len(vo):
+                continue  # a small known vector feeding a larger output: a shape, axes or indices, no data
+            ins.append((ti, v.shape))
+        for ti, s in ins:
+            j = k - (len(vo) - len(s)) if right else k
+            if 0 <= j < len(s) and s[j] == e:
+                if right or len(s) == len(vo):
+                    return ti, j, ""
+                ones = sum(d.value == 1 for d in vo) != sum(d.value == 1 for d in s)
+                return ti, j, "shifted" if ones else ""
+        for ti, s in ins:
+            hits = [j for j, d in enumerate(s) if d == e]
+            if hits:
+                return ti, min(hits, key=lambda j: abs(j - k)), "across"
+        return None
+
+    def _sizes(self, p: Node, ti: str, j: int) -> bool:
+        """Whether ``p`` computes the size of axis ``j`` of its input ``ti`` (even to the size it came with)."""
+        if p.op in _WINDOWS or any(a in p.attrs for a in _WINDOW_ATTRS):
+            return j >= 2 and bool(p.inputs) and p.inputs[0] == ti
+        if p.op in _RESIZES:
+            return True
+        if p.op in _CUTS:
+            cut = self._cut_axes(p)
+            return cut is None or j in cut
+        return False
+
+    def _cut_axes(self, p: Node) -> set[int] | None:
+        """The axes a Slice or StridedSlice cuts, where its constants say (``None``: any)."""
+        shape = self.shape(p.inputs[0]) if p.inputs and p.inputs[0] else None
+        if shape is None:
+            return None
+        rank = len(shape)
+
+        def data(i: int) -> list[int] | None:
+            if i >= len(p.inputs) or not p.inputs[i]:
+                return None
+            v = self.values.get(p.inputs[i])
+            return None if v is None or v.data is None else _ints(v.data)
+
+        if p.op == "StridedSlice":
+            begin = data(1)
+            masks = ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
+            if begin is None or any(any(_flags(p.attrs.get(m)) or ()) for m in masks):
+                return None
+            bm, em = _flags(p.attrs.get("begin_mask", "")) or [], _flags(p.attrs.get("end_mask", "")) or []
+            return {k for k in range(len(begin)) if not (k < len(bm) and bm[k] and k < len(em) and em[k])}
+        if p.op != "Slice":
+            return None
+        if "starts" in p.attrs:  # ONNX Slice before opset 10
+            axes = _ints(p.attrs.get("axes") or range(len(p.attrs["starts"])))
+        else:
+            starts = data(1)
+            axes = data(3) if len(p.inputs) > 3 and p.inputs[3] else (list(range(len(starts))) if starts else None)
+        return None if axes is None else {a + rank if a < 0 else a for a in axes}
+
+    def _maker(self, p: Node, out: str, k: int, e: Expr) -> Origin | tuple[str, int]:
+        """Where to edit a dim that ``p`` made: the constant its shape value holds, else the node that put the
+        element in the computed value, else ``p``; or the tensor and axis a Shape read the element off."""
+        v = self.values.get(out)
+        o = v.origin(k) if v is not None else None
+        if o is not None and o.name != p.name and (o.kind == "initializer" or o.op == "Constant"):
+            return o
+        best: tuple[str, int] | None = None
+        for ti in p.inputs:
+            vi = self.values.get(ti) if ti else None
+            if vi is None or vi.data is None:
+                continue
+            hits = [i for i, x in enumerate(vi.data) if isinstance(x, Expr) and x == e]
+            if hits:
+                best = (ti, k if k in hits else hits[0])
+                if k in hits:
+                    break
+        if best is not None:
+            got = self._composer(*best, e)
+            if got is not None:
+                return got
+        return Origin(p.name, p.op)
+
+    def _composer(self, t: str, i: int, e: Expr) -> Origin | tuple[str, int] | None:
+        """The node that put ``e`` at element ``i`` of the value ``t`` (a Concat assembling a shape, a Gather
+        of one), through nodes that keep each element where it is; a constant that holds it; or, for a value a
+        Shape read off a tensor whole, that tensor and axis."""
+        cur = t
+        for _ in range(MAX_TRACE):
+            p = self.producer.get(cur)
+            if p is None:
+                return self.source(cur) if cur in self.constants else None
+            if p.op == "Constant":
+                return Origin(p.name, p.op)
+            if p.op in ("Shape", "ShapeOf") and p.inputs and not p.attrs.get("start") and p.attrs.get("end") is None:
+                s = self.shape(p.inputs[0])
+                if s is not None and i < len(s) and s[i] == e:
+                    return p.inputs[0], i
+            v = self.values.get(cur)
+            n = len(v.data) if v is not None and v.data is not None else -1
+            nxt = None
+            for ti in p.inputs:
+                vi = self.values.get(ti) if ti else None
+                if vi is not None and vi.data is not None and len(vi.data) == n and i < n:
+                    x = vi.data[i]
+                    if isinstance(x, Expr) and x == e:
+                        nxt = ti
+                        break
+            if nxt is None:
+                return Origin(p.name, p.op)
+            cur = nxt
+        return None
+
+
+def _operands(f: Finding, model: _Model) -> list[tuple[int, str, tuple[Expr, ...]]]:
+    """The finding's node's inputs of known shape: (input slot, tensor, shape)."""
+    out: list[tuple[int, str, tuple[Expr, ...]]] = []
+    for slot, t in enumerate(f.node.inputs[: MAX_OPERANDS + 1]):
+        s = model.shape(t) if t else None
+        if s is not None:
+            out.append((slot, t, s))
+    return out
+
+
+def _disagreeing(ops: Sequence[tuple[Expr, ...]]) -> dict[int, list[int]]:
+    """Per operand, the axes (lined up from the right) where another operand has a dim that is not 1 and not
+    provably equal to its own."""
+    rank = max((len(s) for s in ops), default=0)
+    out: dict[int, list[int]] = {}
+    for a in range(rank):
+        at = [(j, len(s) - rank + a) for j, s in enumerate(ops) if len(s) - rank + a >= 0]
+        dims = [(j, k, ops[j][k]) for j, k in at if ops[j][k].value != 1]
+        for j, k, d in dims:
+            if any(j2 != j and d.eq(d2) is not Tri.YES for j2, _, d2 in dims):
+                axes = out.setdefault(j, [])
+                if len(axes) < MAX_AXES:
+                    axes.append(k)
+    return out
+
+
+def _suspected(f: Finding, ops: Sequence[tuple[int, str, tuple[Expr, ...]]], model: _Model) -> dict[int, list[int]]:
+    """Per operand, the axes that hold a suspect of ``f`` (its origin, its value, one of its dims' text)."""
+    out: dict[int, list[int]] = {}
+    for j, (_, t, s) in enumerate(ops):
+        v = model.values.get(t)
+        if v is None:
+            continue
+        for s_ in f.suspects:
+            hits = [
+                k
+                for k, d in enumerate(s)
+                if v.origin(k) == s_.origin and d.value != 1 and (s_.value is None or d.value == s_.value)
+            ]
+            named = [k for k in hits if str(s[k]) in f.dims]
+            for k in named or hits:
+                axes = out.setdefault(j, [])
+                if k not in axes and len(axes) < MAX_AXES:
+                    axes.append(k)
+    return out
+
+
+def _of_places(ops: Sequence[tuple[Expr, ...]], axes: dict[int, list[int]], aligned: bool) -> bool:
+    """Whether the clash is one of places: a clashing dim of one operand is at another axis of another than the
+    one it meets there (lined up from the right for a broadcast, else that operand's clashing axes: a MatMul's
+    inner dims)."""
+    for j, ks in axes.items():
+        s = ops[j]
+        for k in ks:
+            e = s[k]
+            for j2, s2 in enumerate(ops):
+                if j2 == j:
+                    continue
+                meets = {k - len(s) + len(s2)} if aligned else set(axes.get(j2, ()))
+                if any(d == e and k2 not in meets for k2, d in enumerate(s2)):
+                    return True
+    return False
+
+
+def _branches(result: Result, i: int, model: _Model) -> list[_Branch]:
+    """The branches of finding ``i`` followed back to where a person would edit each: one per operand that holds
+    a clashing dim, or none when the finding is no clash between operands."""
+    f = result.findings[i]
+    if f.kind in _NOT_CLASHES or f.severity in ("info", "relation") or f.node.path:
+        return []
+    ops = _operands(f, model)
+    if not 2 <= len(ops) <= MAX_OPERANDS:
+        return []
+    shapes = [s for _, _, s in ops]
+    aligned = f.kind in _BROADCASTS
+    axes = _disagreeing(shapes) if aligned else {}
+    if len(axes) < 2:
+        aligned, axes = False, _suspected(f, ops, model)
+    if len(axes) < 2:
+        return []
+    places = _of_places(shapes, axes, aligned)
+    out: list[_Branch] = []
+    peers: list[int | None] = []
+    for j, ks in axes.items():
+        slot, t, s = ops[j]
+        best: _Edit | None = None
+        for k in ks:
+            got = model.trace(t, k, places)
+            if got is not None and (best is None or got.hops < best.hops):
+                best = got
+        if best is None:
+            continue
+        counts = [model.place_count(s[k], k, len(s)) if places else model.dim_count(s[k]) for k in ks]
+        out.append(_Branch(best.origin, best.hops, min(counts), places, best.kept))
+        peers.append(model.peer_count(f.node, slot, ks, s))
+    if len(out) < 2:
+        return []
+    if all(p is not None for p in peers):  # what the op's other nodes hold in these slots says it best
+        out = [replace(b, count=p) for b, p in zip(out, peers, strict=True) if p is not None]
+    return out
+
+
+def _sizes(result: Result) -> Counter[int]:
+    """How often each static size appears in the model's shapes: a size the model repeats is likely right."""
+    seen: Counter[int] = Counter()
+    for v in result.values.values():
+        for d in v.shape or ():
+            if d.value is not None and d.value > 1:
+                seen[d.value] += 1
+        for e in (v.data or ())[:64]:
+            if hasattr(e, "value") and e.value is not None and e.value > 1:
+                seen[e.value] += 1
+    return seen
+
+
 def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[Cause]:
     """Group ``result.findings`` (those at ``findings``, default all) by the origin that explains them."""
     every = list(range(len(result.findings))) if findings is None else list(findings)
@@ -90,7 +585,10 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
     cover: dict[Origin, set[int]] = {}
     values: dict[Origin, int | None] = {}
     near: dict[Origin, int] = {}  # the fewest hops from the origin to a finding it takes part in
+    edits: dict[Origin, int] = {}  # an edit point of a branch: how often its clashing dims occur (rarer: likelier)
     producer = {t: n for n in result.graph.nodes for t in n.outputs if t}
+    model = _Model(result, producer)
+    split: dict[int, list[_Branch]] = {}
     for i in todo:
         hops = _hops_back(fs[i].node, producer) if fs[i].suspects else {}
         for s in fs[i].suspects:
@@ -98,23 +596,39 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
             if s.value is not None:
                 values.setdefault(s.origin, s.value)
             near[s.origin] = min(near.get(s.origin, MAX_HOPS), hops.get(s.origin.name, MAX_HOPS))
+        bs = _branches(result, i, model)
+        if bs:
+            split[i] = bs
+        for b in bs:
+            cover.setdefault(b.edit, set()).add(i)
+            edits[b.edit] = min(edits.get(b.edit, b.count), b.count)
+            near[b.edit] = min(near.get(b.edit, MAX_HOPS), b.hops)
     left = set(todo)
     causes: list[Cause] = []
 
-    def score(o: Origin) -> tuple[int, int, int, int, int]:
+    def score(o: Origin) -> tuple[int, int, int, int, int, int]:
         # a graph input's size is the user's to choose: it is blamed only when nothing else takes part
         kind = 0 if o.kind == "input" else 1
         n = len(cover[o] & left)
+        if o in edits:  # the rarer dim first, then the nearer
+            return (kind, n, 1, -edits[o], -near.get(o, MAX_HOPS), order.get(o.name, -1))
         v = values.get(o)
         rarity = -sizes.get(v, 0) if v is not None else -(10**9)
-        return (kind, n, -near.get(o, MAX_HOPS), rarity, order.get(o.name, -1))
+        return (kind, n, 0, -near.get(o, MAX_HOPS), rarity, order.get(o.name, -1))
 
-    while left and cover:
-        best = max((o for o in cover if cover[o] & left), key=score, default=None)
-        if best is None:
-            break
+    # greedy, lazily: an origin's score only falls as findings are taken, so a stale one is an upper bound
+    heap = [(_negated(score(o)), at, o) for at, o in enumerate(cover)]
+    heapq.heapify(heap)
+    while left and heap:
+        _, at, best = heapq.heappop(heap)
+        now = score(best)
+        if now[1] == 0:
+            continue
+        if heap and (_negated(now), at) > heap[0][:2]:
+            heapq.heappush(heap, (_negated(now), at, best))
+            continue
         got = sorted(cover[best] & left)
-        causes.append(Cause(best, got))
+        causes.append(Cause(best, got, also=_also(best, got, split, cover)))
         left -= set(got)
     for i in sorted(left):  # no suspect: the node itself is where the problem begins
         n = fs[i].node
@@ -139,6 +653,43 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
         c.findings.sort()
     _chains(result, causes)
     return causes
+
+
+def _also(
+    best: Origin, got: list[int], split: dict[int, list[_Branch]], cover: dict[Origin, set[int]]
+) -> Origin | None:
+    """The other branch's edit point, when the shapes do not tell it from ``best``: one edit point on the other
+    branch of each finding ``best`` explains, no graph input, explaining them all too, and ``best``'s dims not
+    clearly rarer than its (unless it computes its dim's size and left it as it came: how often the model has
+    that size then says nothing of whether it should have changed it)."""
+    alt: Origin | None = None
+    for i in got:
+        bs = split.get(i)
+        if not bs:
+            return None
+        mine = [b for b in bs if b.edit == best]
+        others = [b for b in bs if b.edit != best and b.edit.kind != "input"]
+        if not mine or not others:
+            return None
+        other = min(others, key=lambda b: (b.count, b.hops))
+        if alt is None:
+            alt = other.edit
+        elif other.edit != alt:
+            return None
+        if _rarer(mine[0].count, other.count) and not other.kept:
+            return None
+    if alt is None or not set(got) <= cover.get(alt, set()):
+        return None
+    return alt
+
+
+def _negated(score: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(-x for x in score)
+
+
+def _rarer(a: int, b: int) -> bool:
+    """Whether a dim seen ``a`` times is clearly rarer in the model than one seen ``b`` times."""
+    return 2 * a + 2 <= b
 
 
 def _chains(result: Result, causes: list[Cause]) -> None:

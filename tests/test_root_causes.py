@@ -1,0 +1,332 @@
+"""Root causes name the node or constant a person would edit, and both branches where either could be it.
+
+The corpus's bugs each list the nodes and constants the injection edited; the root named (or the second
+root, where two are equally suspect) must be one of them for nearly every bug. Then one small model per
+rule, each bug proven by onnxruntime failing at the sizes given: a two-branch stride clash names both
+convolutions; a mask unsqueezed on the wrong axes names the Unsqueeze; a mask reshaped to a target whose
+dims are swapped names the Concat that built the target, not the input it read them from; a stray
+Transpose before a position Add names the Transpose; a Slice that keeps one element too many is named
+before the convolution behind it; a Concat along the wrong axis is named, not the Slice whose size it kept;
+and the size that an op's other nodes never hold in that slot is the wrong one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx", reason="the models are ONNX", exc_type=ImportError)
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from bcast.check import Report, check  # noqa: E402
+from bcast.check.html import render_html  # noqa: E402
+
+CORPUS = Path(__file__).parent / "data" / "corpus"
+MANIFEST = CORPUS / "manifest.json"
+F = TensorProto.FLOAT
+
+
+def _runs(model: Any, feeds: dict[str, np.ndarray]) -> bool:
+    ort = pytest.importorskip("onnxruntime", reason="the bugs are proven by onnxruntime", exc_type=ImportError)
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        sess.run(None, feeds)
+    except Exception:  # onnxruntime's Fail / InvalidArgument / RuntimeException: the model does not run
+        return False
+    return True
+
+
+def _model(nodes: list[Any], inputs: list[Any], inits: dict[str, np.ndarray], opset: int = 17) -> Any:
+    out = helper.make_tensor_value_info(nodes[-1].output[0], F, None)
+    tensors = [numpy_helper.from_array(v, k) for k, v in inits.items()]
+    graph = helper.make_graph(nodes, "g", inputs, [out], tensors)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _w(*shape: int) -> np.ndarray:
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def _i64(*values: int) -> np.ndarray:
+    return np.array(values, np.int64)
+
+
+def _roots(report: Report) -> list[tuple[str | None, str | None]]:
+    """(root, second root) of each error and warning."""
+    return [(p.root, p.also) for p in report.problems if p.severity in ("error", "warning")]
+
+
+# -- the corpus ------------------------------------------------------------------------------------------
+
+
+def _bugged() -> list[dict[str, Any]]:
+    if not MANIFEST.is_file():
+        return []
+    with open(MANIFEST) as f:
+        return [e for e in json.load(f)["models"] if e["bug"]]
+
+
+@pytest.mark.skipif(not _bugged(), reason="the kept corpus is not here")
+def test_the_root_named_is_what_the_bug_edited_in_the_corpus() -> None:
+    """Over the corpus's bugs, the root (or the second root) of an error or warning is one of the nodes or
+    constants the injection edited, for at least 95% of them."""
+    bugged = _bugged()
+    right, wrong = 0, []
+    for e in bugged:
+        report = check(os.fspath(CORPUS / e["model"]))
+        named = {n for root, also in _roots(report) for n in (root, also) if n}
+        named |= {p.node for p in report.problems if p.severity in ("error", "warning") and not p.root}
+        if named & set(e["edited"]):
+            right += 1
+        else:
+            wrong.append((e["model"], sorted(named)[:4], e["edited"][:4]))
+    assert right >= 0.95 * len(bugged), (right, len(bugged), wrong)
+
+
+# -- two branches: either could be the edit ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bug", ["main stride 2", "shortcut stride 1"])
+def test_a_residual_add_whose_branches_strides_differ_names_both_convolutions(bug: str) -> None:
+    """x -> conv_a (stride 2) -> conv_b -> Add <- conv_s <- x. With conv_b at stride 2 (it should be 1), or
+    conv_s at stride 1 (it should be 2, a convolution that leaves the size as it came), the branches' spatial
+    dims clash; the shapes cannot tell which branch is wrong, so both convolutions are named."""
+    main, short = (2, 2) if bug == "main stride 2" else (1, 1)
+    nodes = [
+        helper.make_node("Conv", ["x", "wa"], ["a"], name="conv_a", strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a"], ["ar"], name="relu"),
+        helper.make_node("Conv", ["ar", "wb"], ["b"], name="conv_b", strides=[main, main], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "ws"], ["s"], name="conv_s", strides=[short, short]),
+        helper.make_node("Add", ["b", "s"], ["y"], name="add"),
+    ]
+    inputs = [helper.make_tensor_value_info("x", F, ["N", 4, "H", "W"])]
+    model = _model(nodes, inputs, {"wa": _w(8, 4, 3, 3), "wb": _w(8, 8, 3, 3), "ws": _w(8, 4, 1, 1)})
+    assert not _runs(model, {"x": _w(2, 4, 8, 8)})
+    report = check(model)
+    roots = _roots(report)
+    assert roots and all({r, a} == {"conv_b", "conv_s"} for r, a in roots), roots
+    # the report says both: the text, the JSON, and the nodes each problem names
+    first = next(p for p in report.problems if p.root)
+    other = "conv_s" if first.root == "conv_b" else "conv_b"
+    assert f"root cause: the node {first.root} (Conv) (or the node {other} (Conv))" in report.render()
+    got = report.to_dict()
+    assert got["problems"][0]["also"] == {"node": other, "op": "Conv", "kind": "node"}
+    assert got["root_causes"][0]["also"] == {"node": other, "op": "Conv", "kind": "node"}
+    assert {"conv_b", "conv_s", "add"} <= set(first.nodes)
+    assert f"[root cause: {first.root} (or {other})]" in report.problem_lines()[0]
+    assert f"or the root cause is <code>{other}</code>" in render_html(report)
+
+
+# -- a dim at the wrong axis: the node that put it there ----------------------------------------------------
+
+
+def _attention(mask_axes: list[int]) -> Any:
+    """Scores [B, 2, S, S] from two heads of 4, plus a mask [B, S] unsqueezed on ``mask_axes``."""
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"], name="q_proj"),
+        helper.make_node("Reshape", ["q", "heads"], ["q4"], name="q_heads"),
+        helper.make_node("Transpose", ["q4"], ["qh"], name="q_transpose", perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["x", "wk"], ["k"], name="k_proj"),
+        helper.make_node("Reshape", ["k", "heads"], ["k4"], name="k_heads"),
+        helper.make_node("Transpose", ["k4"], ["kt"], name="k_transpose", perm=[0, 2, 3, 1]),
+        helper.make_node("MatMul", ["qh", "kt"], ["scores"], name="scores"),
+        helper.make_node("Unsqueeze", ["mask", "mask_axes"], ["m4"], name="mask_unsqueeze"),
+        helper.make_node("Add", ["scores", "m4"], ["y"], name="add_mask"),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["B", "S", 8]),
+        helper.make_tensor_value_info("mask", F, ["B", "S"]),
+    ]
+    inits = {"wq": _w(8, 8), "wk": _w(8, 8), "heads": _i64(0, 0, 2, 4), "mask_axes": _i64(*mask_axes)}
+    return _model(nodes, inputs, inits)
+
+
+@pytest.mark.parametrize("axes", [[2, 3], [0, 1]])
+def test_a_mask_unsqueezed_on_the_wrong_axes_names_the_unsqueeze_not_a_weight(axes: list[int]) -> None:
+    """The mask [B, S] unsqueezed on axes [2, 3] is [B, S, 1, 1] (its S meets the scores' 2 heads), on axes
+    [0, 1] it is [1, 1, B, S] (its B meets the scores' S): the Unsqueeze put a dim there, not a weight, nor
+    the inputs whose sizes they are."""
+    feeds = {"x": _w(2, 3, 8), "mask": _w(2, 3)}
+    assert _runs(_attention([1, 2]), feeds)  # the right axes run
+    model = _attention(axes)
+    assert not _runs(model, feeds)
+    roots = _roots(check(model))
+    assert roots and roots[0][0] == "mask_unsqueeze", roots
+    assert not {n for r in roots for n in r} & {"wq", "wk", "x", "mask"}, roots
+
+
+def _swapped_mask(order: tuple[str, str]) -> Any:
+    """Embeddings [B, S, 8] times a mask [B, S] reshaped to a target built from input_ids' shape in ``order``,
+    with an axis of 1 after it."""
+    nodes = [
+        helper.make_node("Gather", ["emb", "input_ids"], ["x"], name="embed"),
+        helper.make_node("Shape", ["input_ids"], ["shape"], name="shape"),
+        helper.make_node("Gather", ["shape", "zero"], ["b"], name="batch_of", axis=0),
+        helper.make_node("Gather", ["shape", "one"], ["s"], name="length_of", axis=0),
+        helper.make_node("Unsqueeze", ["b", "axis0"], ["b1"], name="batch_1d"),
+        helper.make_node("Unsqueeze", ["s", "axis0"], ["s1"], name="length_1d"),
+        helper.make_node("Concat", list(order), ["target"], name="mask_target", axis=0),
+        helper.make_node("Reshape", ["mask", "target"], ["m2"], name="mask_reshape"),
+        helper.make_node("Unsqueeze", ["m2", "axis2"], ["m3"], name="mask_unsqueeze"),
+        helper.make_node("Mul", ["x", "m3"], ["y"], name="apply_mask"),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["B", "S"]),
+        helper.make_tensor_value_info("mask", F, ["B", "S"]),
+    ]
+    inits = {
+        "emb": _w(16, 8),
+        "zero": np.array(0, np.int64),
+        "one": np.array(1, np.int64),
+        "axis0": _i64(0),
+        "axis2": _i64(2),
+    }
+    return _model(nodes, inputs, inits)
+
+
+def test_a_mask_reshaped_with_its_dims_swapped_names_the_concat_not_the_input() -> None:
+    """The target Concat(S, B) where (B, S) belongs: [B, S, 8] * [S, B, 1]."""
+    feeds = {"input_ids": np.zeros((2, 3), np.int64), "mask": _w(2, 3)}
+    assert _runs(_swapped_mask(("b1", "s1")), feeds)
+    model = _swapped_mask(("s1", "b1"))
+    assert not _runs(model, feeds)
+    roots = _roots(check(model))
+    assert roots and roots[0][0] == "mask_target", roots
+    assert not {n for r in roots for n in r} & {"input_ids", "mask", "emb"}, roots
+
+
+def test_a_stray_transpose_before_a_position_add_names_the_transpose() -> None:
+    """[B, 4, 8] transposed to [B, 8, 4] meets the position table [1, 4, 8]."""
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="proj"),
+        helper.make_node("Transpose", ["h"], ["t"], name="stray_transpose", perm=[0, 2, 1]),
+        helper.make_node("Add", ["t", "pos"], ["y"], name="add_pos"),
+    ]
+    inputs = [helper.make_tensor_value_info("x", F, ["B", 4, 8])]
+    model = _model(nodes, inputs, {"w": _w(8, 8), "pos": _w(1, 4, 8)})
+    assert not _runs(model, {"x": _w(2, 4, 8)})
+    roots = _roots(check(model))
+    assert roots and roots[0][0] == "stray_transpose", roots
+
+
+# -- a size that a node left as it came, and a clash on more than one axis ----------------------------------
+
+
+def test_a_slice_that_keeps_one_element_too_many_is_named_before_the_convolution() -> None:
+    """A convolution padded to T + 1 whose Slice should drop the last step but ends at the end: the residual
+    Add meets T + 1 against T. The Slice decides that length (and left it as it came); the convolution
+    behind it made it."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="pos_conv", pads=[2, 2]),
+        helper.make_node("Slice", ["c", "starts", "ends", "axes"], ["cut"], name="drop_last"),
+        helper.make_node("Add", ["x", "cut"], ["y"], name="add_pos"),
+    ]
+    inputs = [helper.make_tensor_value_info("x", F, ["B", 8, "T"])]
+    inits = {"w": _w(8, 8, 4), "starts": _i64(0), "ends": _i64(2**62), "axes": _i64(2)}  # ends should be -1
+    model = _model(nodes, inputs, inits)
+    assert not _runs(model, {"x": _w(2, 8, 6)})
+    roots = _roots(check(model))
+    assert roots and roots[0][0] == "drop_last", roots
+
+
+def test_a_concat_along_the_wrong_axis_is_named_not_the_slice_whose_size_it_kept() -> None:
+    """rotate_half concatenated along the length (axis 1) instead of the features: [B, 2S, 4] meets the
+    rotary table [1, S, 8]. The clash is reported at the features (4 against 8), where the Concat kept the
+    Slice's size; it made the length twice what the table has, the nearer of the two."""
+    nodes = [
+        helper.make_node("Slice", ["x", "zero", "four", "two"], ["x1"], name="first_half"),
+        helper.make_node("Slice", ["x", "four", "eight", "two"], ["x2"], name="second_half"),
+        helper.make_node("Neg", ["x2"], ["n2"], name="negate"),
+        helper.make_node("Concat", ["n2", "x1"], ["rot"], name="rotate_half", axis=1),  # axis 2 belongs
+        helper.make_node("Mul", ["rot", "sin"], ["y"], name="apply_sin"),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["B", "S", 8]),
+        helper.make_tensor_value_info("sin", F, [1, "S", 8]),
+    ]
+    inits = {"zero": _i64(0), "four": _i64(4), "eight": _i64(8), "two": _i64(2)}
+    model = _model(nodes, inputs, inits)
+    assert not _runs(model, {"x": _w(2, 3, 8), "sin": _w(1, 3, 8)})
+    roots = _roots(check(model))
+    assert roots and roots[0][0] == "rotate_half", roots
+
+
+# -- what the op's other nodes hold --------------------------------------------------------------------
+
+
+def _layers(q_heads: tuple[int, ...]) -> Any:
+    """Two attention layers of 2 heads of 8 over [B, S, 16]; the second one's query split by ``q_heads``."""
+    nodes, inits = [], {"heads": _i64(0, 0, 2, 8), "q_heads": _i64(*q_heads)}
+    x = "x"
+    for i in range(2):
+        q_target = "q_heads" if i == 1 else "heads"
+        nodes += [
+            helper.make_node("MatMul", [x, f"wq{i}"], [f"q{i}"], name=f"q_proj{i}"),
+            helper.make_node("Reshape", [f"q{i}", q_target], [f"q4{i}"], name=f"q_split{i}"),
+            helper.make_node("Transpose", [f"q4{i}"], [f"qh{i}"], name=f"q_transpose{i}", perm=[0, 2, 1, 3]),
+            helper.make_node("MatMul", [x, f"wk{i}"], [f"k{i}"], name=f"k_proj{i}"),
+            helper.make_node("Reshape", [f"k{i}", "heads"], [f"k4{i}"], name=f"k_split{i}"),
+            helper.make_node("Transpose", [f"k4{i}"], [f"kt{i}"], name=f"k_transpose{i}", perm=[0, 2, 3, 1]),
+            helper.make_node("MatMul", [f"qh{i}", f"kt{i}"], [f"s{i}"], name=f"scores{i}"),
+            helper.make_node("Softmax", [f"s{i}"], [f"p{i}"], name=f"softmax{i}", axis=-1),
+            helper.make_node("MatMul", [f"p{i}", f"qh{i}"], [f"o{i}"], name=f"context{i}"),
+            helper.make_node("Transpose", [f"o{i}"], [f"ot{i}"], name=f"merge_transpose{i}", perm=[0, 2, 1, 3]),
+            helper.make_node("Reshape", [f"ot{i}", "merge"], [f"h{i}"], name=f"merge{i}"),
+        ]
+        inits |= {f"wq{i}": _w(16, 16), f"wk{i}": _w(16, 16)}
+        x = f"h{i}"
+    inits["merge"] = _i64(0, 0, 16)
+    inputs = [helper.make_tensor_value_info("x", F, ["B", "S", 16])]
+    return _model(nodes, inputs, inits)
+
+
+def test_the_size_an_ops_other_nodes_never_hold_there_is_the_wrong_one() -> None:
+    """The second layer's query split as 1 head of 16 (16 is the model's width, everywhere): its Q [B, 1, S, 16]
+    meets K^T [B, 2, 8, S]. The first layer's score MatMul holds 8 there: the query's split is named first."""
+    feeds = {"x": _w(2, 3, 16)}
+    assert _runs(_layers((0, 0, 2, 8)), feeds)
+    model = _layers((0, 0, 1, 16))
+    assert not _runs(model, feeds)
+    roots = _roots(check(model))
+    assert roots and roots[0][0] == "q_heads", roots
+
+
+def test_an_ir_strided_slice_that_keeps_one_element_too_many_is_named_before_the_convolution(
+    tmp_path: Path,
+) -> None:
+    """The same in an OpenVINO IR: a StridedSlice whose masks leave the length to its end (its end_mask on the
+    time axis should be 0, with end -1), after a Convolution padded to T + 1."""
+    ov = pytest.importorskip("openvino", reason="openvino writes and runs the IR", exc_type=ImportError)
+    o1 = pytest.importorskip("openvino.opset1", reason="openvino.opset1 is missing", exc_type=ImportError)
+
+    def build(end_mask: list[int]) -> Path:
+        x = o1.parameter(ov.PartialShape([-1, 8, -1]), np.float32, name="x")
+        conv = o1.convolution(x, o1.constant(_w(8, 8, 4)), [1], [2], [2], [1])
+        conv.set_friendly_name("pos_conv")
+        cut = o1.strided_slice(conv, _i64(0, 0, 0), _i64(0, 0, -1), _i64(1, 1, 1), [1, 1, 0], end_mask)
+        cut.set_friendly_name("drop_last")
+        out = o1.add(x, cut)
+        out.set_friendly_name("add_pos")
+        path = tmp_path / f"m{end_mask[2]}.xml"
+        ov.save_model(ov.Model([out.output(0)], [x], "m"), str(path), compress_to_fp16=False)
+        return path
+
+    def ov_runs(path: Path) -> bool:
+        core = ov.Core()
+        try:
+            compiled = core.compile_model(core.read_model(str(path)), "CPU")
+            compiled.create_infer_request().infer({"x": _w(2, 8, 6)})
+        except Exception:  # OpenVINO's refusal is the proof
+            return False
+        return True
+
+    assert ov_runs(build([1, 1, 0]))
+    path = build([1, 1, 1])
+    assert not ov_runs(path)
+    roots = _roots(check(os.fspath(path)))
+    assert roots and roots[0][0] == "drop_last", roots
