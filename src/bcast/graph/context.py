@@ -207,6 +207,13 @@ class Ctx:
         self._unnamed_atoms[atom] = found
         return found
 
+    def unnamed_axes(self, symbols: set[str] | frozenset[str]) -> dict[str, int] | None:
+        """The axis of its input each of ``symbols`` is, when every one is an input dim the file left
+        unnamed; ``None`` otherwise."""
+        if not symbols or any(s not in self._unnamed for s in symbols):
+            return None
+        return {s: self._unnamed[s][1] for s in symbols}
+
     def links_unnamed_inputs(self, dims: Sequence[object]) -> bool:
         """Whether a requirement only says that input dims the file left unnamed agree with each other
         (an IR's ``attention_mask_1`` and ``input_ids_1 + past_key_0_2``): that is how the model must be

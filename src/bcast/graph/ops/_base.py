@@ -377,6 +377,15 @@ def require(
     symbols: set[str] = set()
     for d in dims:
         symbols |= d.symbols
+    axes = ctx.unnamed_axes(symbols)
+    if axes is not None and len(set(axes.values())) < len(axes):
+        # only an IR's unnamed input dims: those at one axis of different inputs stand for one quantity
+        # (two inputs' batch); what holds once they are one size is how the model must be called
+        def as_one(env: dict[str, int]) -> bool:
+            return holds({s: env[f"axis{k}"] for s, k in axes.items()})
+
+        if sizes_where(as_one, {f"axis{k}" for k in axes.values()}) is None:
+            return False
     found = sizes_where(holds, symbols)
     if found is None:
         return False
