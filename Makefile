@@ -1,6 +1,9 @@
-# Two entry points, both from a fresh clone with only Python >= 3.10, pip and make:
+# Entry points, all from a fresh clone with only Python >= 3.10, pip and make:
 #   make demo   set up .venv and run the main job: check the shipped sample model, explain a spec example
-#   make test   set up .venv with the test extras and run lint, types and the test suite
+#   make test   set up .venv with the test extras and run lint, types and the test suite; the large test
+#               tables run as pairwise covering designs (tests/covering.py)
+#   make test-full  the rest of those tables and the exhaustive runs at full scale (pytest -m full);
+#               make test, then make test-full, run every test
 # and two development tools (benchmarks/ and tools/ of this repository, not part of the installed package):
 #   make bench  time the engine against NumPy, PyTorch, ONNX Runtime and OpenVINO (python -m benchmarks.bench);
 #               options in ARGS, e.g. make bench ARGS=--quick, make bench ARGS="--json r.json --plot r"
@@ -12,7 +15,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench tour lint venv clean kernels
+.PHONY: demo test test-full bench tour lint venv clean kernels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || ( $(PYTHON) -m pip install --user -q virtualenv && $(PYTHON) -m virtualenv $(VENV) )
@@ -58,6 +61,11 @@ test: $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[test]"
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest
+
+# the tests marked full, which `make test` deselects (pyproject.toml: -m 'not full')
+test-full: $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python -m pytest -m full
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist CMakeFiles CMakeCache.txt CMakeInit.txt build.ninja cmake_install.cmake .ninja_deps .ninja_log src/bcast/engines/numpy/_kernels*.so

@@ -1,8 +1,15 @@
-"""Doctest collection: modules and pages that need an optional package are skipped without it."""
+"""Collection: doctests from src/, benchmarks/, tools/ and the pages, not from tests/; modules and
+pages that need an optional package are skipped without it."""
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.doctest import DoctestModule
 
 #: paths (relative to the repository) whose doctests import an optional package, and that package
 _NEEDS = {
@@ -17,6 +24,19 @@ _NEEDS = {
 }
 
 collect_ignore = [path for path, module in _NEEDS.items() if importlib.util.find_spec(module) is None]
+
+#: the test modules: collected as tests, never also searched for doctests (--doctest-modules is
+#: for the library, the development tools and the pages)
+_TESTS = Path(__file__).resolve().parent / "tests"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Generator[None, list[Any], list[Any]]:
+    collected = yield
+    if _TESTS in file_path.resolve().parents:
+        return [c for c in collected if not isinstance(c, DoctestModule)]
+    return collected
+
 
 try:  # CI runs each property test on the same examples every time: a red build is reproducible
     import os

@@ -306,7 +306,7 @@ def test_unidirectional_ops_and_modes(lib: str) -> None:
         check_same(ops.add(from_numpy(lib, a), from_numpy(lib, bb), mode=mode, axis=1), want, from_numpy(lib, a))
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device in this session")
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_results_stay_on_the_gpu() -> None:
     t = torch.ones((3, 1), device="cuda")
     assert bcast.broadcast_to(t, (2, 3, 4)).device.type == "cuda"

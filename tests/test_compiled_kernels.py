@@ -1,7 +1,7 @@
-"""The compiled kernels (issue 15) against the NumPy engine: each gives the other's results.
+"""The compiled kernels against the NumPy engine: each gives the other's results.
 
 Every comparison computes one call under ``compiled.using(False)`` (the NumPy engine: the
-reference) and under ``compiled.using(True)`` (the compiled loops) at 1, 2 and 3 threads
+reference) and under ``compiled.using(True)`` (the compiled loops) at 1, 2 or 3 threads
 (:func:`bcast.engines.numpy.threads.set_num_threads`), on inputs built afresh for each run.
 Covered: every operator with compiled loops (and ``mod``, whose integer division by zero
 must fail alike), in each dtype it takes of float32, float64, float16, bfloat16, int32,
@@ -11,6 +11,13 @@ broadcast operand comes first, zero-size dims, 0-d); operand layouts (transposed
 sliced, negative strides, unaligned, stride 0, byte-swapped, read-only); ``out=`` (none,
 fresh, non-contiguous, exactly an input, a shifted view overlapping an input). Tables
 cover the named patterns; hypothesis draws shapes, layouts, ``out=``, values and threads.
+
+Each table (operator family x dtype x pattern x size x threads, and the like for ``out=``,
+layouts, materialize, backward, division by zero) is the full cross product of its factors;
+``make test`` runs a pairwise covering design of it (``tests/covering.py``: every pair of
+factor values that the table holds, in at least one test), the other rows carry the
+``full`` mark and run in ``make test-full``. :func:`test_designs_cover_every_pair` checks
+the designs.
 
 Sizes: small (hypothesis' 0 to 7 on each of 0 to 4 axes: NumPy's ufuncs on both paths),
 medium (outputs of 96 KiB to 1 MiB: the compiled loops, above ``compiled.MIN_BYTES``), big
@@ -44,7 +51,7 @@ Comparison rules
   before and after every call are compared; a call given ``out`` returns ``out`` itself.
 
 Without the compiled extension (``compiled.LOADED`` false) the comparisons skip; the checks
-of the helpers, of the sizes, of the switch and of ``BCAST_PURE_PYTHON`` run everywhere.
+of the comparison rules, of the sizes, of the switch and of ``BCAST_PURE_PYTHON`` run everywhere.
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ import os
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -69,6 +76,7 @@ from hypothesis.extra import numpy as hnp
 
 import bcast
 import bcast.ops as ops
+import covering
 from bcast.engines.numpy import compiled, kernels, threads
 from bcast.errors import DivisionByZeroError
 from bcast.operators import BY_NAME
@@ -146,9 +154,11 @@ def available(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(n for n in names if n != "bfloat16" or ml_dtypes is not None)
 
 
+_BF16_SKIP = pytest.mark.skipif(ml_dtypes is None, reason=NO_ML_DTYPES)
+
+
 def bf16_mark(*names: str) -> list[pytest.MarkDecorator]:
-    skip = pytest.mark.skipif(ml_dtypes is None, reason=NO_ML_DTYPES)
-    return [skip] if "bfloat16" in names else []
+    return [_BF16_SKIP] if "bfloat16" in names else []
 
 
 def is_float(dtype: np.dtype[Any]) -> bool:
@@ -582,7 +592,7 @@ def overlapping(out_shape: tuple[int, ...], out_dtype: np.dtype[Any], v: np.ndar
 # -- the operators ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # each family is one object: hashed by identity, quickly
 class Family:
     """One operator (or one of its value regimes) of ``bcast.ops``."""
 
@@ -774,19 +784,65 @@ def table_case(family: Family, dtype: str, pattern: str, tier: str) -> Case:
     return Case(family, dtype, vals, ["contiguous"] * arity, n_threads=tier_threads(tier))
 
 
-TABLE = [pytest.param(f, d, id=f"{f.name}-{d}", marks=bf16_mark(d)) for f in FAMILIES for d in f.dtypes]
-PATTERN_SIZES = [
-    pytest.param(p, tier, id=f"{p}-{tier}")
-    for tier, names in (("small", SMALL_PATTERNS), ("medium", SIZED_PATTERNS), ("big", BIG_PATTERNS))
-    for p in names
-]
+#: the dtypes each family takes
+DTYPES_OF = {f.name: f.dtypes for f in FAMILIES}
+#: the patterns of each size
+TIER_PATTERNS = {"small": SMALL_PATTERNS, "medium": SIZED_PATTERNS, "big": BIG_PATTERNS}
+
+
+def fits(row: Mapping[str, Any]) -> bool:
+    """Whether a (partial) row of a table makes sense: the family takes the dtype, the size the
+    pattern, the thread count matters at the size."""
+    if "family" in row and "dtype" in row and row["dtype"] not in DTYPES_OF[row["family"].name]:
+        return False
+    if "pattern" in row and "tier" in row and row["pattern"] not in TIER_PATTERNS[row["tier"]]:
+        return False
+    return not ("threads" in row and "tier" in row and row["threads"] not in tier_threads(row["tier"]))
+
+
+@dataclass(frozen=True)
+class Design:
+    """A table (the cross product of ``factors`` where ``rule`` holds) and its pairwise covering design."""
+
+    factors: dict[str, tuple[Any, ...]]
+    rule: Callable[[Mapping[str, Any]], bool]
+
+    @functools.cached_property
+    def rows(self) -> list[dict[str, Any]]:
+        return covering.table(self.factors, self.rule)
+
+    @functools.cached_property
+    def design(self) -> list[dict[str, Any]]:
+        return covering.pairwise(self.factors, self.rule, self.rows)
+
+    def params(self, name: Callable[[Mapping[str, Any]], str]) -> list[Any]:
+        """Every row as a ``pytest.param`` in the factors' order, those outside the design marked ``full``."""
+        return covering.split(self.rows, self.design, name, lambda row: bf16_mark(row.get("dtype", "")))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def row_id(*keys: str) -> Callable[[Mapping[str, Any]], str]:
+    def name(row: Mapping[str, Any]) -> str:
+        parts = [getattr(row[k], "name", row[k]) for k in keys]
+        return "-".join(f"t{p}" if k == "threads" else str(p) for k, p in zip(keys, parts, strict=True))
+
+    return name
+
+
+PATTERN_DESIGN = Design(
+    {"family": FAMILIES, "dtype": DTYPES, "pattern": tuple(PATTERNS), "tier": tuple(TIERS), "threads": THREADS}, fits
+)
 
 
 @NATIVE
-@pytest.mark.parametrize(("pattern", "tier"), PATTERN_SIZES)
-@pytest.mark.parametrize(("family", "dtype"), TABLE)
-def test_pattern(family: Family, dtype: str, pattern: str, tier: str) -> None:
-    table_case(family, dtype, pattern, tier).compare()
+@pytest.mark.parametrize(
+    ("family", "dtype", "pattern", "tier", "threads"),
+    PATTERN_DESIGN.params(row_id("family", "dtype", "pattern", "tier", "threads")),
+)
+def test_pattern(family: Family, dtype: str, pattern: str, tier: str, threads: int) -> None:
+    replace(table_case(family, dtype, pattern, tier), n_threads=(threads,)).compare()
 
 
 #: each ``out=`` on a pattern where it applies: the aliased operand has the output's shape
@@ -819,44 +875,69 @@ def out_case(family: Family, dtype: str, out: str, tier: str) -> Case:
     return replace(table_case(family, dtype, pattern, tier), out=out, shift=-2 if out == "shift:1" else 1)
 
 
-OUT_TABLE = [
-    pytest.param(f, d, out, tier, id=f"{f.name}-{d}-{out}-{tier}", marks=bf16_mark(d))
-    for f in FAMILIES
-    for d in f.dtypes
-    for out in OUT_PATTERNS
-    for tier in ("medium", "big")
-    if out_applies(f, d, out) and (tier == "medium" or out in BIG_OUTS)
-]
+def out_fits(row: Mapping[str, Any]) -> bool:
+    """A row of the ``out=`` table: medium, or big for the ``out=`` in :data:`BIG_OUTS`."""
+    if "out" in row and "tier" in row and not (row["tier"] == "medium" or row["out"] in BIG_OUTS):
+        return False
+    if "family" in row and "dtype" in row and "out" in row and not out_applies(row["family"], row["dtype"], row["out"]):
+        return False
+    return fits(row)
+
+
+OUT_DESIGN = Design(
+    {"family": FAMILIES, "dtype": DTYPES, "out": tuple(OUT_PATTERNS), "tier": ("medium", "big"), "threads": THREADS},
+    out_fits,
+)
 
 
 @NATIVE
-@pytest.mark.parametrize(("family", "dtype", "out", "tier"), OUT_TABLE)
-def test_out(family: Family, dtype: str, out: str, tier: str) -> None:
+@pytest.mark.parametrize(
+    ("family", "dtype", "out", "tier", "threads"),
+    OUT_DESIGN.params(row_id("family", "dtype", "out", "tier", "threads")),
+)
+def test_out(family: Family, dtype: str, out: str, tier: str, threads: int) -> None:
     """Each ``out=`` on medium and big outputs (small ones: in the hypothesis tests)."""
-    case = out_case(family, dtype, out, tier)
+    case = replace(out_case(family, dtype, out, tier), n_threads=(threads,))
     assert out in case.out_modes(), case
     case.compare()
 
 
 LAYOUT_FAMILIES = ("add", "div", "pow", "greater", "max", "where", "and", "bitwise_xor")
-LAYOUT_TABLE = [
-    pytest.param(f, d, layout, id=f"{f.name}-{d}-{layout}", marks=bf16_mark(d))
-    for f in FAMILIES
-    if f.name in LAYOUT_FAMILIES
-    for d in f.dtypes
-    for layout in ("transposed", "stepped", "sliced", "reversed", "unaligned", "zero_stride", "byteswapped", "readonly")
-    if layout in layouts_for((2, 2), dtype_of(d) if d != "bfloat16" or ml_dtypes else np.dtype("u2"))
-]
+LAYOUTS = ("transposed", "stepped", "sliced", "reversed", "unaligned", "zero_stride", "byteswapped", "readonly")
+
+
+def layout_fits(row: Mapping[str, Any]) -> bool:
+    """A row of the layout table: a layout the dtype has (bfloat16 is never byte-swapped...)."""
+    if "family" in row and row["family"].name not in LAYOUT_FAMILIES:
+        return False
+    if "dtype" in row and "layout" in row:
+        d = row["dtype"]
+        names = layouts_for((2, 2), np.dtype("u2" if d == "bfloat16" else d))  # without ml_dtypes too
+        if row["layout"] not in names or (d == "bfloat16" and row["layout"] == "byteswapped"):
+            return False
+    return fits(row)
+
+
+LAYOUT_DESIGN = Design(
+    {
+        "family": tuple(f for f in FAMILIES if f.name in LAYOUT_FAMILIES),
+        "dtype": DTYPES,
+        "layout": LAYOUTS,
+        "operand": (0, 1),
+    },
+    layout_fits,
+)
 
 
 @NATIVE
-@pytest.mark.parametrize(("family", "dtype", "layout"), LAYOUT_TABLE)
-def test_layout(family: Family, dtype: str, layout: str) -> None:
-    """Each operand in turn so laid out, on a medium column pattern (big and small ones: in the hypothesis tests)."""
-    for i in range(2):
-        case = table_case(family, dtype, "column", "medium")
-        case.layouts[i] = layout
-        case.compare()
+@pytest.mark.parametrize(
+    ("family", "dtype", "layout", "operand"), LAYOUT_DESIGN.params(row_id("family", "dtype", "layout", "operand"))
+)
+def test_layout(family: Family, dtype: str, layout: str, operand: int) -> None:
+    """One operand so laid out, on a medium column pattern (big and small ones: in the hypothesis tests)."""
+    case = table_case(family, dtype, "column", "medium")
+    case.layouts[operand] = layout
+    case.compare()
 
 
 # -- hypothesis: everything drawn --------------------------------------------------------
@@ -992,27 +1073,65 @@ def broadcast_shapes(name: str, dtype: str, tier: str) -> tuple[tuple[int, ...],
     return data, target
 
 
+@functools.cache
 def broadcast_tiers() -> list[tuple[str, str]]:
     """(broadcast, tier): every broadcast small, the non-empty ones medium, some big."""
     sized = [b for b in BROADCASTS if not b.startswith("zero")]
     return [(b, "small") for b in BROADCASTS] + [(b, "medium") for b in sized] + [(b, "big") for b in BIG_BROADCASTS]
 
 
-BROADCAST_TABLE = [
-    pytest.param(d, name, tier, id=f"{d}-{name}-{tier}", marks=bf16_mark(d))
-    for d in DTYPES
-    for name, tier in broadcast_tiers()
-]
+@functools.cache
+def materialize_out_modes(dtype: str, name: str, tier: str) -> list[str]:
+    data, target = broadcast_shapes(name, dtype, tier)
+    modes = ["none", "fresh"] + (["noncontig"] if target else [])
+    return modes + (["inside"] if 0 < math.prod(data) <= math.prod(target) else [])
+
+
+SUM_KINDS = {"float": ("sum_exact", "sum_any", "sum_special"), "other": ("any",)}
+
+
+def sum_kinds(dtype: str) -> tuple[str, ...]:
+    return SUM_KINDS["float" if dtype in FLOATS else "other"]
+
+
+def broadcast_fits(row: Mapping[str, Any]) -> bool:
+    """A row of the materialize or backward table: a broadcast of that size, an ``out=`` it takes,
+    values of a kind the dtype has."""
+    if "name" in row and "tier" in row and (row["name"], row["tier"]) not in broadcast_tiers():
+        return False
+    if "kind" in row and "dtype" in row and row["kind"] not in sum_kinds(row["dtype"]):
+        return False
+    if "out" in row and {"dtype", "name", "tier"} <= row.keys():
+        # the dtype only sets the sizes: every dtype has the same out= modes (bfloat16 as float16)
+        dtype = "float16" if row["dtype"] == "bfloat16" else row["dtype"]
+        if row["out"] not in materialize_out_modes(dtype, row["name"], row["tier"]):
+            return False
+    return fits(row)
+
+
+MATERIALIZE_DESIGN = Design(
+    {
+        "dtype": DTYPES,
+        "name": tuple(BROADCASTS),
+        "tier": tuple(TIERS),
+        "out": ("none", "fresh", "noncontig", "inside"),
+        "threads": THREADS,
+    },
+    broadcast_fits,
+)
 
 
 @NATIVE
-@pytest.mark.parametrize(("dtype", "name", "tier"), BROADCAST_TABLE)
-def test_materialize(dtype: str, name: str, tier: str) -> None:
-    """Each ``out=`` in turn: none, fresh, non-contiguous, and one holding the data itself (at its end)."""
+@pytest.mark.parametrize(
+    ("dtype", "name", "tier", "out", "threads"),
+    MATERIALIZE_DESIGN.params(row_id("dtype", "name", "tier", "out", "threads")),
+)
+def test_materialize(dtype: str, name: str, tier: str, out: str, threads: int) -> None:
+    """Each ``out=``: none, fresh, non-contiguous, and one holding the data itself (at its end)."""
     data, target = broadcast_shapes(name, dtype, tier)
-    case = Broadcast(target, pooled(dtype, "any", data, 0), n_threads=tier_threads(tier))
-    for out in case.out_modes():
-        replace(case, out=out, at=math.prod(target) - case.v.size).compare()
+    case = Broadcast(target, pooled(dtype, "any", data, 0), n_threads=(threads,))
+    assert out in case.out_modes(), case
+    replace(case, out=out, at=math.prod(target) - case.v.size).compare()
 
 
 @st.composite
@@ -1077,26 +1196,26 @@ class Backward:
         compare(self.build, self.call, self.check, str(self), self.n_threads)
 
 
-SUM_KINDS = {"float": ("sum_exact", "sum_any", "sum_special"), "other": ("any",)}
-
-
-def sum_kinds(dtype: str) -> tuple[str, ...]:
-    return SUM_KINDS["float" if dtype in FLOATS else "other"]
-
-
-BACKWARD_TABLE = [
-    pytest.param(d, kind, name, tier, id=f"{d}-{kind}-{name}-{tier}", marks=bf16_mark(d))
-    for d in DTYPES
-    for kind in sum_kinds(d)
-    for name, tier in broadcast_tiers()
-]
+BACKWARD_DESIGN = Design(
+    {
+        "dtype": DTYPES,
+        "kind": ("sum_exact", "sum_any", "sum_special", "any"),
+        "name": tuple(BROADCASTS),
+        "tier": tuple(TIERS),
+        "threads": THREADS,
+    },
+    broadcast_fits,
+)
 
 
 @NATIVE
-@pytest.mark.parametrize(("dtype", "kind", "name", "tier"), BACKWARD_TABLE)
-def test_backward(dtype: str, kind: str, name: str, tier: str) -> None:
+@pytest.mark.parametrize(
+    ("dtype", "kind", "name", "tier", "threads"),
+    BACKWARD_DESIGN.params(row_id("dtype", "kind", "name", "tier", "threads")),
+)
+def test_backward(dtype: str, kind: str, name: str, tier: str, threads: int) -> None:
     data, target = broadcast_shapes(name, dtype, tier)
-    Backward(data, pooled(dtype, kind, target, 0), kind=kind, n_threads=tier_threads(tier)).compare()
+    Backward(data, pooled(dtype, kind, target, 0), kind=kind, n_threads=(threads,)).compare()
 
 
 @st.composite
@@ -1151,24 +1270,24 @@ def test_default_thresholds(monkeypatch: pytest.MonkeyPatch, name: str, dtype: s
     Broadcast(target, pooled(dtype, "any", data, 0), n_threads=(2, 3)).compare()
 
 
-STREAM_TABLE = [
-    pytest.param(f, d, pattern, tier, id=f"{f.name}-{d}-{pattern}-{tier}", marks=bf16_mark(d))
-    for f in FAMILIES
-    for d in f.dtypes
-    for pattern, tier in (("column", "medium"), ("channel", "big"))
-]
+STREAM_DESIGN = Design(
+    {"family": FAMILIES, "dtype": DTYPES, "pattern": ("column", "channel"), "out": ("none", "noncontig")},
+    fits,
+)
 
 
 @NATIVE
 @pytest.mark.skipif(not hasattr(compiled, "STREAM_BYTES"), reason="the compiled loops have no non-temporal stores")
-@pytest.mark.parametrize(("family", "dtype", "pattern", "tier"), STREAM_TABLE)
-def test_streaming_stores(monkeypatch: pytest.MonkeyPatch, family: Family, dtype: str, pattern: str, tier: str) -> None:
-    """Non-temporal stores (outputs past twice the last-level cache, as shipped) on every output, strided ones too."""
+@pytest.mark.parametrize(
+    ("family", "dtype", "pattern", "out"), STREAM_DESIGN.params(row_id("family", "dtype", "pattern", "out"))
+)
+def test_streaming_stores(monkeypatch: pytest.MonkeyPatch, family: Family, dtype: str, pattern: str, out: str) -> None:
+    """Non-temporal stores (outputs past twice the last-level cache, as shipped) on every output, strided ones
+    too: a medium column pattern, a big channel one."""
     monkeypatch.setattr(compiled, "STREAM_BYTES", 0)
-    case = table_case(family, dtype, pattern, tier)
-    case.compare()
-    replace(case, out="noncontig").compare()
-    if family.name == "add":  # the broadcast copies' stores
+    tier = "medium" if pattern == "column" else "big"
+    replace(table_case(family, dtype, pattern, tier), out=out).compare()
+    if family.name == "add" and out == "none":  # the broadcast copies' stores
         data, target = broadcast_shapes(pattern, dtype, tier)
         Broadcast(target, pooled(dtype, "any", data, 0), n_threads=tier_threads(tier)).compare()
 
@@ -1228,18 +1347,28 @@ def _zero_divisor(op: str, dtype: str, zero: str, tier: str) -> tuple[np.ndarray
 ZERO_OPS = {"div": ops.div, "mod": ops.mod, "fmod": _fmod, "pow": ops.pow}
 
 
+ZERO_DESIGN = Design(
+    {
+        "op": tuple(ZERO_OPS),
+        "dtype": INTS,
+        "zero": ("first", "last", "broadcast"),
+        "tier": tuple(TIERS),
+        "threads": THREADS,
+    },
+    lambda row: True,
+)
+
+
 @NATIVE
-@pytest.mark.parametrize("tier", list(TIERS))
-@pytest.mark.parametrize("zero", ["first", "last", "broadcast"])
-@pytest.mark.parametrize("dtype", INTS)
-@pytest.mark.parametrize("op", list(ZERO_OPS))
-def test_integer_division_by_zero(op: str, dtype: str, zero: str, tier: str) -> None:
+@pytest.mark.parametrize(
+    ("op", "dtype", "zero", "tier", "threads"), ZERO_DESIGN.params(row_id("op", "dtype", "zero", "tier", "threads"))
+)
+def test_integer_division_by_zero(op: str, dtype: str, zero: str, tier: str, threads: int) -> None:
     """The same DivisionByZeroError, word for word."""
     a, b = _zero_divisor(op, dtype, zero, tier)
-    for t in THREADS:
-        errors = [raised(on, t, lambda: ZERO_OPS[op](a, b)) for on in (False, True)]
-        assert [type(e) for e in errors] == [DivisionByZeroError] * 2, errors
-        assert str(errors[1]) == str(errors[0])
+    errors = [raised(on, threads, lambda: ZERO_OPS[op](a, b)) for on in (False, True)]
+    assert [type(e) for e in errors] == [DivisionByZeroError] * 2, errors
+    assert str(errors[1]) == str(errors[0])
 
 
 @NATIVE
@@ -1259,21 +1388,24 @@ def test_division_by_zero_leaves_out_alike(op: str, dtype: str) -> None:
     assert_same_bits(outs[0], garbage(outs[0].shape, outs[0].dtype), f"{op} {dtype}: out after the error")
 
 
+INT_MIN_DESIGN = Design({"op": ("div", "mod", "fmod"), "dtype": INTS, "tier": tuple(TIERS), "threads": THREADS}, fits)
+
+
 @NATIVE
-@pytest.mark.parametrize("tier", list(TIERS))
-@pytest.mark.parametrize("dtype", INTS)
-@pytest.mark.parametrize("op", ["div", "mod", "fmod"])
-def test_int_min_by_minus_one(op: str, dtype: str, tier: str) -> None:
+@pytest.mark.parametrize(
+    ("op", "dtype", "tier", "threads"), INT_MIN_DESIGN.params(row_id("op", "dtype", "tier", "threads"))
+)
+def test_int_min_by_minus_one(op: str, dtype: str, tier: str, threads: int) -> None:
     """INT_MIN / -1 overflows: whatever it gives, both paths give the same (also in remainders)."""
     family = next(f for f in FAMILIES if f.name == op)
     shapes = pattern_shapes("column", 2, tier_elements([dtype], tier))
     a = np.array(pooled(dtype, "any", shapes[0], 0))
     a[::2] = np.iinfo(dtype).min
     b = np.where(np.arange(shapes[1][0]) % 3 == 0, 1, -1).astype(dtype).reshape(shapes[1])
-    Case(family, dtype, [a, b], ["contiguous", "contiguous"], n_threads=tier_threads(tier)).compare()
+    Case(family, dtype, [a, b], ["contiguous", "contiguous"], n_threads=(threads,)).compare()
 
 
-# -- always: the helpers, the switch, BCAST_PURE_PYTHON ----------------------------------------
+# -- always: the comparison rules, the switch, BCAST_PURE_PYTHON ----------------------------------------
 
 
 def _fails(check: Callable[[], None]) -> str:
@@ -1444,6 +1576,45 @@ def test_sizes_reach_each_path() -> None:
             _, target = broadcast_shapes(name, dtype, tier)
             nbytes = math.prod(target) * dtype_of(dtype).itemsize
             assert nbytes >= TIERS[tier] and (tier == "big" or nbytes < kernels.SERIAL_BYTES), (dtype, name, tier)
+
+
+DESIGNS = {
+    "pattern": PATTERN_DESIGN,
+    "out": OUT_DESIGN,
+    "layout": LAYOUT_DESIGN,
+    "materialize": MATERIALIZE_DESIGN,
+    "backward": BACKWARD_DESIGN,
+    "streaming": STREAM_DESIGN,
+    "zero": ZERO_DESIGN,
+    "int_min": INT_MIN_DESIGN,
+}
+
+
+@pytest.mark.parametrize("name", list(DESIGNS))
+def test_designs_cover_every_pair(name: str) -> None:
+    """Each design is part of its table, and holds every pair of factor values that the table holds."""
+    d = DESIGNS[name]
+    assert all(d.rule(row) for row in d.design)
+    assert covering.uncovered(d.factors, d.rule, d.design) == []
+    assert len(d.design) < len(d.rows)
+    params = d.params(lambda row: str(list(row.values())))
+    assert len(params) == len(d.rows)
+    assert sum(1 for p in params if covering.FULL not in p.marks) == len(d.design)
+
+
+def test_a_design_missing_a_row_misses_a_pair() -> None:
+    """The check above can fail: each row of a greedy design was added for a pair that no row
+    before it held, so a design without its last row misses that pair; and a cross product
+    with one row left out misses the pairs only that row held."""
+    for d in DESIGNS.values():
+        assert covering.uncovered(d.factors, d.rule, d.design[:-1])
+    factors = {"a": (0, 1), "b": (0, 1), "c": (0, 1)}
+    every = lambda row: True  # noqa: E731
+    rows = [dict(zip("abc", r, strict=True)) for r in ((0, 0, 0), (0, 1, 1), (1, 0, 1), (1, 1, 0))]
+    assert covering.uncovered(factors, every, rows) == []  # the four rows hold the twelve pairs
+    assert covering.uncovered(factors, every, rows[:3]) == [{"a": 1, "b": 1}, {"a": 1, "c": 0}, {"b": 1, "c": 0}]
+    design = covering.pairwise(factors)
+    assert len(design) == 4 and covering.uncovered(factors, every, design) == []
 
 
 def test_table_cases_cover_every_dtype_of_each_operator() -> None:

@@ -34,18 +34,21 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bcast.check.files import MAX_ONNX_BYTES
 from bcast.cli import main
+from bcast.files import MAX_ONNX_BYTES
 from bcast.openvino.ir_read import MAX_NESTING, MAX_XML_BYTES
 from hostile import (
     MESSAGE_BYTES,
+    STEPS_SOURCE,
     Run,
     assert_clean_text,
     assert_cli_refused,
+    assert_grows_linearly,
     assert_refused,
     assert_returned,
     attack,
     command,
+    counted,
 )
 
 GiB = 1 << 30
@@ -205,7 +208,6 @@ def test_external_data_is_never_read(tmp_path: Path) -> None:
     run = _check(_save(model, tmp_path / "m.onnx"), "--quiet", memory=SMALL)
     _assert_status(run, 1)  # N in {1, 16384}: a constraint, so exit 1
     assert "N in {1, 16384}" in run.stdout
-    assert run.seconds < 15
 
 
 def test_ir_bin_is_read_only_for_small_shape_constants(tmp_path: Path) -> None:
@@ -240,7 +242,6 @@ def test_ir_bin_is_read_only_for_small_shape_constants(tmp_path: Path) -> None:
     _assert_status(run, 1)
     assert "target_shape holds 100,000,000 values" in run.stdout
     assert "add (Add)" in run.stdout  # [4,1] against [16384,16384]: a clash, found without the weights
-    assert run.seconds < 10
 
 
 def _special(tmp_path: Path, kind: str) -> str:
@@ -294,7 +295,6 @@ def test_only_regular_files_are_read(tmp_path: Path, kind: str, words: str) -> N
     """A FIFO never blocks, a device is never read: each is refused at once, by what it is."""
     run = _check(_special(tmp_path, kind), timeout=20)
     assert_cli_refused(run, contains=[words, "regular file"])
-    assert run.seconds < 10
 
 
 def _sparse(path: Path, size: int, head: bytes = b"") -> str:
@@ -316,7 +316,6 @@ def test_sparse_giants_are_refused_without_being_read(tmp_path: Path) -> None:
     for path, words in cases:
         run = _check(path, timeout=20, memory=SMALL)
         assert_cli_refused(run, contains=[words])
-        assert run.seconds < 10, path
 
 
 def test_a_valid_model_followed_by_gigabytes_of_zeros(tmp_path: Path) -> None:
@@ -429,24 +428,21 @@ def _shape_chain(n: int) -> str:
 
 
 def test_value_propagation_is_memoised_and_linear(tmp_path: Path) -> None:
-    """20 and 60 reused Concats check in well under 2 s (20 took 250 s); 20,000 Converts in a row do not
-    recurse (and the value arrives: the target [2,3] contradicts the declared [2,4])."""
-    paths = [_write_ir(tmp_path, _concat_chain(n), name=f"c{n}") for n in (20, 60)]
+    """Reused Concats: the work grows linearly with their number (20 of them took 250 s before the values
+    were memoised: 2**20 visits); 5,000 Converts in a row do not recurse (five times the interpreter's
+    recursion limit; and the value arrives: the target [2,3] contradicts the declared [2,4])."""
+    n = 8
+    paths = [_write_ir(tmp_path, _concat_chain(k), name=f"c{k}") for k in (n // 2, n, 2 * n, 4 * n)]
+    counts = counted("from bcast.check import check", [f"check({p!r})" for p in paths], timeout=60)
+    assert_grows_linearly(counts[1:], n, "reused Concats")
     out = attack(
-        f"from bcast.openvino.ir import read_ir, check_ir\nchecks = [check_ir(read_ir(p)) for p in {paths!r}]\n"
-        "[[p.kind for p in c[-1].problems] for c in checks]",
-        timeout=20,
+        f"from bcast.check import check\n[[p.kind for p in check(p).problems] for p in {paths[1:]!r}]", timeout=60
     )
-    assert_returned(out, seconds=2)
-    assert out.value == "[['invalid'], ['invalid']]"  # a target of 2**21 values: no shape
-    path = _write_ir(tmp_path, _shape_chain(20_000), name="chain")
-    out = attack(
-        f"from bcast.openvino.ir import read_ir, check_ir\n[c] = check_ir(read_ir({path!r}))\n"
-        "str(c.inferred_output), [p.kind for p in c.problems]",
-        timeout=60,
-    )
+    assert out.value == "[['invalid'], ['invalid'], ['invalid']]", str(out)  # targets of 2**11 values or more
+    path = _write_ir(tmp_path, _shape_chain(5_000), name="chain")
+    out = attack(f"from bcast.check import check\n[(p.kind, p.message) for p in check({path!r}).problems]", timeout=60)
     assert out.outcome == "returned", str(out)
-    assert out.value == "('[2,3]', ['output_mismatch'])"
+    assert "'declared-shape'" in out.value and "propagation gives [2,3]" in out.value, out.value
 
 
 def _expand_model(n: int, *, as_input: bool = False) -> Any:
@@ -460,13 +456,17 @@ def _expand_model(n: int, *, as_input: bool = False) -> Any:
 
 
 def test_expand_with_a_million_value_shape_constant(tmp_path: Path) -> None:
-    """A shape constant of 1,000,000 values is no shape: refused in well under 2 s (it never finished)."""
+    """A shape constant of 1,000,000 values is no shape: refused (it never finished), with no more work
+    than one of 10,000 values (the values are never looked at one by one)."""
     _onnx()
     path = _save(_expand_model(1_000_000), tmp_path / "m.onnx")
     out = attack(f"from bcast.check import check\ncheck({path!r})", timeout=30, memory=SMALL)
-    assert_refused(out, kinds=("CheckInputError",), contains=["invalid model", "1,000,000 values"], seconds=2)
+    assert_refused(out, kinds=("CheckInputError",), contains=["invalid model", "1,000,000 values"])
     run = _check(path)
     assert_cli_refused(run, contains=["rank above 64"])
+    paths = [_save(_expand_model(k), tmp_path / f"e{k}.onnx") for k in (1000, 10_000)] + [path]
+    _, small, large = counted("from bcast.check import check", [f"check({p!r})" for p in paths], memory=SMALL)
+    assert large <= small + 200, f"{small:,} steps for 10,000 values, {large:,} for 1,000,000"
 
 
 def test_expand_with_a_million_value_shape_input(tmp_path: Path) -> None:
@@ -475,7 +475,6 @@ def test_expand_with_a_million_value_shape_input(tmp_path: Path) -> None:
     run = _check(_save(_expand_model(1_000_000, as_input=True), tmp_path / "m.onnx"), "--quiet")
     _assert_status(run, 1)
     assert "expand (Expand): invalid:" in run.stdout and "1,000,000 values" in run.stdout
-    assert run.seconds < 10
 
 
 def _nested(depth: int) -> str:
@@ -508,31 +507,51 @@ def test_deep_xml_elements_anywhere_are_harmless(tmp_path: Path) -> None:
     _assert_status(run, 0)
 
 
-def test_a_hundred_thousand_onnx_nodes(tmp_path: Path) -> None:
-    """100,000 Adds in a chain: checked in a few seconds (linear), not minutes."""
-    _onnx()
+def _onnx_chain(tmp_path: Path, n: int) -> str:
+    """``n`` Adds in a chain, each of the one before and x."""
     from onnx import helper
 
-    n = 100_000
     nodes = [helper.make_node("Add", ["x" if i == 0 else f"t{i - 1}", "x"], [f"t{i}"]) for i in range(n)]
-    path = _save(_model(nodes, [_vi("x", ["N", 3])], [_vi(f"t{n - 1}", ["N", 3])]), tmp_path / "m.onnx")
-    run = _check(path, "--quiet", timeout=90, memory=3 * GiB)
-    _assert_status(run, 0)
-    assert run.seconds < 45
+    return _save(_model(nodes, [_vi("x", ["N", 3])], [_vi(f"t{n - 1}", ["N", 3])]), tmp_path / f"chain{n}.onnx")
 
 
-def test_a_long_ir_chain_listed_backwards(tmp_path: Path) -> None:
-    """30,000 Adds whose file order is the reverse of the data flow: the topological sort stays linear
-    (it was quadratic, one layer per pass over all the rest: over a minute)."""
-    n = 30_000
+def _ir_chain_backwards(tmp_path: Path, n: int) -> str:
+    """``n`` Adds in a chain, listed in the file in the reverse of the data flow."""
     layers = [_param(0, "x", [2, 3])]
     edges = []
     for i in range(1, n + 1):
         layers.append(_layer(i, f"add{i}", "Add", 'auto_broadcast="numpy"', ins=[[2, 3], [2, 3]], outs=[[2, 3]]))
         edges += [_edge(i - 1, 0 if i == 1 else 2, i, 0), _edge(0, 0, i, 1)]
-    run = _check(_write_ir(tmp_path, _net(layers[:1] + layers[:0:-1], edges)), "--quiet", timeout=90)
+    return _write_ir(tmp_path, _net(layers[:1] + layers[:0:-1], edges), name=f"back{n}")
+
+
+def test_a_chain_of_nodes_is_checked_in_linear_work(tmp_path: Path) -> None:
+    """Adds in a chain, ONNX, and IR listed backwards (the topological sort was quadratic, one layer per
+    pass over all the rest: over a minute for 30,000): twice the nodes, twice the work."""
+    _onnx()
+    n = 100
+    paths = [_onnx_chain(tmp_path, k) for k in (n // 2, n, 2 * n, 4 * n)]
+    paths += [_ir_chain_backwards(tmp_path, k) for k in (n // 2, n, 2 * n, 4 * n)]
+    counts = counted("from bcast.check import check", [f"check({p!r})" for p in paths], timeout=120)
+    assert_grows_linearly(counts[1:4], n, "ONNX chain")
+    assert_grows_linearly(counts[5:8], n, "IR chain listed backwards")
+
+
+@pytest.mark.full
+def test_a_hundred_thousand_onnx_nodes(tmp_path: Path) -> None:
+    """100,000 Adds in a chain: checked (no recursion, memory bounded); the work of it linear
+    (:func:`test_a_chain_of_nodes_is_checked_in_linear_work`)."""
+    _onnx()
+    run = _check(_onnx_chain(tmp_path, 100_000), "--quiet", timeout=300, memory=3 * GiB)
     _assert_status(run, 0)
-    assert run.seconds < 30
+
+
+@pytest.mark.full
+def test_a_long_ir_chain_listed_backwards(tmp_path: Path) -> None:
+    """30,000 Adds whose file order is the reverse of the data flow: checked; the work of it linear
+    (:func:`test_a_chain_of_nodes_is_checked_in_linear_work`)."""
+    run = _check(_ir_chain_backwards(tmp_path, 30_000), "--quiet", timeout=300)
+    _assert_status(run, 0)
 
 
 # ================================================================================================
@@ -617,25 +636,39 @@ BAD_ONNX = [
 ]
 
 
-_REFUSED_EACH = """
-import re, time
+#: the most work (:func:`hostile.steps`) a refusal of a small bad model may take, the first one's
+#: imports apart: reading the model and finding what is wrong with it, not checking its nodes
+REFUSAL_STEPS = 20_000
+
+_REFUSED_EACH = (
+    STEPS_SOURCE
+    + """
+import re
 from bcast.check import CheckInputError, check
 bad = []
+steps(lambda: check(CASES[0][1]), (Exception,))  # the imports of the first check
 for kind, path, words in CASES:
-    t0 = time.perf_counter()
-    try:
-        check(path)
+    caught = []
+    def run():
+        try:
+            check(path)
+        except BaseException as e:
+            caught.append(e)
+    n = steps(run)
+    e = caught[0] if caught else None
+    if e is None:
         bad.append((kind, "checked, not refused"))
-    except CheckInputError as e:
+    elif isinstance(e, CheckInputError):
         m = str(e)
         if not all(w.lower() in m.lower() for w in words) or re.search("[\\x00-\\x1f\\x7f-\\x9f]", m):
             bad.append((kind, m[:300]))
-        elif len(m.encode()) >= 2000 or time.perf_counter() - t0 > 2:
-            bad.append((kind, f"{len(m.encode())} bytes, {time.perf_counter() - t0:.1f} s"))
-    except BaseException as e:
+        elif len(m.encode()) >= 2000 or n > REFUSAL_STEPS:
+            bad.append((kind, f"{len(m.encode())} bytes, {n:,} steps"))
+    else:
         bad.append((kind, f"{type(e).__name__}: {str(e)[:300]}"))
 bad
-"""
+""".replace("REFUSAL_STEPS", repr(REFUSAL_STEPS))
+)
 
 
 def _refused_each(cases: list[tuple[str, str, Sequence[str]]]) -> None:
@@ -908,9 +941,9 @@ def test_a_crash_in_the_onnx_checker_is_an_internal_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _onnx()
-    import bcast.check.onnx_model as onnx_model
+    import bcast.check.pipeline as pipeline
 
-    monkeypatch.setattr(onnx_model, "propagate", _boom)
+    monkeypatch.setattr(pipeline, "propagate", _boom)
     rc, out, err = _run(capsys, "check", "--sample")
     assert rc == 3 and out == ""
     assert err.count("\n") == 1 and "internal error" in err and "bug of bcast" in err and "--debug" in err, err
@@ -924,21 +957,21 @@ def test_a_crash_in_the_onnx_checker_is_an_internal_error(
 def test_a_crash_in_the_ir_checker_is_an_internal_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import bcast.openvino.ir_check as ir_check
+    import bcast.check.pipeline as pipeline
 
-    monkeypatch.setattr(ir_check, "_check_layer", _boom)
+    monkeypatch.setattr(pipeline, "propagate", _boom)
     rc, _, err = _run(capsys, "check", _write_ir(tmp_path, _ir_add([2], [2], [2])))
     assert rc == 3 and "internal error" in err and "cannot read" not in err
 
 
 def test_out_of_memory_says_so(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     _onnx()
-    import bcast.check.onnx_model as onnx_model
+    import bcast.check.pipeline as pipeline
 
     def no_memory(*_: object, **__: object) -> Any:
         raise MemoryError
 
-    monkeypatch.setattr(onnx_model, "propagate", no_memory)
+    monkeypatch.setattr(pipeline, "propagate", no_memory)
     rc, _, err = _run(capsys, "check", "--sample")
     assert rc == 2 and "out of memory while checking" in err and "MemoryError: " not in err
 
@@ -959,31 +992,40 @@ def test_a_crash_in_infer_is_an_internal_error(
 # 7. argument abuse
 
 
-#: arguments of 10 MB, as Python source (too long for exec: 128 KiB per argument, so built in the child)
+#: arguments of about K bytes (10 MB in the test), as Python source (too long for exec: 128 KiB per
+#: argument, so built in the child)
 HUGE_ARGV = {
-    "shape-dims": '["infer", "[" + "1," * 5_000_000 + "1]", "[2]"]',
-    "shape-digits": '["infer", "[" + "7" * 10_000_000 + "]", "[2]"]',
-    "explain-mode": '["explain", "[1]", "[2]", "--mode", "\\x1b" * 10_000_000]',
-    "axes": '["infer", "[1]", "[2]", "--axes-mapping", "1," * 5_000_000]',
-    "model-path": '["check", "m" * 10_000_000 + ".onnx"]',
-    "option": '["--bogus" + "\\x1b" * 10_000_000]',
+    "shape-dims": '["infer", "[" + "1," * (K // 2) + "1]", "[2]"]',
+    "shape-digits": '["infer", "[" + "7" * K + "]", "[2]"]',
+    "explain-mode": '["explain", "[1]", "[2]", "--mode", "\\x1b" * K]',
+    "axes": '["infer", "[1]", "[2]", "--axes-mapping", "1," * (K // 2)]',
+    "model-path": '["check", "m" * K + ".onnx"]',
+    "option": '["--bogus" + "\\x1b" * K]',
 }
+_MAIN = """
+import contextlib, io
+from bcast.cli import main
+def run(argv):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            rc = main(argv)
+        except SystemExit as e:
+            rc = e.code
+    return rc, len(out.getvalue().encode()), len(err.getvalue().encode()), err.getvalue()[:300] + out.getvalue()[:300]
+"""
 
 
 @pytest.mark.parametrize("argv", list(HUGE_ARGV.values()), ids=list(HUGE_ARGV))
 def test_ten_megabyte_arguments(argv: str) -> None:
-    """Given to main() in a child: a short answer, at once."""
-    out = attack(
-        "import contextlib, io\nfrom bcast.cli import main\nerr, out = io.StringIO(), io.StringIO()\n"
-        "with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):\n"
-        f"    try:\n        rc = main({argv})\n    except SystemExit as e:\n        rc = e.code\n"
-        "rc, len(out.getvalue().encode()), len(err.getvalue().encode()), err.getvalue()[:300] + out.getvalue()[:300]",
-        timeout=30,
-    )
-    assert_returned(out, seconds=3)
-    rc, n_out, n_err, text = eval(out.value)  # a tuple of literals, from our own child
+    """Given to main() in a child: a short answer, with no more work for 10 MB than for 10 KB."""
+    out = attack(f"{_MAIN}\nK = 10_000_000\nrun({argv})", timeout=30)
+    rc, n_out, n_err, text = eval(assert_returned(out))  # a tuple of literals, from our own child
     assert rc in (1, 2) and n_out < MESSAGE_BYTES and n_err < MESSAGE_BYTES, out.value
     assert_clean_text(text)
+    calls = [f"run({argv.replace('K', str(k))})" for k in (1000, 10_000, 10_000_000)]
+    _, small, large = counted(_MAIN, calls, timeout=60)
+    assert large <= small + 200, f"{small:,} steps for 10 KB, {large:,} for 10 MB"
 
 
 @pytest.mark.parametrize(
@@ -1022,14 +1064,14 @@ def test_argument_abuse_through_the_real_command(argv: list[str]) -> None:
 
 def test_errno_words_cover_the_common_cases() -> None:
     """The words for errors of stat/open (no child: pure text)."""
-    from bcast.check.files import os_error_text
+    from bcast.files import os_error_text
 
     assert os_error_text("m.onnx", OSError(errno.ELOOP, "x")).endswith("symlink loop?)")
     assert os_error_text(f"m{ESC}.onnx", OSError(errno.EACCES, "x")) == "m\\x1b[2J\\x1b[1;1H.onnx: permission denied"
 
 
 def test_the_caps_and_exit_statuses_are_documented_in_help(capsys: pytest.CaptureFixture[str]) -> None:
-    from bcast.check.files import MAX_RANK
+    from bcast.files import MAX_MODEL_RANK as MAX_RANK
 
     rc, out, _ = _run(capsys, "check", "--help")
     text = " ".join(out.split())
@@ -1070,7 +1112,6 @@ def test_a_picture_written_to_a_fifo_nobody_reads_is_refused_at_once(tmp_path: P
     os.mkfifo(fifo)
     run = command(["explain", "[1,3]", "[4,3]", "--svg", str(fifo)], timeout=20)
     assert run.returncode == 2 and "no process reads" in run.stderr, run.stderr
-    assert run.seconds < 10
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -1124,7 +1165,6 @@ def test_functions_that_expand_exponentially_are_refused_quickly(tmp_path: Path)
 
     run = command(["check", _save(function_chain(39), tmp_path / "deep.onnx")], timeout=30)
     assert_cli_refused(run, contains=["local functions expand"])
-    assert run.seconds < 10
     small = command(["check", _save(function_chain(6), tmp_path / "small.onnx")], timeout=30)
     assert small.returncode == 0, small.stderr  # a few calls deep is an ordinary model
 
@@ -1142,7 +1182,6 @@ def test_shape_values_that_double_at_each_concat_do_not_explode(tmp_path: Path) 
     path = _save(_model(nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])], [b]), tmp_path / "doubling.onnx")
     run = command(["check", path], timeout=30, memory=2 << 30)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr  # the clash 3 vs 4 is still found
-    assert run.seconds < 10
 
 
 @pytest.mark.parametrize("target", ["closed", "full"])
@@ -1171,7 +1210,7 @@ def test_the_exit_status_survives_stdout_closed_or_full(target: str, args: list[
         "(r.returncode, r.stderr)"
     )
     out = attack(code, timeout=60)
-    value = assert_returned(out, seconds=30)
+    value = assert_returned(out)
     assert value.startswith(f"({status}, "), value
     assert "internal error" not in value and "Traceback" not in value, value
 

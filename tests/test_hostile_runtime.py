@@ -48,8 +48,6 @@ GiB = 1 << 30
 LIMIT = 2 * GiB
 #: PyTorch maps about 620 MiB on import
 TORCH_LIMIT = 3 * GiB
-#: importing PyTorch alone takes 1 to 3 s of the child's time on this machine
-TORCH_SECONDS = 15.0
 
 HAS = {name: importlib.util.find_spec(name) is not None for name in ("onnx", "torch", "dask", "array_api_strict")}
 
@@ -59,9 +57,9 @@ def _need(name: str) -> None:
         pytest.skip(f"{name} is not installed (an optional extra)")
 
 
-def _refused_for_memory(out: Outcome, *names: str, seconds: float = 5.0) -> None:
+def _refused_for_memory(out: Outcome, *names: str) -> None:
     """Refused as a BroadcastError naming the bytes and the process's limit (so the RLIMIT_AS check is what refused)."""
-    assert_refused(out, kinds=("BroadcastError",), contains=("bytes", *names), seconds=seconds)
+    assert_refused(out, kinds=("BroadcastError",), contains=("bytes", *names))
 
 
 ONNX = "import numpy as np\nfrom onnx import TensorProto, helper\nfrom bcast.onnx import backend\n"
@@ -250,13 +248,13 @@ def test_other_libraries_copies_are_checked_first(name: str) -> None:
     _need(lib)
     torch = lib == "torch"
     out = attack(code, memory=TORCH_LIMIT if torch else LIMIT, timeout=60)
-    _refused_for_memory(out, *names, seconds=TORCH_SECONDS if torch else 5.0)
+    _refused_for_memory(out, *names)
 
 
 def test_a_torch_view_beyond_int64_elements_is_a_broadcast_error() -> None:
     _need("torch")
     out = attack("import torch, bcast\nbcast.broadcast_to(torch.ones(1), (2**40, 2**40))", memory=TORCH_LIMIT)
-    assert_refused(out, kinds=("BroadcastError",), contains=("elements", "(1099511627776, 1099511627776)"), seconds=15)
+    assert_refused(out, kinds=("BroadcastError",), contains=("elements", "(1099511627776, 1099511627776)"))
 
 
 #: the checks switched off in the child: what NumPy (or PyTorch) then raises must still reach the user
@@ -300,7 +298,7 @@ def test_a_memory_error_that_slips_through_becomes_a_broadcast_error(name: str) 
     if lib:
         _need(lib)
     out = attack(NO_CHECKS + code, memory=TORCH_LIMIT if lib == "torch" else LIMIT, timeout=60)
-    assert_refused(out, kinds=("BroadcastError",), contains=names, seconds=TORCH_SECONDS)
+    assert_refused(out, kinds=("BroadcastError",), contains=names)
 
 
 # --------------------------------------------------------------------------------------
@@ -412,7 +410,6 @@ def test_a_torch_tensor_without_array_api_compat_names_the_extra(call: str) -> N
         out,
         kinds=("TypeError",),
         contains=("torch.Tensor", "array-api-compat", 'pip install "bcast[array-api]"'),
-        seconds=TORCH_SECONDS,
     )
     assert "ModuleNotFoundError" in out.bases  # code that catches ImportError still does
 

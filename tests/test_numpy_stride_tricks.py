@@ -33,8 +33,8 @@ SUBSTITUTES = {
 
 def _uses_these(fn: object) -> bool:
     src = inspect.getsource(fn)  # type: ignore[arg-type]
-    helpers = ("assert_shapes_correct", "assert_same_as_ufunc", "assert_incompatible_shapes_raise")
-    return any(name in src for name in (*SUBSTITUTES, *helpers))
+    checkers = ("assert_shapes_correct", "assert_same_as_ufunc", "assert_incompatible_shapes_raise")
+    return any(name in src for name in (*SUBSTITUTES, *checkers))
 
 
 TESTS = sorted(
