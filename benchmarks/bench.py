@@ -740,8 +740,9 @@ def run(
         for case in group:
             results.append(_measure(case, reps, bw["limit_gbps"]))
             say(_row(results[-1]))
-        del group
-        gc.collect()
+        if group:  # a group the filter emptied made no arrays to free
+            del group
+            gc.collect()
     report["results"] = results
     return report
 

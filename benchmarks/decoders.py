@@ -103,12 +103,12 @@ def decoder_onnx(layers: int, *, hidden: int = 16, heads: int = 4, kv_heads: int
         q_shape = node("Concat", [batch, q_len, "heads_d"], p + "q_shape", axis=0)
         kv_shape = node("Concat", [batch, q_len, "kv_heads_d"], p + "kv_shape", axis=0)
 
-        def heads_of(kind: str, width: int, target: str) -> str:
+        def heads_of(kind: str, width: int, target: str, h: str = h, p: str = p) -> str:
             proj = node("MatMul", [h, weight(p + kind + "_w", hidden, width)], p + kind + "_proj")
             split = node("Reshape", [proj, target], p + kind + "_split")
             return node("Transpose", [split], p + kind + "_heads", perm=[0, 2, 1, 3])
 
-        def rotate(t: str, kind: str) -> str:
+        def rotate(t: str, kind: str, p: str = p) -> str:
             a = node("Mul", [t, cos], p + kind + "_cos")
             b = node("Mul", [t, sin], p + kind + "_sin")
             return node("Add", [a, b], p + kind + "_rope")
@@ -123,7 +123,7 @@ def decoder_onnx(layers: int, *, hidden: int = 16, heads: int = 4, kv_heads: int
             for kv in ("key", "value")
         ]
 
-        def repeat(t: str, kind: str) -> str:  # grouped heads: [B, kv, T, d] -> [B, heads, T, d]
+        def repeat(t: str, kind: str, p: str = p) -> str:  # grouped heads: [B, kv, T, d] -> [B, heads, T, d]
             t5 = node("Unsqueeze", [t, "axis2"], p + kind + "_5d")  # [B, kv, 1, T, d]
             kv_shape5 = node("Shape", [t5], p + kind + "_shape5")
             target = node("Mul", [kv_shape5, "group"], p + kind + "_target5")

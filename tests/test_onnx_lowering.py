@@ -458,13 +458,11 @@ def test_error_attributes_name_the_axis() -> None:
 
 
 def test_lowering_a_plan_at_the_rank_cap_is_linear() -> None:
-    """A rank-32768 plan (bcast.MAX_RANK) lowers in well under a second (a set built per axis took 16 s)."""
-    import time
-
+    """A rank-32768 plan (bcast.MAX_RANK) lowers, in work linear in the rank (a set built per axis was not)."""
     import bcast
+    from hostile import assert_linear
 
     p = bcast.plan((1,) * bcast.MAX_RANK, (2,) * bcast.MAX_RANK)
-    t0 = time.perf_counter()
     model = p.to_onnx()
-    assert time.perf_counter() - t0 < 2.0
     assert len(model.graph.output[0].type.tensor_type.shape.dim) == bcast.MAX_RANK
+    assert_linear(lambda r: bcast.plan((1,) * r, (2,) * r).to_onnx, 256, what="to_onnx")

@@ -11,10 +11,10 @@ or that error, nothing else.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from hostile import assert_linear, steps
 
 onnx = pytest.importorskip("onnx")
 
@@ -450,14 +452,9 @@ def test_a_hundred_thousand_nodes_read_in_linear_time() -> None:
         w = numpy_helper.from_array(np.ones(100_000, np.float32), "w")
         return _model(nodes, [w], outputs=[f"t{n - 1}"]).SerializeToString()
 
-    times = []
-    for n in (10_000, 100_000):
-        data = build(n)
-        t0 = time.perf_counter()
-        wire.strip(data)
-        times.append(time.perf_counter() - t0)
-    assert times[1] < 5
-    assert times[1] < 30 * times[0] + 0.2  # linear, with room for noise
+    wire.strip(build(100_000))  # a hundred thousand nodes are read
+    # the work at 1,000, 2,000 and 4,000 nodes: linear in the nodes, never in the weights' bytes
+    assert_linear(lambda n: functools.partial(wire.strip, build(n)), 1000, what="wire.strip")
 
 
 def test_importing_the_module_needs_no_onnx() -> None:
@@ -532,10 +529,9 @@ MALFORMED: list[tuple[str, bytes, list[str]]] = [
 
 @pytest.mark.parametrize(("kind", "data", "words"), MALFORMED, ids=[k for k, _, _ in MALFORMED])
 def test_malformed_input_is_refused_naming_the_problem(kind: str, data: bytes, words: list[str]) -> None:
-    t0 = time.perf_counter()
     with pytest.raises(CheckInputError) as info:
         read_model(data)
-    assert time.perf_counter() - t0 < 1
+    assert steps(lambda: read_model(data), (CheckInputError,)) < 200_000  # refused at once, whatever it holds
     assert isinstance(info.value, ValueError)
     message = str(info.value)
     assert message.startswith("<bytes>: ")
