@@ -70,7 +70,8 @@ def report_from_result(
                 axes=rec.axes,
             )
         )
-    causes = root_causes(result)
+    # what inputs must agree on (a relation) is listed with the symbols: it has no root to find
+    causes = root_causes(result, [i for i, f in enumerate(result.findings) if f.severity != "relation"])
     cause_of: dict[int, tuple[int, list[str]]] = {}
     for ci, c in enumerate(causes):
         for i in c.findings:

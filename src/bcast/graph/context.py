@@ -122,6 +122,9 @@ class Ctx:
     _by_value: dict[tuple[object, ...], list[Expr]] = field(default_factory=dict)
     #: the sizes the user gives symbols (:mod:`bcast.graph.sizes`): one size, or a range
     sizes: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    #: what a shape function computed from data shared by many nodes (an IR's declared intervals), by key:
+    #: computed once per propagation, never across two
+    memo: dict[object, Any] = field(default_factory=dict)
     #: the length limits noted so far: (symbol, table size)
     _limits: set[tuple[str, int]] = field(default_factory=set)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
@@ -248,15 +251,17 @@ class Ctx:
     def is_lost(self, dims: Sequence[object]) -> bool:
         """Whether a symbol of ``dims`` (expressions or bcast dim names) is one propagation lost: a
         requirement that involves it says nothing certain about the model."""
-        atoms: list[str] = []
+        # set operations, not a loop over symbols: a batch's max holds every layer's inputs
         for d in dims:
             if isinstance(d, Expr):
-                atoms.extend(d.symbols)
+                if not d.symbols.isdisjoint(self._lost):
+                    return True
                 continue
             for part in str(d).split("|"):
                 e = self._by_name.get(part)
-                atoms.extend(e.symbols if e is not None else [part])
-        return any(a in self._lost for a in atoms)
+                if (part in self._lost) if e is None else not e.symbols.isdisjoint(self._lost):
+                    return True
+        return False
 
     # -- bodies ----------------------------------------------------------------------------------
     def walk(self, body: Graph, values: dict[str, Value] | None = None) -> dict[str, Value]:

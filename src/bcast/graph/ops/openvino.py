@@ -306,7 +306,12 @@ def _intervals(node: Node, ctx: Ctx) -> dict[Expr, Dim]:
     declared = node.attrs.get(INTERVALS)
     if not declared or ctx.values is None:
         return {}
+    key = (INTERVALS, id(declared))  # one dict for every layer of a graph: looked into once
+    known: dict[Expr, Dim] | None = ctx.memo.get(key)
+    if known is not None:
+        return known
     out: dict[Expr, Dim] = {}
+    ctx.memo[key] = out
     for name, shape in declared.items():
         v = ctx.values.get(name)
         if v is None or v.shape is None or shape.rank != len(v.shape):
