@@ -19,14 +19,8 @@ from tests.test_corpus import CORPUS, ENTRIES, _id
 ov = pytest.importorskip("openvino", reason="the IRs are made by openvino.convert_model", exc_type=ImportError)
 pytest.importorskip("onnx", reason="the ONNX side is read with the onnx package", exc_type=ImportError)
 
-#: the clean models and one bug of each exporter in every run; the rest with the full suite (each
-#: conversion takes seconds)
-_EVERY_RUN = {
-    "onnx/bert.torchscript.onnx",
-    "onnx/gpt2.dynamo.onnx",
-    "onnx/bert.torchscript.mask-wrong-axis.onnx",
-    "onnx/distilbert.dynamo.batch-one-constant.onnx",
-}
+#: a clean model and a bug in every run; the rest with the full suite (each conversion takes seconds)
+_EVERY_RUN = {"onnx/bert.torchscript.onnx", "onnx/bert.torchscript.mask-wrong-axis.onnx"}
 ONNX = [
     pytest.param(e, id=_id(e), marks=() if e["model"] in _EVERY_RUN else pytest.mark.full)
     for e in ENTRIES
