@@ -57,14 +57,19 @@ lint: $(BIN)/python
 	$(BIN)/ruff format --check src tests benchmarks tools conftest.py
 	$(BIN)/mypy src
 
-test: $(BIN)/python
+# the test extras and the compiled kernels, installed again only when what they are built from changes
+# (an install that has nothing to do still rebuilds the kernels: half a minute)
+TEST_STAMP := $(VENV)/.installed-test
+$(TEST_STAMP): $(BIN)/python pyproject.toml CMakeLists.txt $(wildcard csrc/*)
 	$(BIN)/python -m pip install -q -e ".[test]"
+	@touch $@
+
+test: $(TEST_STAMP)
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest
 
 # the tests marked full, which `make test` deselects (pyproject.toml: -m 'not full')
-test-full: $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[test]"
+test-full: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m full
 
 clean:
