@@ -18,33 +18,16 @@ import pytest
 from bcast.check import check, sample_model_path
 from bcast.errors import BroadcastError
 from bcast.graph.sizes import SizesError, read_sizes
+from tests.test_length_limits import position_table
 
 onnx = pytest.importorskip("onnx", reason="the models are built with onnx.helper", exc_type=ImportError)
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime runs the models", exc_type=ImportError)
-
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def positions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``x [B, S, 32] + pos[:S]`` with a 4-row table."""
-    ints = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("one", [1]), ("zero", [0]))]
-    nodes = [
-        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
-        helper.make_node("Gather", ["shape", "one"], ["seq"], name="seq_len", axis=0),
-        helper.make_node("Slice", ["pos", "zero", "seq", "zero"], ["p"], name="pos_slice"),
-        helper.make_node("Add", ["x", "p"], ["y"], name="add_pos"),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "positions",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.ones((4, 32), np.float32), "pos"), *ints],
-    )
-    path = tmp_path_factory.mktemp("sizes") / "pos.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-    return path
+    return position_table(tmp_path_factory.mktemp("sizes") / "pos.onnx", 4)
 
 
 def _runs(path: Path, s: int) -> bool:

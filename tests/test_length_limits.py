@@ -26,7 +26,8 @@ def _ints(name: str, values: list[int]) -> object:
     return numpy_helper.from_array(np.array(values, np.int64), name)
 
 
-def _position_table(path: Path, rows: int) -> Path:
+def position_table(path: Path, rows: int) -> Path:
+    """``x [B, S, 32] + pos[:S]``, ``pos`` a table of ``rows`` rows."""
     nodes = [
         helper.make_node("Shape", ["x"], ["shape"], name="shape"),
         helper.make_node("Gather", ["shape", "one"], ["seq"], name="seq_len", axis=0),
@@ -80,7 +81,7 @@ def _runs(path: Path, name: str, shape: tuple[int, ...]) -> bool:
 
 @pytest.mark.parametrize("rows", [4, 7])
 def test_a_position_table_limits_the_sequence(tmp_path: Path, rows: int) -> None:
-    path = _position_table(tmp_path / "pos.onnx", rows)
+    path = position_table(tmp_path / "pos.onnx", rows)
     assert _runs(path, "x", (2, rows, 32)) and not _runs(path, "x", (2, rows + 1, 32))
     report = check(str(path))
     assert report.clean
@@ -105,7 +106,7 @@ def test_the_command_exits_0_and_says_the_limit(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    path = _position_table(tmp_path / "pos.onnx", 4)
+    path = position_table(tmp_path / "pos.onnx", 4)
     run = subprocess.run(
         [sys.executable, "-m", "bcast", "check", str(path)], capture_output=True, text=True, timeout=120
     )
