@@ -141,3 +141,46 @@ def test_a_report_fails_at_a_level(positions: Path) -> None:
     assert [warned.fails(x) for x in ("error", "warning", "info")] == [False, True, True]
     with pytest.raises(ValueError, match="a level is one of error, warning, info"):
         note.fails("bogus")
+
+
+def _concat_table(path: Path) -> Path:
+    """``Concat(x [S, 8], table[:S], axis=1)`` with a 4-row table: Concat needs ``S == min(S, 4)``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="x_shape"),
+        helper.make_node("Gather", ["shape", "zero"], ["s"], name="x_len", axis=0),
+        helper.make_node("Slice", ["table", "start", "s", "zero"], ["rows"], name="table_rows"),
+        helper.make_node("Concat", ["x", "rows"], ["y"], name="join", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "concat_table",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.ones((4, 8), np.float32), "table"),
+            numpy_helper.from_array(np.array([0], np.int64), "zero"),
+            numpy_helper.from_array(np.array([0], np.int64), "start"),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_a_range_given_bounds_the_sizes_a_latent_finding_is_looked_for_at(tmp_path: Path) -> None:
+    path = _concat_table(tmp_path / "concat.onnx")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    session.run(None, {"x": np.ones((4, 8), np.float32)})
+    with pytest.raises(Exception, match="join"):
+        session.run(None, {"x": np.ones((5, 8), np.float32)})
+    [p] = check(str(path)).problems
+    assert (p.kind, p.severity, p.node) == ("concat-mismatch", "warning", "join"), p.message
+    assert "S >= 5" in p.message
+    # every size given is one it runs at: nothing to say
+    assert check(str(path), dims={"S": "1..4"}).problems == []
+    # the sizes named as failing lie in the range given
+    [p] = check(str(path), dims={"S": "3..6"}).problems
+    assert p.message.endswith("it fails unless S is 3 or 4"), p.message
+    [p] = check(str(path), dims={"S": "200..300"}).problems
+    assert "S = 200" in p.message, p.message

@@ -1,10 +1,11 @@
-"""What a model needs of its inputs' dims, when the file leaves them unnamed (an OpenVINO IR), is no bug.
+"""What a model needs of its inputs' dims, named by the file or not, is no bug.
 
 OpenVINO drops the dims' names, so every input's dynamic dim is a symbol of its own
 (``input_ids_0``, ``attention_mask_1``). That two inputs' batches agree, or that the mask's length is
 ``past + seq``, is how the model must be called: listed with the symbols, not reported. That a batch
 must equal a length (a mask reshaped with its axes swapped) is a bug, in the IR as in the ONNX model
-it was converted from. The oracles are onnxruntime and OpenVINO, run where the dims agree and where
+it was converted from. An ONNX model whose exporter names the mask's length apart (``total_seq``
+against ``past_seq + seq``) is judged by the same rule. The oracles are onnxruntime and OpenVINO, run where the dims agree and where
 they differ.
 """
 
@@ -97,3 +98,82 @@ def test_a_batch_made_to_meet_a_length_is_found_in_the_ir_as_in_onnx(tmp_path: P
         assert not report.clean, (model.suffix, report.render())
         # the IR names the layer after its output (y)
         assert {p.op for p in report.problems if p.severity == "warning"} & {"Mul", "Multiply"}, report.render()
+
+
+def _cache_model(directory: Path, *, swapped: bool) -> Path:
+    """Attention scores ``[batch, 2, seq, past_seq + seq]`` (the key's past concatenated with the new) plus
+    the mask ``[batch, total_seq]`` unsqueezed to ``[batch, 1, 1, total_seq]``, every dim named by the file
+    as an exporter names them. ``swapped``: the mask is reshaped to ``[total_seq, 1, 1, batch]`` first."""
+    nodes = [
+        helper.make_node("Gather", ["embed", "input_ids"], ["x"], name="embed_tokens"),
+        helper.make_node("Reshape", ["x", "heads"], ["xh"], name="split_heads"),
+        helper.make_node("Transpose", ["xh"], ["q"], name="q_heads", perm=[0, 2, 1, 3]),
+        helper.make_node("Concat", ["past_key", "q"], ["k"], name="cat_past", axis=2),
+        helper.make_node("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="qk"),
+        helper.make_node("Cast", ["attention_mask"], ["mask_f"], name="mask_float", to=TensorProto.FLOAT),
+    ]
+    if swapped:
+        nodes += [
+            helper.make_node("Shape", ["attention_mask"], ["mshape"], name="mask_shape"),
+            helper.make_node("Gather", ["mshape", "zero"], ["mb"], name="mask_batch", axis=0),
+            helper.make_node("Gather", ["mshape", "one"], ["ml"], name="mask_len", axis=0),
+            helper.make_node("Concat", ["ml", "one", "one", "mb"], ["target"], name="mask_target", axis=0),
+            helper.make_node("Reshape", ["mask_f", "target"], ["mask4"], name="mask_4d"),
+        ]
+    else:
+        nodes.append(helper.make_node("Unsqueeze", ["mask_f", "axes"], ["mask4"], name="mask_4d"))
+    nodes.append(helper.make_node("Add", ["scores", "mask4"], ["y"], name="add_mask"))
+    graph = helper.make_graph(
+        nodes,
+        "cache",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+            helper.make_tensor_value_info("past_key", TensorProto.FLOAT, ["batch", 2, "past_seq", 4]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total_seq"]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.ones((16, 8), np.float32), "embed"),
+            numpy_helper.from_array(np.array([0, 0, 2, 4], np.int64), "heads"),
+            numpy_helper.from_array(np.array([1, 2], np.int64), "axes"),
+            numpy_helper.from_array(np.array([0], np.int64), "zero"),
+            numpy_helper.from_array(np.array([1], np.int64), "one"),
+        ],
+    )
+    path = directory / ("cache_swapped.onnx" if swapped else "cache.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _runs_cache(path: Path, batch: int, seq: int, past: int, total: int) -> bool:
+    feeds = {
+        "input_ids": np.ones((batch, seq), np.int64),
+        "past_key": np.ones((batch, 2, past, 4), np.float32),
+        "attention_mask": np.ones((batch, total), np.int64),
+    }
+    try:
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    except Exception:
+        return False
+    return True
+
+
+def test_named_inputs_that_agree_by_contract_are_no_problem(tmp_path: Path) -> None:
+    path = _cache_model(tmp_path, swapped=False)
+    # the mask's length must be past + seq: a requirement of the call, not a bug of the model
+    assert _runs_cache(path, 2, 3, 5, 8) and not _runs_cache(path, 2, 3, 5, 6)
+    report = check(str(path))
+    assert report.clean and report.problems == [], report.render()
+    assert any("past_seq + seq" in c.dim and "total_seq" in str(c.allowed) for c in report.constraints), report.render()
+
+
+def test_named_dims_of_one_input_made_to_meet_are_a_warning(tmp_path: Path) -> None:
+    path = _cache_model(tmp_path, swapped=True)
+    # the mask's batch meets the key's length and its length the batch: runs only where they agree
+    assert _runs_cache(path, 8, 3, 5, 8) and not _runs_cache(path, 2, 3, 5, 8)
+    report = check(str(path))
+    assert not report.clean, report.render()
+    found = [p for p in report.problems if p.node == "add_mask"]
+    assert found and {p.severity for p in found} == {"warning"}, report.render()
+    assert any("batch == total_seq" in p.message for p in found), report.render()

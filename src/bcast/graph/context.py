@@ -113,6 +113,8 @@ class Ctx:
     _lost: set[str] = field(default_factory=set)
     #: the inputs' dims the file left unnamed, and the input and axis each belongs to
     _unnamed: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: the inputs' dims the file names (``batch``, ``past_seq``), and every input and axis each is at
+    _named: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
     #: whether each atom met so far is an unnamed input dim or the max/min of such dims: opaque atoms
     #: are shared by every layer downstream, so each is looked into once
     _unnamed_atoms: dict[str, frozenset[str] | None] = field(default_factory=dict)
@@ -153,6 +155,19 @@ class Ctx:
             self._unnamed[name] = unnamed_input
         return Expr.symbol(name)
 
+    def input_dim(self, name: str, at: tuple[str, int]) -> None:
+        """Note that the graph input and axis ``at`` is the symbol ``name`` the file gives it."""
+        owners = self._named.get(name, ())
+        if at not in owners:
+            self._named[name] = (*owners, at)
+            self._unnamed_atoms.pop(name, None)
+
+    def _owners(self, symbol: str) -> tuple[tuple[str, int], ...]:
+        """Every input and axis that the input dim ``symbol`` is at."""
+        if symbol in self._unnamed:
+            return (self._unnamed[symbol],)
+        return self._named.get(symbol, ())
+
     def _unnamed_leaves(self, e: Expr | None) -> frozenset[str] | None:
         """The unnamed input dims ``e`` is made of, when it is one of them, their max/min, or a sum of them
         (an IR's ``input_ids_1 + past_key_0_2``); ``None`` for anything else (a size, a product, a named
@@ -183,7 +198,7 @@ class Ctx:
     def _unnamed_atom(self, atom: str) -> frozenset[str] | None:
         if atom in self._unnamed_atoms:
             return self._unnamed_atoms[atom]
-        if atom in self._unnamed:
+        if atom in self._unnamed or atom in self._named:
             found: frozenset[str] | None = frozenset((atom,))
         elif isinstance(atom, Opaque) and atom.op in ("max", "min"):
             # post-order without recursion: a batch's max nests once per layer
@@ -192,7 +207,7 @@ class Ctx:
                 a, expanded = todo.pop()
                 if a in self._unnamed_atoms:
                     continue
-                if a in self._unnamed:
+                if a in self._unnamed or a in self._named:
                     self._unnamed_atoms[a] = frozenset((a,))
                 elif not (isinstance(a, Opaque) and a.op in ("max", "min")):
                     self._unnamed_atoms[a] = None
@@ -211,18 +226,23 @@ class Ctx:
         return found
 
     def unnamed_axes(self, symbols: set[str] | frozenset[str]) -> dict[str, int] | None:
-        """The axis of its input each of ``symbols`` is, when every one is an input dim the file left
-        unnamed; ``None`` otherwise."""
-        if not symbols or any(s not in self._unnamed for s in symbols):
-            return None
-        return {s: self._unnamed[s][1] for s in symbols}
+        """The axis of its inputs each of ``symbols`` is, when every one is an input dim (named by the file or
+        not) at one axis of every input that has it; ``None`` otherwise."""
+        axes: dict[str, int] = {}
+        for s in symbols:
+            at = {k for _, k in self._owners(s)}
+            if len(at) != 1:
+                return None
+            axes[s] = at.pop()
+        return axes or None
 
     def links_unnamed_inputs(self, dims: Sequence[object]) -> bool:
-        """Whether a requirement only says that input dims the file left unnamed agree with each other
-        (an IR's ``attention_mask_1`` and ``input_ids_1 + past_key_0_2``): that is how the model must be
-        called, not a bug of it, so it is listed with the symbols, not as a problem. Sizes and products
-        of them are problems (``input_ids_0 in {1, 4}``), and so is a requirement that two dims of one
-        input agree (``input_ids_0 == input_ids_1``: a batch made to meet a length)."""
+        """Whether a requirement only says that dims of different inputs agree with each other (an IR's
+        unnamed ``attention_mask_1`` and ``input_ids_1 + past_key_0_2``, an ONNX model's ``total_seq`` and
+        ``past_seq + seq``): that is how the model must be called, not a bug of it, so it is listed with
+        the symbols, not as a problem. Sizes and products of them are problems (``input_ids_0 in {1, 4}``),
+        and so is a requirement that two dims of one input agree (``batch == seq`` where both are dims of
+        ``input_ids``: a batch made to meet a length)."""
         leaves: set[str] = set()
         summed = False
         for d in dims:
@@ -232,7 +252,8 @@ class Ctx:
                 parts: list[Expr | None] = [d]
             else:
                 parts = [
-                    self._by_name.get(p) or (Expr.symbol(p) if p in self._unnamed else None) for p in str(d).split("|")
+                    self._by_name.get(p) or (Expr.symbol(p) if p in self._unnamed or p in self._named else None)
+                    for p in str(d).split("|")
                 ]
             for e in parts:
                 found = self._unnamed_leaves(e)
@@ -240,13 +261,22 @@ class Ctx:
                     return False
                 leaves |= found
                 summed = summed or len(e.terms) > 1 or " + " in str(e)
-        owners = [self._unnamed[a] for a in leaves]
-        if not leaves or len({o for o, _ in owners}) != len(owners):
+        if not leaves:
             return False
+        inputs: set[str] = set()
+        axes: set[int] | None = None
+        for a in leaves:
+            owners = self._owners(a)
+            mine = {o for o, _ in owners}
+            if not inputs.isdisjoint(mine):
+                return False
+            inputs |= mine
+            at = {k for _, k in owners}
+            axes = at if axes is None else axes & at
         # dims at one axis of their inputs stand for one quantity (two inputs' batch); a length that is a
         # sum of others (the mask's past + seq) too. Two axes that differ meet only by a mistake
         # (a mask reshaped with its axes swapped makes a batch meet a length)
-        return summed or len({k for _, k in owners}) == 1
+        return summed or bool(axes)
 
     def is_lost(self, dims: Sequence[object]) -> bool:
         """Whether a symbol of ``dims`` (expressions or bcast dim names) is one propagation lost: a

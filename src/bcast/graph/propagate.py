@@ -74,7 +74,7 @@ def propagate(
     ctx.walker = ctx.walker or _walk  # how the ops with bodies propagate them, without importing this module
     vals: dict[str, Value] = dict(values or {})
     for name, decl in graph.inputs.items():
-        vals[name] = _input_value(name, decl, ctx)
+        vals[name] = _input_value(name, decl, ctx, graph)
     for name, v in graph.constants.items():
         o = Origin(name, "initializer", "initializer")
         n = len(v.data) if v.data is not None else 0
@@ -175,7 +175,7 @@ def _arity_ok(node: Node, arity: Arity, ctx: Ctx) -> bool:
     return True
 
 
-def _input_value(name: str, decl: Declared, ctx: Ctx) -> Value:
+def _input_value(name: str, decl: Declared, ctx: Ctx, graph: Graph) -> Value:
     o = Origin(name, "input", "input")
     if decl.dims is None:
         return Value(decl.dtype, None)
@@ -193,6 +193,8 @@ def _input_value(name: str, decl: Declared, ctx: Ctx) -> Value:
             for a in d.symbols:
                 ctx.reserve(a)
             d = d.bind(fixed)
+            if d.atom is not None and d.atom in d.symbols and ctx.graph is graph:
+                ctx.input_dim(d.atom, (name, k))  # a dim the file names, of the model's own inputs
         dims.append(d)
     return Value(decl.dtype, tuple(dims), None, (o,) * len(dims))
 

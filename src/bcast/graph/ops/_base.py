@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -277,24 +277,45 @@ def _tried(holds: Callable[[dict[str, int]], bool], env: dict[str, int]) -> bool
         return None
 
 
-def _points(symbols: list[str]) -> Iterator[dict[str, int]]:
+def _values(name: str, ranges: Mapping[str, tuple[int, int | None]], tried: Iterable[int]) -> list[int]:
+    """The sizes of ``tried`` in ``name``'s range; where none is, the first sizes of the range itself."""
+    lo, hi = ranges.get(name, (1, None))
+    inside = [v for v in tried if v >= lo and (hi is None or v <= hi)]
+    if inside:
+        return inside
+    last = lo + len(_TRIED) - 1
+    return list(range(lo, last + 1 if hi is None else min(hi, last) + 1))
+
+
+def _points(symbols: list[str], ranges: Mapping[str, tuple[int, int | None]]) -> Iterator[dict[str, int]]:
     if len(symbols) == 1:
-        yield from ({symbols[0]: v} for v in _TRIED)
+        yield from ({symbols[0]: v} for v in _values(symbols[0], ranges, _TRIED))
         return
-    yield from (dict.fromkeys(symbols, v) for v in _TRIED)  # every symbol one size (a square image)
+    # every symbol one size (a square image), where their ranges meet
+    common = set(_values(symbols[0], ranges, _TRIED))
+    for name in symbols[1:]:
+        common &= set(_values(name, ranges, _TRIED))
+    yield from (dict.fromkeys(symbols, v) for v in sorted(common))
     grid = _GRID if len(symbols) <= 2 else _GRID[::3]
-    for combo in itertools.islice(itertools.product(grid, repeat=len(symbols)), _MAX_POINTS):
+    axes = [_values(name, ranges, grid) for name in symbols]
+    for combo in itertools.islice(itertools.product(*axes), _MAX_POINTS):
         yield dict(zip(symbols, combo, strict=True))
 
 
-def sizes_where(holds: Callable[[dict[str, int]], bool], symbols: Iterable[str]) -> Latent | None:
-    """Where ``holds`` (a condition on sizes of ``symbols``, each 1 or more) fails, said in words; ``None``
-    when it holds at every size tried. The sizes are tried, not proven: this only words a condition that
-    the expressions could not decide, and a condition that holds wherever it is tried is not reported."""
+def sizes_where(
+    holds: Callable[[dict[str, int]], bool],
+    symbols: Iterable[str],
+    ranges: Mapping[str, tuple[int, int | None]] | None = None,
+) -> Latent | None:
+    """Where ``holds`` (a condition on sizes of ``symbols``, each 1 or more, or in its range of ``ranges``:
+    ``(lo, hi)``, ``hi`` ``None`` for no end) fails, said in words; ``None`` when it holds at every size
+    tried. The sizes are tried, not proven: this only words a condition that the expressions could not
+    decide, and a condition that holds wherever it is tried is not reported."""
     names = sorted(symbols)
     if not names:
         return None
-    seen = [(env, _tried(holds, env)) for env in _points(names)]
+    ranges = ranges or {}
+    seen = [(env, _tried(holds, env)) for env in _points(names, ranges)]
     bad = [env for env, ok in seen if ok is False]
     if not bad:
         return None
@@ -302,6 +323,8 @@ def sizes_where(holds: Callable[[dict[str, int]], bool], symbols: Iterable[str])
     if not good:  # fails wherever it was tried: perhaps one size fits (a target made for one input size)
         for v in range(_TRIED.stop, _FAR + 1):
             env = dict.fromkeys(names, v)
+            if any(not _inside(ranges, k, v) for k in names):
+                continue
             if _tried(holds, env):
                 good = [env]
                 break
@@ -318,6 +341,11 @@ def sizes_where(holds: Callable[[dict[str, int]], bool], symbols: Iterable[str])
         only = " only" if len(good) <= 2 else ""
         text = f"it fails at {_show(fails)} and holds{only} at {_show(hold)}"
     return Latent(text, fails, hold)
+
+
+def _inside(ranges: Mapping[str, tuple[int, int | None]], name: str, v: int) -> bool:
+    lo, hi = ranges.get(name, (1, None))
+    return v >= lo and (hi is None or v <= hi)
 
 
 def _pattern(name: str, ok: dict[int, bool | None]) -> tuple[str, bool] | None:
@@ -386,7 +414,7 @@ def require(
 
         if sizes_where(as_one, {f"axis{k}" for k in axes.values()}) is None:
             return False
-    found = sizes_where(holds, symbols)
+    found = sizes_where(holds, symbols, ctx.sizes)
     if found is None:
         return False
     ctx.problem(
