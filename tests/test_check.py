@@ -228,6 +228,7 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
             "node",
             "op",
             "kind",
+            "code",
             "severity",
             "message",
             "axis",
@@ -238,6 +239,7 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
             "nodes",
         ]
         assert p["node"] in p["nodes"]
+        assert p["code"].startswith("BC") and len(p["code"]) == 5
     for c in payload["constraints"]:
         assert list(c) == ["dim", "allowed", "text", "nodes"]
     (add_bias,) = [n for n in payload["nodes"] if n["name"] == "add_bias"]

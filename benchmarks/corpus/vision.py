@@ -45,7 +45,7 @@ from torch import nn
 from .bugs import BugClass, Graph, Injection, _node, _sizes, get_bug
 from .build import _bug_entry, _entry, _inject, slim
 from .models import ModelSpec, feeds_for
-from .prove import ort_run, prove
+from .prove import error_node, ort_run, prove
 
 OPSET = 17
 SQUARE = {"batch": 2, "height": 32, "width": 32}
@@ -65,7 +65,7 @@ def _import_torchvision() -> None:
     import torch.library
 
     orig = torch.library.register_fake
-    torch.library.register_fake = lambda *a, **k: (lambda f: f)  # type: ignore[assignment]
+    torch.library.register_fake = lambda *a, **k: lambda f: f  # type: ignore[assignment]
     try:
         import torchvision  # noqa: F401
     finally:
@@ -98,13 +98,14 @@ class _Block(nn.Sequential):
 class TinyUNet(nn.Module):
     """A two-level U-Net: MaxPool then a stride-2 conv down, ConvTranspose2d then Upsample up.
 
-    ``fit=False`` is the classic bug: the upsampled map is concatenated with its skip as is, so the
+    ``fit="none"`` is the classic bug: the upsampled map is concatenated with its skip as is, so the
     Concat fails unless height and width are multiples of 4 (pool floors, the strided conv rounds up).
-    ``fit=True`` crops the ConvTranspose output to its skip and pads the Upsample output to its skip
-    (the pattern of the widely copied PyTorch U-Net), so it runs at any size.
+    ``fit="crop"`` crops the ConvTranspose output to its skip and pads the Upsample output to its skip
+    (the pattern of the widely copied PyTorch U-Net), so it runs at any size. ``fit="swapped"`` crops
+    with the skip's height and width swapped: right for square images only.
     """
 
-    def __init__(self, fit: bool, ch: int = 8) -> None:
+    def __init__(self, fit: str, ch: int = 8) -> None:
         super().__init__()
         self.fit = fit
         self.inc = _Block(3, ch)
@@ -123,11 +124,13 @@ class TinyUNet(nn.Module):
         s1 = self.enc1(self.pool(s0))  # floor(h/2)
         m = self.mid(self.down(s1))  # ceil(floor(h/2)/2)
         u = self.up2(m)  # 2*ceil(floor(h/2)/2) >= floor(h/2)
-        if self.fit:
+        if self.fit == "crop":
             u = u[:, :, : s1.shape[2], : s1.shape[3]]
+        elif self.fit == "swapped":
+            u = u[:, :, : s1.shape[3], : s1.shape[2]]
         d1 = self.dec1(torch.cat([u, s1], dim=1))
         v = self.up1(d1)  # 2*floor(h/2) <= h
-        if self.fit:
+        if self.fit != "none":
             dy = s0.size(2) - v.size(2)
             dx = s0.size(3) - v.size(3)
             v = F.pad(v, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])
@@ -145,7 +148,8 @@ def _timm_convnext() -> nn.Module:
     _import_torchvision()
     from timm.models.convnext import ConvNeXt
 
-    return ConvNeXt(depths=(1, 1), dims=(16, 32), num_classes=10)
+    # output stride 8: the last two stages dilate instead of striding, so 30x44 images still work
+    return ConvNeXt(depths=(1, 1, 1, 1), dims=(8, 16, 16, 16), num_classes=10, output_stride=8)
 
 
 def _timm_vit() -> nn.Module:
@@ -159,9 +163,7 @@ def _timm_beit() -> nn.Module:
     _import_torchvision()
     from timm.models.beit import Beit
 
-    return Beit(
-        img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2, num_classes=10, use_rel_pos_bias=True
-    )
+    return Beit(img_size=32, patch_size=8, embed_dim=32, depth=2, num_heads=2, num_classes=10, use_rel_pos_bias=True)
 
 
 def _timm_swin() -> nn.Module:
@@ -224,22 +226,33 @@ MODELS: tuple[tuple[ModelSpec, str], ...] = (
     (_image("timm_beit", "beit", _timm_beit, dynamic=False), "timm"),
     (_image("timm_swin", "swin", _timm_swin, dynamic=False), "timm"),
     (_image("diffusers_vae", "autoencoder-kl", _diffusers_vae, dynamic=True), "diffusers"),
-    (_image("unet_fit", "unet", lambda: TinyUNet(fit=True), dynamic=True), "hand-written"),
+    (_image("unet_fit", "unet", lambda: TinyUNet("crop"), dynamic=True), "hand-written"),
 )
 
-#: models whose torch code holds a latent bug: (spec, source, description, fails, passes)
-NATURAL: tuple[tuple[ModelSpec, str, str, dict[str, int], dict[str, int]], ...] = (
+#: models whose torch code holds a latent bug: (spec, source, bug, description, fails, passes)
+NATURAL: tuple[tuple[ModelSpec, str, str, str, dict[str, int], dict[str, int]], ...] = (
     (
-        _image("unet_nofit", "unet", lambda: TinyUNet(fit=False), dynamic=True),
+        _image("unet_nofit", "unet", lambda: TinyUNet("none"), dynamic=True),
         "hand-written",
+        "unet-skip-concat-odd-size",
         "U-Net without crop/pad: MaxPool floors, the stride-2 conv rounds up, so the ConvTranspose2d and Upsample "
         "outputs miss their skips by a row or column unless height and width are multiples of 4; the skip Concat fails",
         {"batch": 2, "height": 30, "width": 44},
         dict(SQUARE),
     ),
     (
+        _image("unet_cropswap", "unet", lambda: TinyUNet("swapped"), dynamic=True),
+        "hand-written",
+        "unet-crop-swapped-axes",
+        "U-Net that crops the ConvTranspose2d output to its skip's width x height instead of height x width: "
+        "right for square images only; the skip Concat fails on a non-square one",
+        {"batch": 2, "height": 32, "width": 48},
+        dict(SQUARE),
+    ),
+    (
         _image("diffusers_unet2d", "unet2d", _diffusers_unet, dynamic=True, t=True),
         "diffusers",
+        "unet-skip-concat-odd-size",
         "diffusers UNet2DModel: Downsample2D (stride-2 conv, pad 1) gives ceil(h/2), Upsample2D doubles it, so at an "
         "odd height or width the up block's skip Concat gets h+1 rows against h",
         {"batch": 2, "height": 31, "width": 32},
@@ -360,7 +373,17 @@ def variant(model: onnx.ModelProto, spec: ModelSpec, kind: str, scratch: str) ->
     if kind == "fp16":
         from onnxconverter_common import float16
 
-        return float16.convert_float_to_float16(copy.deepcopy(model), keep_io_types=True)
+        # the converter leaves some Casts (to float32, before a Softmax...) typed wrong for onnxruntime:
+        # keep each node it names in float32 and convert again
+        blocked: list[str] = []
+        for _ in range(8):
+            half = float16.convert_float_to_float16(copy.deepcopy(model), keep_io_types=True, node_block_list=blocked)
+            err = ort_run(half, spec, dict(spec.sizes))
+            node = error_node(err or "")
+            if err is None or "Type Error" not in err or node is None or node in blocked:
+                return half
+            blocked.append(node)
+        return half
     from onnxruntime.quantization import QuantFormat, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -428,11 +451,27 @@ def _clean_sizes(spec: ModelSpec) -> list[dict[str, int]]:
     return [dict(spec.sizes), ODD] if "height" in spec.sizes else [dict(spec.sizes), {"batch": 3}]
 
 
-def _natural(
-    model: onnx.ModelProto, spec: ModelSpec, exporter: str, desc: str, fails: dict[str, int], passes: dict[str, int]
-) -> tuple[Injection, Any]:
-    inj = Injection("unet-skip-concat-odd-size", desc, [], [], True, fails, passes, model)
-    proof = prove(inj, spec, lambda s: True, must_be_latent=True, fail_ops=frozenset({"Concat"}))
+#: where a skip that misses its upsampled map may fail: the Concat, or (after onnxslim wrote value_info
+#: that equates the two maps' sizes) the node whose output buffer onnxruntime then plans with the wrong shape
+NATURAL_FAIL_OPS = frozenset({"Concat", "ConvTranspose", "Resize", "Slice", "Pad"})
+
+
+def _natural(model: onnx.ModelProto, spec: ModelSpec, nat: tuple[str, str, dict[str, int], dict[str, int]]) -> Any:
+    bug, desc, fails, passes = nat
+    consts = {t.name for t in model.graph.initializer}
+    consts |= {o for n in model.graph.node if n.op_type == "Constant" for o in n.output}
+    # the skip Concats: along channels, of two computed maps
+    skips = [
+        n.name
+        for n in model.graph.node
+        if n.op_type == "Concat"
+        and any(a.name == "axis" and a.i == 1 for a in n.attribute)
+        and not any(i in consts for i in n.input)
+    ]
+    inj = Injection(bug, desc, [], skips, True, fails, passes, model)
+    proof = prove(inj, spec, lambda s: True, must_be_latent=True, fail_ops=NATURAL_FAIL_OPS)
+    if proof.ok and proof.node not in skips:
+        inj.description += f" (onnxruntime trips at {proof.node}: the file's value_info equates the two sizes)"
     return inj, proof
 
 
@@ -463,8 +502,7 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
         log(f"  {rel}: clean")
 
     def natural_entry(model: onnx.ModelProto, spec: ModelSpec, rel: str, exp: str, source: str, nat: Any) -> None:
-        desc, fails, passes = nat
-        inj, proof = _natural(model, spec, exp, desc, fails, passes)
+        inj, proof = _natural(model, spec, nat)
         if not proof.ok:
             not_proven.append({"model": rel, "bug": inj.bug, "why": proof.why[:300]})
             log(f"  {rel}: natural bug not proven ({proof.why[:120]})")
@@ -473,7 +511,7 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
         entries.append({**_bug_entry(rel, spec, exp, inj, proof), "library": source})
         log(f"  {rel}: natural bug proven at {proof.node}{' (latent)' if proof.latent else ''}")
 
-    todo = [(spec, src, None) for spec, src in MODELS] + [(s, src, (d, f, p)) for s, src, d, f, p in NATURAL]
+    todo = [(spec, src, None) for spec, src in MODELS] + [(s, src, (b, d, f, p)) for s, src, b, d, f, p in NATURAL]
     for spec, source, nat in todo:
         path = os.path.join(scratch, f"{spec.name}.onnx")
         t0 = time.perf_counter()

@@ -17,6 +17,7 @@ from typing import Any
 from ..constraints import Constraint, Constraints
 from ..files import CheckInputError, show
 from ..openvino.ir_check import Problem as LayerProblem
+from .codes import rule_for_kind
 
 __all__ = [
     "JSON_VERSION",
@@ -188,6 +189,11 @@ class Problem(LayerProblem):
         return self.severity == "error"
 
     @property
+    def code(self) -> str:
+        """The rule code of this problem's kind (``BC101`` for ``cannot-broadcast``; :mod:`bcast.check.codes`)."""
+        return rule_for_kind(self.kind).code
+
+    @property
     def nodes(self) -> tuple[str, ...]:
         """Every node named by this problem: where it shows, its root cause (and the second one) and the chain
         between."""
@@ -202,6 +208,7 @@ class Problem(LayerProblem):
             "node": self.node,
             "op": self.op,
             "kind": self.kind,
+            "code": self.code,
             "severity": self.severity,
             "message": self.message,
             "axis": self.axis,
