@@ -176,6 +176,7 @@ def _timm_swin() -> nn.Module:
 
 
 def _diffusers_unet() -> nn.Module:
+    _import_torchvision()  # diffusers imports transformers, which imports torchvision
     from diffusers import UNet2DModel
 
     m = UNet2DModel(
@@ -193,6 +194,7 @@ def _diffusers_unet() -> nn.Module:
 
 
 def _diffusers_vae() -> nn.Module:
+    _import_torchvision()  # diffusers imports transformers, which imports torchvision
     from diffusers import AutoencoderKL
 
     m = AutoencoderKL(
