@@ -216,6 +216,7 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
         "warnings": 2,
         "infos": 0,
         "root_causes": 3,
+        "suppressed": 0,
         "unchecked_nodes": 0,
     }
     for n in payload["nodes"]:
@@ -582,7 +583,7 @@ def test_ir_with_wrong_declared_dim(
     assert declared, report.problems
     first = declared[0]
     assert (first.node, first.op, first.axis) == (layer.get("name"), "Add", k)
-    assert set(first.dims) == {str(right), str(right + 1)}
+    assert set(first.dims) == {right, right + 1}
     assert main(["check", str(tmp_path / "bad.xml"), "--quiet"]) == 1
 
 

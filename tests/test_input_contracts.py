@@ -5,8 +5,8 @@ OpenVINO drops the dims' names, so every input's dynamic dim is a symbol of its 
 ``past + seq``, is how the model must be called: listed with the symbols, not reported. That a batch
 must equal a length (a mask reshaped with its axes swapped) is a bug, in the IR as in the ONNX model
 it was converted from. An ONNX model whose exporter names the mask's length apart (``total_seq``
-against ``past_seq + seq``) is judged by the same rule. The oracles are onnxruntime and OpenVINO, run where the dims agree and where
-they differ.
+against ``past_seq + seq``) is judged by the same rule. The oracles are onnxruntime and OpenVINO,
+run where the dims agree and where they differ.
 """
 
 from __future__ import annotations

@@ -511,7 +511,7 @@ def test_clash_is_reported_with_axis_and_dims(base_irs: dict[str, Path], tmp_pat
     assert isinstance(_ov_read(path), str)  # openvino refuses the file
     report = check(path)
     [p] = report.problems
-    assert (p.node, p.kind, p.axis, p.dims) == ("b", "cannot-broadcast", 2, ("5", "4")), p.to_dict()
+    assert (p.node, p.kind, p.axis, p.dims) == ("b", "cannot-broadcast", 2, (5, 4)), p.to_dict()
     assert "[5,3]" in p.message and p.severity == "error"
 
 

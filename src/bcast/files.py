@@ -122,6 +122,15 @@ class CheckInputError(BroadcastError):
         super().__init__(show(message))
 
 
+class ModelNotFoundError(CheckInputError, FileNotFoundError):
+    """A model path that does not exist: a :class:`CheckInputError` (so a ``ValueError``) and a
+    ``FileNotFoundError`` (an ``OSError``), so that ``except FileNotFoundError`` catches it too."""
+
+    def __init__(self, message: object) -> None:
+        CheckInputError.__init__(self, message)
+        self.errno = errno.ENOENT
+
+
 def path_text(path: object) -> str:
     """A path as messages quote it: control characters (and bytes that are not UTF-8) escaped, elided.
 
@@ -219,9 +228,10 @@ class ModelSource:
     """A model as a reader is given it, told apart once by :func:`model_source`.
 
     ``kind`` is ``"path"`` (``value`` the path, a ``str``), ``"bytes"`` (``value`` the bytes of an
-    ONNX model: ``bytes``, ``bytearray`` or ``memoryview``) or ``"proto"`` (``value`` an
-    ``onnx.ModelProto``); ``format`` is ``"openvino-ir"`` for a path ending in ``.xml``, else
-    ``"onnx"``; ``name`` is what messages and reports call the model.
+    ONNX model: ``bytes``, ``bytearray`` or ``memoryview``), ``"proto"`` (``value`` an
+    ``onnx.ModelProto``) or ``"openvino"`` (``value`` an ``openvino.Model``); ``format`` is
+    ``"openvino-ir"`` for an XML file (an IR, by its first bytes, whatever its name) or an
+    ``openvino.Model``, else ``"onnx"``; ``name`` is what messages and reports call the model.
     """
 
     kind: str
@@ -247,14 +257,99 @@ def model_source(model: Any, caller: str = "check") -> ModelSource:
         return ModelSource("bytes", model, "onnx", "<bytes>")
     if type(model).__name__ == "ModelProto":
         return ModelSource("proto", model, "onnx", model.graph.name or "<ModelProto>")
+    if type(model).__name__ == "Model" and type(model).__module__.startswith("openvino"):
+        return ModelSource("openvino", model, "openvino-ir", _ov_name(model))
     try:
         path = os.fsdecode(model)
     except TypeError:
         raise TypeError(
-            f"{caller}: the model is a path (str or os.PathLike), the bytes of an ONNX model or an onnx.ModelProto, "
-            f"not {type(model).__name__}"
+            f"{caller}: the model is a path (str or os.PathLike), the bytes of an ONNX model, an onnx.ModelProto "
+            f"or an openvino.Model, not {type(model).__name__}"
         ) from None
-    return ModelSource("path", path, "openvino-ir" if path.lower().endswith(".xml") else "onnx", path)
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise ModelNotFoundError(f"{path_text(path)}: no such file") from None
+    except (OSError, ValueError):  # not a directory, a NUL in the path...: the reader says what
+        pass
+    sniffed = sniff(path)
+    fmt = sniffed or ("openvino-ir" if path.lower().endswith(".xml") else "onnx")
+    return ModelSource("path", path, fmt, path)
+
+
+def _ov_name(model: Any) -> str:
+    try:
+        return str(model.get_friendly_name()) or "<openvino.Model>"
+    except Exception:  # a Model whose name cannot be read is still a model
+        return "<openvino.Model>"
+
+
+#: files that are no model, told by their first bytes: (test, what the file is, what to do)
+_NOT_MODELS: tuple[tuple[Callable[[bytes], bool], str, str], ...] = (
+    (
+        lambda b: b.startswith(b"PK\x03\x04"),
+        "a zip archive (a PyTorch checkpoint .pt/.pth, a TorchScript or a Keras .keras file?)",
+        "export the model to ONNX (torch.onnx.export, tf2onnx) or to an OpenVINO IR (openvino.convert_model) "
+        "and check that",
+    ),
+    (
+        lambda b: len(b) >= 2 and b[0] == 0x80 and 2 <= b[1] <= 5,
+        "a Python pickle (a PyTorch checkpoint saved with pickle?)",
+        "export the model to ONNX (torch.onnx.export) and check that",
+    ),
+    (
+        lambda b: b.startswith(b"\x89HDF\r\n\x1a\n"),
+        "an HDF5 file (a Keras .h5 model?)",
+        "convert it to ONNX (tf2onnx.convert.from_keras) and check that",
+    ),
+    (
+        lambda b: b.startswith(b"GGUF"),
+        "a GGUF file (llama.cpp weights and metadata, no ONNX graph)",
+        "export the model to ONNX from its framework and check that",
+    ),
+    (
+        lambda b: b[4:8] == b"TFL3",
+        "a TensorFlow Lite model",
+        "convert it to ONNX (tf2onnx --tflite) and check that",
+    ),
+    (
+        lambda b: len(b) >= 10 and b[8:10] == b'{"' and int.from_bytes(b[:8], "little") < 1 << 32,
+        "a safetensors file (weights only, no graph)",
+        "check the model's ONNX export or IR instead",
+    ),
+    (
+        lambda b: b.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["),
+        "a JSON file, not a model",
+        "give the path of an .onnx model or of an IR's .xml",
+    ),
+)
+
+
+def sniff(path: str) -> str | None:
+    """What the file at ``path`` is by its first bytes: ``"openvino-ir"`` for XML (an IR, whatever its
+    name), ``None`` for anything else a reader should try (a protobuf: ONNX). A file that is certainly no
+    model (a zip, a pickle, HDF5, GGUF, TFLite, safetensors, JSON, an empty file) is a
+    :class:`CheckInputError` saying what it is and what to do. A path that cannot be opened is left to the
+    reader, which says why."""
+    try:
+        fd, size = open_regular(path)
+    except NotReadableError:
+        return None
+    try:
+        head = os.read(fd, 64) if size else b""
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not size:
+        raise CheckInputError(f"{path_text(path)}: the file is empty, not an ONNX model or an IR")
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith((b"<?xml", b"<net")):
+        return "openvino-ir"
+    for test, what, todo in _NOT_MODELS:
+        if test(head):
+            raise CheckInputError(f"{path_text(path)}: {what}: {todo}")
+    return None
 
 
 def find_cycle(nodes: Iterable[_N], succ: Mapping[_N, Iterable[_N]]) -> list[_N]:

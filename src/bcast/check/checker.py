@@ -38,7 +38,8 @@ def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = Non
     """Check an ONNX model or an OpenVINO IR for broadcasting bugs, reading shapes, never weights.
 
     ``model`` is a path (an ``.onnx`` file, or an IR's ``.xml`` with its ``.bin`` beside it), the
-    bytes of an ONNX model, or an ``onnx.ModelProto``. ``progress(phase, done, total)``, when
+    bytes of an ONNX model, an ``onnx.ModelProto`` or an ``openvino.Model`` (saved as an IR to a
+    temporary folder, and checked there). ``progress(phase, done, total)``, when
     given, is called as the check goes ("read", "propagate", "check"). ``debug`` lets an error
     inside a shape function propagate instead of being reported as a node left unchecked.
     ``dims`` gives the model's symbols sizes (``{"S": 128}``) or ranges (``{"S": "1..512"}``, ``(1, 512)``,
@@ -46,12 +47,15 @@ def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = Non
     (``input_ids_1``).
 
     Raises :class:`CheckInputError` (one line, safe to print) for a model that cannot be read or is
-    not a valid graph: a missing file, not a regular file, too large, truncated, not a model, a
-    cycle, a tensor that nothing produces, and so on (see :mod:`bcast.onnx.reader`, :mod:`bcast.files`
+    not a valid graph: a missing file (then also a ``FileNotFoundError``), not a regular file, too
+    large, truncated, not a model (a checkpoint, an HDF5 file... said as such), a cycle, a tensor
+    that nothing produces, and so on (see :mod:`bcast.onnx.reader`, :mod:`bcast.files`
     and :mod:`bcast.openvino.ir_read`).
     """
     sizes = read_sizes(dims)
     source = model_source(model, "check")
+    if source.kind == "openvino":
+        return _check_ov_model(source.value, source.name, sizes, progress, debug)
     if source.format == "openvino-ir":
         return check_ir(source.value, dims=sizes, progress=progress, debug=debug)
     read = read_graph(lambda: read_onnx(source), progress)
@@ -67,3 +71,17 @@ def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = Non
         arity=onnx_arity(read.graph),
         sizes=sizes,
     )
+
+
+def _check_ov_model(model: Any, name: str, sizes: Any, progress: Progress | None, debug: bool) -> Report:
+    """An ``openvino.Model`` checked as the IR that ``openvino.save_model`` writes of it."""
+    import tempfile
+
+    import openvino  # the model is one: openvino is installed
+
+    with tempfile.TemporaryDirectory(prefix="bcast-") as folder:
+        xml = os.path.join(folder, "model.xml")
+        openvino.save_model(model, xml, compress_to_fp16=False)
+        report = check_ir(xml, dims=sizes, progress=progress, debug=debug)
+    report.model = name
+    return report

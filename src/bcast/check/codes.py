@@ -101,7 +101,7 @@ def get_rule(name: str) -> Rule:
 def rule_page(name: str) -> str:
     """The documentation page of the rule ``name`` (a code or a kind), as Markdown."""
     rule = get_rule(name)
-    return resources.files(__package__).joinpath("rule_docs", f"{rule.code}.md").read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("rule_docs").joinpath(f"{rule.code}.md").read_text(encoding="utf-8")
 
 
 def _check_patterns(patterns: Iterable[str], option: str) -> list[str]:

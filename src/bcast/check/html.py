@@ -79,7 +79,7 @@ def _picture(node: NodeReport, axis: int | None, mark: str) -> str:
 
 def _symbols_of(p: Problem, node: NodeReport | None, table: dict[str, SymbolReport]) -> list[SymbolReport]:
     """The constraints on the symbols a finding names (its dims, its message, its node's shapes)."""
-    texts: list[str] = [*p.dims[:_MAX_DIMS], p.message[:_TEXT]]
+    texts: list[str] = [*(str(d) for d in p.dims[:_MAX_DIMS]), p.message[:_TEXT]]
     if node is not None:
         for s in node.input_shapes[:_MAX_LISTED]:
             texts.extend(str(d) for d in (s or ())[:_MAX_DIMS])
@@ -132,7 +132,7 @@ def _finding(
 ) -> str:
     sev = p.severity if p.severity in _SEVERITIES else "other"
     where = f" at axis {p.axis}" if p.axis is not None else ""
-    dims = f" (dims {_e(', '.join(p.dims[:_MAX_LISTED]))})" if p.dims else ""
+    dims = f" (dims {_e(', '.join(str(d) for d in p.dims[:_MAX_LISTED]))})" if p.dims else ""
     parts = [
         f'<section class="finding {sev}" id="finding-{i}">',
         f'<h3><span class="sev">{_e(p.severity, 40)}</span> <span class="kind">{_e(p.kind, 40)}</span>: '

@@ -10,7 +10,9 @@ are re-exported here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +168,8 @@ class Problem(LayerProblem):
         also_kind: str | None = None,
     ) -> None:
         super().__init__(kind, message, axis, dims, shapes)
+        # static dims as ints, symbolic ones as strings: as the JSON has them
+        object.__setattr__(self, "dims", tuple(_dim_json(str(d)) for d in dims))
         for name, value in (
             ("node", node),
             ("op", op),
@@ -212,7 +216,7 @@ class Problem(LayerProblem):
             "severity": self.severity,
             "message": self.message,
             "axis": self.axis,
-            "dims": [_dim_json(d) for d in self.dims],
+            "dims": list(self.dims),
             "root": None if self.root is None else {"node": self.root, "op": self.root_op, "kind": self.root_kind},
             "also": None if self.also is None else {"node": self.also, "op": self.also_op, "kind": self.also_kind},
             "chain": list(self.chain),
@@ -221,7 +225,7 @@ class Problem(LayerProblem):
 
 
 def _dim_json(d: str) -> int | str:
-    return int(d) if d.isdigit() else d
+    return int(d) if d.isascii() and d.isdigit() else d
 
 
 @dataclass(frozen=True)
@@ -291,6 +295,8 @@ class Report:
     constraints: list[SymbolReport] = field(default_factory=list)
     unchecked: list[Unchecked] = field(default_factory=list)
     root_causes: list[RootCause] = field(default_factory=list)
+    #: problems left out by a selection of rules or accepted in a baseline (:meth:`without`)
+    suppressed: list[Problem] = field(default_factory=list)
     #: nodes downstream of each root (by the root's name), for :meth:`finish`
     affects: dict[str, int] = field(default_factory=dict, repr=False)
     _pending: list[tuple[str, str, Constraint]] = field(default_factory=list, repr=False)
@@ -334,6 +340,11 @@ class Report:
         self._pending.clear()
         order = {k: i for i, k in enumerate(KINDS)}
         self.problems.sort(key=lambda p: order.get(p.kind, len(order)))
+        self._group()
+        return self
+
+    def _group(self) -> None:
+        """Group the problems by their root cause, in the order they come."""
         groups: dict[tuple[str, str, str], list[int]] = {}
         for i, p in enumerate(self.problems):
             key = (p.root, p.root_op or "", p.root_kind or "node") if p.root else (p.node, p.op, "node")
@@ -345,7 +356,28 @@ class Report:
             self.root_causes.append(
                 RootCause(name, op, kind, self.affects.get(name, 0), tuple(idx), also, also_op, also_kind)
             )
-        return self
+
+    def without(self, drop: Callable[[Problem], bool]) -> Report:
+        """A copy of this report without the problems ``drop`` is true of (a rule not selected, a finding
+        accepted in a baseline): those move to :attr:`suppressed`, and the root causes are regrouped."""
+        kept = [p for p in self.problems if not drop(p)]
+        gone = [p for p in self.problems if drop(p)]
+        out = dataclasses.replace(self, problems=kept, suppressed=[*self.suppressed, *gone], root_causes=[])
+        out._group()
+        return out
+
+    def __bool__(self) -> bool:
+        """Whether the model is clean (no error, no warning): ``assert check(model)`` in a test fails on a
+        model with problems, and its message is the report."""
+        return self.clean
+
+    def __str__(self) -> str:
+        """The report as ``bcast check`` prints it (no colour)."""
+        return self.render()
+
+    def to_json(self, *, quiet: bool = False, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as a JSON document, as ``bcast check --format json`` writes it."""
+        return json.dumps(self.to_dict(quiet=quiet), indent=indent)
 
     @property
     def clean(self) -> bool:
@@ -383,6 +415,7 @@ class Report:
                 "warnings": sum(p.severity == "warning" for p in self.problems),
                 "infos": sum(p.severity == "info" for p in self.problems),
                 "root_causes": len(self.root_causes),
+                "suppressed": len(self.suppressed),
                 "unchecked_nodes": sum(1 + u.downstream for u in self.unchecked),
             },
             "nodes": [n.to_dict() for n in self.nodes],
@@ -561,6 +594,6 @@ def _first(items: tuple[str, ...]) -> str:
     return ", ".join(items[:MAX_LISTED]) + more
 
 
-def _names(items: tuple[str, ...]) -> str:
+def _names(items: tuple[object, ...]) -> str:
     shown = ", ".join(show(x, NAME_CHARS) for x in items[:MAX_LISTED])
     return shown + (f", ... ({len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else "")

@@ -79,7 +79,7 @@ class Problem:
     kind: str
     message: str
     axis: int | None = None
-    dims: tuple[str, ...] = ()
+    dims: tuple[int | str, ...] = ()
     shapes: tuple[str, ...] = ()
 
     @property
