@@ -34,8 +34,8 @@ from typing import Any
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
-import numpy as np  # noqa: E402
-import onnx  # noqa: E402
+import numpy as np
+import onnx
 
 OPSET = 17
 EXPORTER = "tf2onnx"

@@ -45,9 +45,8 @@ sys.modules.setdefault("torchvision", None)  # type: ignore[arg-type]
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 import torch  # noqa: E402
-from onnx import helper, numpy_helper  # noqa: E402
 
-from .bugs import Graph, _score_adds  # noqa: E402
+from .bugs import Graph  # noqa: E402
 from .prove import error_node  # noqa: E402
 
 VOCAB = 97
@@ -76,7 +75,9 @@ class LLMSpec:
 
     @property
     def input_names(self) -> list[str]:
-        return ["input_ids", "attention_mask"] + [f"past_{kv}_{i}" for i in range(self.layers) for kv in ("key", "value")]
+        return ["input_ids", "attention_mask"] + [
+            f"past_{kv}_{i}" for i in range(self.layers) for kv in ("key", "value")
+        ]
 
     @property
     def output_names(self) -> list[str]:
@@ -134,7 +135,9 @@ class FlatCache(torch.nn.Module):
         self.model = model
         self.layers = layers
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *past: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *past: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
         from transformers import DynamicCache
 
         cache = DynamicCache(config=self.model.config)
@@ -183,7 +186,10 @@ def _torch_outputs(mod: FlatCache, spec: LLMSpec, sizes: dict[str, int]) -> list
 
 def export_torchscript(mod: FlatCache, spec: LLMSpec, path: str) -> None:
     args = tuple(torch.from_numpy(v) for v in feeds(spec, **SIZES[0]).values())
-    axes: dict[str, dict[int, str]] = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "past_seq + seq"}}
+    axes: dict[str, dict[int, str]] = {
+        "input_ids": {0: "batch", 1: "seq"},
+        "attention_mask": {0: "batch", 1: "past_seq + seq"},
+    }
     for n in spec.input_names[2:]:
         axes[n] = {0: "batch", 2: "past_seq"}
     axes["logits"] = {0: "batch", 1: "seq"}
@@ -259,7 +265,9 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
-def ort_try(model: onnx.ModelProto | str, spec: LLMSpec, sizes: dict[str, int]) -> tuple[bool, str | None, list[np.ndarray]]:
+def ort_try(
+    model: onnx.ModelProto | str, spec: LLMSpec, sizes: dict[str, int]
+) -> tuple[bool, str | None, list[np.ndarray]]:
     """(loads, error or None, outputs) of onnxruntime with graph optimisation disabled."""
     import onnxruntime as ort
 
@@ -336,11 +344,11 @@ def _producers(g: Graph) -> dict[str, onnx.NodeProto]:
 
 
 def _rank4_score_adds(g: Graph) -> list[tuple[str, int]]:
-    """The attention-score Adds (score + mask before Softmax), with the mask operand's index."""
-    sites = _score_adds(g)
-    if sites:
-        return sites
-    # a Where(mask, scores, -inf) or a Cast between the Add and the Softmax: look one step further up
+    """The attention-score Adds (scaled Q.K^T + mask, right before Softmax), with the mask operand's index.
+
+    The scores are the operand that reaches a MatMul through a scaling Mul/Div (or a Cast); the mask
+    is the other one. (The mask's ancestors hold past_key_0 too: its length comes from the cache's shape.)
+    """
     out = []
     for n in g.nodes:
         if n.op_type != "Softmax":
@@ -351,7 +359,10 @@ def _rank4_score_adds(g: Graph) -> list[tuple[str, int]]:
         if p is None or p.op_type != "Add":
             continue
         for i, t in enumerate(p.input):
-            if "attention_mask" in g.ancestors(t) and "attention_mask" not in g.ancestors(p.input[1 - i]):
+            q = g.producer(p.input[1 - i])
+            while q is not None and q.op_type in {"Mul", "Div", "Cast"}:
+                q = g.producer(next((x for x in q.input if not g.is_const(x)), q.input[0]))
+            if q is not None and q.op_type == "MatMul" and "attention_mask" in g.ancestors(t):
                 out.append((p.name, i))
     return out
 
@@ -394,7 +405,10 @@ def bug_mask_axes_swapped(g: Graph, spec: LLMSpec) -> Bug | None:
     first = nodes[sites[0][0]]
     mask = first.input[sites[0][1]]
     shape = g.insert(first, "Shape", [mask], "Shape")
-    dims = [g.insert(first, "Gather", [shape, g.new_const("index", np.array([i], np.int64))], "Gather", axis=0) for i in (0, 1, 3, 2)]
+    dims = [
+        g.insert(first, "Gather", [shape, g.new_const("index", np.array([i], np.int64))], "Gather", axis=0)
+        for i in (0, 1, 3, 2)
+    ]
     target = g.insert(first, "Concat", dims, "Concat", axis=0)
     swapped = g.insert(first, "Reshape", [mask, target], "Reshape")
     for name, i in sites:
@@ -572,7 +586,12 @@ def bcast(path: str) -> dict[str, Any]:
     probs = d.get("problems", [])
     nodes: list[str] = []
     for pr in probs:
-        for n in [pr.get("node"), *(pr.get("nodes") or []), *(pr.get("chain") or []), (pr.get("root") or {}).get("node")]:
+        for n in [
+            pr.get("node"),
+            *(pr.get("nodes") or []),
+            *(pr.get("chain") or []),
+            (pr.get("root") or {}).get("node"),
+        ]:
             if n and n not in nodes:
                 nodes.append(n)
     out.update(
@@ -636,8 +655,8 @@ def _ir_inputs(model: Any) -> dict[str, list[Any]]:
 
 
 def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
-    import openvino as ov
     import onnxslim
+    import openvino as ov
 
     start = time.perf_counter()
     for sub in ("onnx", "openvino", "manifest.json"):
@@ -693,14 +712,19 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
                     why = f"at {s}: {why}"
                     break
             if why:
-                failures.append({"model": spec.name, "exporter": exporter, "error": f"clean model does not run: {why}"[:400]})
+                failures.append(
+                    {"model": spec.name, "exporter": exporter, "error": f"clean model does not run: {why}"[:400]}
+                )
                 log(f"{spec.name} ({exporter}): clean model does not run: {why[:200]}")
                 del cleans[exporter]
                 continue
             extra: dict[str, Any] = {}
             if spec.max_positions:
                 over = _sz(1, 2, spec.max_positions - 1)
-                extra["beyond_limit"] = {"sizes": over, "runtime_error": (ort_try(model, spec, over)[1] or "runs")[:300]}
+                extra["beyond_limit"] = {
+                    "sizes": over,
+                    "runtime_error": (ort_try(model, spec, over)[1] or "runs")[:300],
+                }
             entries.append(_entry(rel, spec, exporter, _inputs(model), **extra))
 
         # 4: OpenVINO IR straight from torch, and of the TorchScript ONNX
@@ -715,6 +739,19 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
                 port.get_tensor().set_names({name})
             irs["openvino-torch"] = f"openvino/{spec.name}.openvino-torch.xml"
             ov.save_model(om, os.path.join(out, irs["openvino-torch"]), compress_to_fp16=False)
+            # the same with the static dims (kv heads, head size) given: convert_model leaves them dynamic otherwise
+            cache = [-1, spec.kv_heads, -1, spec.head_dim]
+            shapes = [ov.PartialShape([-1, -1]), ov.PartialShape([-1, -1])] + [ov.PartialShape(cache)] * (
+                2 * spec.layers
+            )
+            with _quiet():
+                om = ov.convert_model(mod, example_input=args, input=shapes)
+            for port, name in zip(om.inputs, spec.input_names, strict=True):
+                port.get_tensor().set_names({name})
+            for port, name in zip(om.outputs, spec.output_names, strict=True):
+                port.get_tensor().set_names({name})
+            irs["openvino-torch-shaped"] = f"openvino/{spec.name}.openvino-torch-shaped.xml"
+            ov.save_model(om, os.path.join(out, irs["openvino-torch-shaped"]), compress_to_fp16=False)
         except Exception as exc:
             failures.append({"model": spec.name, "exporter": "openvino-torch", "error": _one_line(exc)[:400]})
             log(f"{spec.name} (openvino-torch): failed: {_one_line(exc)[:200]}")
@@ -734,7 +771,9 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
                     why = f"at {s}: {why}"
                     break
             if why:
-                failures.append({"model": spec.name, "exporter": exporter, "error": f"clean IR does not run: {why}"[:400]})
+                failures.append(
+                    {"model": spec.name, "exporter": exporter, "error": f"clean IR does not run: {why}"[:400]}
+                )
                 log(f"{spec.name} ({exporter}): clean IR does not run: {why[:200]}")
                 continue
             model = ov.Core().read_model(os.path.join(out, rel))
@@ -753,8 +792,10 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
                 if entry is None:
                     continue
                 entries.append(entry)
-                log(f"  {spec.name}.{exporter} {bug.key}: proven at {entry['runtime_node']}"
-                    f"{' (latent)' if entry['latent'] else ''}")
+                log(
+                    f"  {spec.name}.{exporter} {bug.key}: proven at {entry['runtime_node']}"
+                    f"{' (latent)' if entry['latent'] else ''}"
+                )
                 if exporter == "torchscript" and bug.key in IR_BUGS:
                     ir_entry = _prove_ir(bug, spec, out, lost)
                     if ir_entry is not None:
@@ -841,9 +882,11 @@ def _prove_onnx(
 
 
 def _prove_ir(bug: Bug, spec: LLMSpec, out: str, lost: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The bugged TorchScript ONNX converted to IR; kept when OpenVINO fails at ``fails`` (latent: runs at ``passes``)."""
-    import openvino as ov
+    """The bugged TorchScript ONNX converted to IR; kept when OpenVINO fails at ``fails`` (latent: runs at
+    ``passes``)."""
     import xml.etree.ElementTree as ET
+
+    import openvino as ov
 
     name = f"{spec.name}.torchscript"
     src = os.path.join(out, "onnx", f"{name}.{bug.key}.onnx")
