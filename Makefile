@@ -1,7 +1,8 @@
 # Entry points, all from a fresh clone with only Python >= 3.10, pip and make:
 #   make demo   set up .venv and run the main job: check the shipped sample model, explain a spec example
-#   make test   set up .venv with the test extras and run lint, types and the test suite; the large test
-#               tables run as pairwise covering designs (tests/covering.py)
+#   make test   set up .venv with the development group (pyproject.toml [dependency-groups] dev) and run
+#               lint, types and the test suite; the large test tables run as pairwise covering designs
+#               (tests/covering.py)
 #   make test-full  the rest of those tables and the exhaustive runs at full scale (pytest -m full);
 #               make test, then make test-full, run every test
 # and two development tools (benchmarks/ and tools/ of this repository, not part of the installed package):
@@ -14,6 +15,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# the stamp of the development install (below); defined here, before the rules that name it
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: demo test test-full bench tour lint venv clean kernels
 
@@ -40,8 +43,7 @@ demo: $(BIN)/python
 	@echo
 	@echo '== demo done: every step gave the exit status it should'
 
-bench: $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[test]"
+bench: $(TEST_STAMP)
 	$(BIN)/python -m benchmarks.bench $(ARGS)
 
 tour: $(BIN)/python
@@ -57,11 +59,12 @@ lint: $(BIN)/python
 	$(BIN)/ruff format --check src tests benchmarks tools conftest.py
 	$(BIN)/mypy src
 
-# the test extras and the compiled kernels, installed again only when what they are built from changes
-# (an install that has nothing to do still rebuilds the kernels: half a minute)
-TEST_STAMP := $(VENV)/.installed-test
+# the development group and the compiled kernels, installed again only when what they are built from
+# changes (an install that has nothing to do still rebuilds the kernels: half a minute). Dependency
+# groups (PEP 735, `--group`) need pip >= 25.1, hence pip is upgraded inside the venv first.
 $(TEST_STAMP): $(BIN)/python pyproject.toml CMakeLists.txt $(wildcard csrc/*)
-	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python -m pip install -q -U "pip>=25.1"
+	$(BIN)/python -m pip install -q -e . --group dev
 	@touch $@
 
 test: $(TEST_STAMP)
@@ -73,4 +76,4 @@ test-full: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m full
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist CMakeFiles CMakeCache.txt CMakeInit.txt build.ninja cmake_install.cmake .ninja_deps .ninja_log src/bcast/engines/numpy/_kernels*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist CMakeFiles CMakeCache.txt CMakeInit.txt build.ninja cmake_install.cmake .ninja_deps .ninja_log .cmake .skbuild-info.json src/bcast/engines/numpy/_kernels*.so

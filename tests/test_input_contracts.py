@@ -100,7 +100,13 @@ def test_a_batch_made_to_meet_a_length_is_found_in_the_ir_as_in_onnx(tmp_path: P
         assert {p.op for p in report.problems if p.severity == "warning"} & {"Mul", "Multiply"}, report.render()
 
 
-def _cache_model(directory: Path, *, swapped: bool) -> Path:
+def _cache_model(
+    directory: Path,
+    *,
+    swapped: bool,
+    mask_dims: tuple[str, str] = ("batch", "total_seq"),
+    axes: tuple[int, int] = (1, 2),
+) -> Path:
     """Attention scores ``[batch, 2, seq, past_seq + seq]`` (the key's past concatenated with the new) plus
     the mask ``[batch, total_seq]`` unsqueezed to ``[batch, 1, 1, total_seq]``, every dim named by the file
     as an exporter names them. ``swapped``: the mask is reshaped to ``[total_seq, 1, 1, batch]`` first."""
@@ -130,18 +136,18 @@ def _cache_model(directory: Path, *, swapped: bool) -> Path:
         [
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
             helper.make_tensor_value_info("past_key", TensorProto.FLOAT, ["batch", 2, "past_seq", 4]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total_seq"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, list(mask_dims)),
         ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [
             numpy_helper.from_array(np.ones((16, 8), np.float32), "embed"),
             numpy_helper.from_array(np.array([0, 0, 2, 4], np.int64), "heads"),
-            numpy_helper.from_array(np.array([1, 2], np.int64), "axes"),
+            numpy_helper.from_array(np.array(axes, np.int64), "axes"),
             numpy_helper.from_array(np.array([0], np.int64), "zero"),
             numpy_helper.from_array(np.array([1], np.int64), "one"),
         ],
     )
-    path = directory / ("cache_swapped.onnx" if swapped else "cache.onnx")
+    path = directory / f"cache_{int(swapped)}_{'_'.join(map(str, axes))}_{len(mask_dims[1])}.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
 
@@ -177,3 +183,32 @@ def test_named_dims_of_one_input_made_to_meet_are_a_warning(tmp_path: Path) -> N
     found = [p for p in report.problems if p.node == "add_mask"]
     assert found and {p.severity for p in found} == {"warning"}, report.render()
     assert any("batch == total_seq" in p.message for p in found), report.render()
+
+
+def test_a_contract_that_forces_a_dim_to_one_size_is_a_warning(tmp_path: Path) -> None:
+    # the mask, [batch, past_seq + seq] as the exporter names it, unsqueezed on the wrong axes: its length
+    # meets the queries' seq, so the model runs only with an empty cache (past_seq = 0)
+    path = _cache_model(tmp_path, swapped=False, mask_dims=("batch", "past_seq + seq"), axes=(1, 3))
+    assert _runs_cache(path, 2, 3, 0, 3) and not _runs_cache(path, 2, 3, 5, 8)
+    report = check(str(path))
+    [p] = [p for p in report.problems if p.node == "add_mask"]
+    assert p.severity == "warning" and "it holds only if past_seq is 0" in p.message, report.render()
+    # unsqueezed on the right axes, the same names make a contract, no problem
+    right = _cache_model(tmp_path, swapped=False, mask_dims=("batch", "past_seq + seq"))
+    assert _runs_cache(right, 2, 3, 5, 8)
+    assert check(str(right)).problems == []
+
+
+def test_contracts_are_taken_together_most_common_first() -> None:
+    from fractions import Fraction
+
+    from bcast.graph.context import _Equations
+
+    eq = _Equations()
+    one = Fraction(1)
+    assert eq.add({"total": one, "past": -one, "seq": -one}) is None  # total == past + seq
+    assert eq.add({"total": one, "past": -one, "seq": -one}) is None  # again: it follows
+    assert eq.add({"total": one, "seq": -one}) == ("past", 0)  # with total == seq: past must be 0
+    assert eq.add({"a": one, "b": -one}) is None and eq.add({"b": one, "c": -one}) is None
+    assert eq.add({"a": one, "c": -one}) is None  # a == b == c: follows
+    assert eq.add({"a": one, "c": -one, "": Fraction(-2)}) == ("", 0)  # a == c + 2 too: no sizes at all

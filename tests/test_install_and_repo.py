@@ -42,10 +42,6 @@ def test_user_facing_extras_give_ranges_not_pins() -> None:
             assert "==" not in req and "===" not in req and "~=" not in req, f"extra {name!r} pins {req!r}"
 
 
-def test_the_test_extra_pins_torch_to_the_cpu_wheel_the_suite_uses() -> None:
-    assert "torch==2.13.0" in _extras()["test"]
-
-
 def test_the_torch_extra_brings_what_computes_on_tensors() -> None:
     # a torch.Tensor is computed on through the Array API: without array-api-compat it is refused
     assert any(r.startswith("array-api-compat") for r in _extras()["torch"])
@@ -56,9 +52,8 @@ def test_all_names_every_extra_bcast_uses() -> None:
     extras = _extras()
     (req,) = extras["all"]
     named = set(re.fullmatch(r"bcast\[([^\]]+)\]", req).group(1).split(","))  # type: ignore[union-attr]
-    # `rich` is not used by the code (kept so that existing installs do not break), `test` is for the suite,
-    # `bench` for the benchmark (matplotlib, numexpr): development extras, not the library's
-    assert named == set(extras) - {"all", "test", "bench", "rich"}
+    # what the suite and the benchmarks need is a dependency group, not an extra
+    assert named == set(extras) - {"all"}
 
 
 # -- 2. install hints paste into any shell ---------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from ..constraints import Constraint
@@ -162,6 +163,10 @@ class Ctx:
             self._named[name] = (*owners, at)
             self._unnamed_atoms.pop(name, None)
 
+    def is_unnamed_input(self, symbol: str) -> bool:
+        """Whether ``symbol`` is an input's dim that the file leaves unnamed (and open)."""
+        return symbol in self._unnamed
+
     def _owners(self, symbol: str) -> tuple[tuple[str, int], ...]:
         """Every input and axis that the input dim ``symbol`` is at."""
         if symbol in self._unnamed:
@@ -226,21 +231,18 @@ class Ctx:
         return found
 
     def unnamed_axes(self, symbols: set[str] | frozenset[str]) -> dict[str, int] | None:
-        """The axis of its inputs each of ``symbols`` is, when every one is an input dim (named by the file or
-        not) at one axis of every input that has it; ``None`` otherwise."""
-        axes: dict[str, int] = {}
-        for s in symbols:
-            at = {k for _, k in self._owners(s)}
-            if len(at) != 1:
-                return None
-            axes[s] = at.pop()
-        return axes or None
+        """The axis of its input each of ``symbols`` is, when every one is an input dim the file left
+        unnamed; ``None`` otherwise."""
+        if not symbols or any(s not in self._unnamed for s in symbols):
+            return None
+        return {s: self._unnamed[s][1] for s in symbols}
 
     def links_unnamed_inputs(self, dims: Sequence[object]) -> bool:
         """Whether a requirement only says that dims of different inputs agree with each other (an IR's
         unnamed ``attention_mask_1`` and ``input_ids_1 + past_key_0_2``, an ONNX model's ``total_seq`` and
         ``past_seq + seq``): that is how the model must be called, not a bug of it, so it is listed with
-        the symbols, not as a problem. Sizes and products of them are problems (``input_ids_0 in {1, 4}``),
+        the symbols, not as a problem. Two dims the file names apart (``seq`` and ``total_seq``) are not
+        one quantity unless one is a sum of others. Sizes and products of them are problems (``input_ids_0 in {1, 4}``),
         and so is a requirement that two dims of one input agree (``batch == seq`` where both are dims of
         ``input_ids``: a batch made to meet a length)."""
         leaves: set[str] = set()
@@ -273,10 +275,11 @@ class Ctx:
             inputs |= mine
             at = {k for _, k in owners}
             axes = at if axes is None else axes & at
-        # dims at one axis of their inputs stand for one quantity (two inputs' batch); a length that is a
-        # sum of others (the mask's past + seq) too. Two axes that differ meet only by a mistake
-        # (a mask reshaped with its axes swapped makes a batch meet a length)
-        return summed or bool(axes)
+        # a length that is a sum of others (the mask's past + seq) stands for one quantity; so do unnamed dims
+        # at one axis of their inputs (two inputs' batch, in an IR that dropped the names). Dims the file names
+        # apart are apart by its word, and two axes that differ meet only by a mistake (a mask reshaped with
+        # its axes swapped makes a batch meet a length)
+        return summed or (bool(axes) and all(a in self._unnamed for a in leaves))
 
     def is_lost(self, dims: Sequence[object]) -> bool:
         """Whether a symbol of ``dims`` (expressions or bcast dim names) is one propagation lost: a
@@ -527,6 +530,57 @@ class Ctx:
                 )
             )
 
+    def settle_relations(self) -> None:
+        """Keep as contracts only the relations between inputs' dims that can hold together.
+
+        Each relation says that dims of different inputs agree (``total_seq == past_seq + seq``); taken
+        together they are linear equations over the inputs' dims. Relations are taken most common first
+        (by the nodes that need them); one that, with those taken, would force a dim to one size (a mask
+        unsqueezed on the wrong axis makes ``seq == past_seq + seq``: ``past_seq`` must be 0) is no
+        contract but a bug, and becomes a warning that says which size it forces."""
+        found: dict[tuple[tuple[str, Fraction], ...], list[int]] = {}
+        for i, f in enumerate(self.findings):
+            if f.severity != "relation" or f.constraint is None or len(f.constraint.symbols) != 2:
+                continue
+            row = self._linear(f.constraint.symbols)
+            if row is not None:
+                found.setdefault(row, []).append(i)
+        if not found:
+            return
+        order = sorted(found, key=lambda r: (-len({self.findings[i].node.name for i in found[r]}), found[r][0]))
+        taken = _Equations()
+        for row in order:
+            forced = taken.add(dict(row))
+            if forced is None:
+                continue
+            atom, size = forced
+            why = "no sizes meet it" if atom == "" else f"it holds only if {atom} is {size}"
+            for i in found[row]:
+                f = self.findings[i]
+                f.severity = "warning"
+                f.message += (
+                    f"; with what the model's other nodes need of its inputs, {why}" if taken.rows else f"; {why}"
+                )
+
+    def _linear(self, names: Sequence[str]) -> tuple[tuple[str, Fraction], ...] | None:
+        """``names[0] - names[1]`` as a linear form over atoms (a constant under ``""``), normalised so that
+        the first coefficient is 1; ``None`` when it is not linear."""
+        acc: dict[str, Fraction] = {}
+        for sign, name in ((1, names[0]), (-1, names[1])):
+            e = self._by_name.get(name) or Expr.symbol(name)
+            for m, c in e.terms:
+                if len(m) > 1:
+                    return None
+                key = m[0] if m else ""
+                acc[key] = acc.get(key, Fraction(0)) + sign * c
+        items = sorted((k, v) for k, v in acc.items() if v)
+        if not items:
+            return None
+        lead = next((v for k, v in items if k), None)
+        if lead is None:
+            return None
+        return tuple((k, v / lead) for k, v in items)
+
     def _first_input(self, name: str) -> str:
         """The data input of the node ``name`` (what a Slice cuts), or the node itself when it has none."""
         for n in self.graph.nodes:
@@ -650,3 +704,60 @@ def _elementwise_dims(shapes: Sequence[Dims]) -> Dims:
 
 def same(a: Expr, b: Expr) -> Tri:
     return a.eq(b)
+
+
+class _Equations:
+    """Linear equations over atoms (``""`` is the constant term), kept in reduced row echelon form: one row
+    per pivot atom, whose coefficient is 1 and which no other row holds. Adding one costs the rows that
+    hold its pivot, never a new elimination of them all."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Fraction]] = {}
+        #: for each atom that is no pivot, the pivots of the rows that hold it
+        self._holding: dict[str, set[str]] = {}
+
+    def add(self, row: dict[str, Fraction]) -> tuple[str, Fraction] | None:
+        """Join ``row == 0`` unless, with the rows already here, it forces an atom to one size: then that
+        atom and size (``""`` when no sizes satisfy them at all), and nothing is joined."""
+        r = dict(row)
+        for a in [k for k in r if k in self.rows]:
+            c = r.pop(a)
+            for k, v in self.rows[a].items():
+                if k != a:
+                    r[k] = r.get(k, Fraction(0)) - c * v
+        r = {k: v for k, v in r.items() if v}
+        atoms = sorted(k for k in r if k)
+        if not r:
+            return None  # it follows from the rows here
+        if not atoms:
+            return "", Fraction(0)
+        if len(atoms) == 1:
+            return atoms[0], -r.get("", Fraction(0)) / r[atoms[0]]
+        p = atoms[0]
+        lead = r[p]
+        r = {k: v / lead for k, v in r.items()}
+        updates: dict[str, dict[str, Fraction]] = {}
+        for q in self._holding.get(p, ()):
+            old = self.rows[q]
+            c = old.get(p)
+            if not c:  # the row lost p when another pivot came: the index is lazy
+                continue
+            new = {k: v for k, v in old.items() if k != p}
+            for k, v in r.items():
+                if k != p:
+                    new[k] = new.get(k, Fraction(0)) - c * v
+            new = {k: v for k, v in new.items() if v}
+            if [k for k in new if k] == [q]:
+                return q, -new.get("", Fraction(0))
+            updates[q] = new
+        self._holding.pop(p, None)
+        self.rows[p] = r
+        for k in r:
+            if k and k != p:
+                self._holding.setdefault(k, set()).add(p)
+        for q, new in updates.items():
+            self.rows[q] = new
+            for k in new:
+                if k and k != q:
+                    self._holding.setdefault(k, set()).add(q)
+        return None

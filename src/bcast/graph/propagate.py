@@ -125,6 +125,8 @@ def propagate(
     if progress is not None:
         progress(total, total)
     ctx.node = None
+    if ctx.graph is graph:  # the model's own graph, not a body: what its inputs must agree on is all known
+        ctx.settle_relations()
     return Result(graph, vals, ctx.findings, ctx.records, stops, consumers)
 
 

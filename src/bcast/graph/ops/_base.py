@@ -417,6 +417,16 @@ def require(
     found = sizes_where(holds, symbols, ctx.sizes)
     if found is None:
         return False
+    fixed = _one_size(holds, symbols) if all(ctx.is_unnamed_input(x) for x in symbols) else None
+    severity = "warning"
+    if fixed is not None:
+        # an input dim the file leaves unnamed and open (a converter that kept no shapes) that the model needs
+        # to be one size above 1 (a head count, an image size): how the model must be called, noted. A dim
+        # that must be 1 stays a warning: a batch or a length fixed to 1 is the bug it usually is
+        severity = "info"
+        found = Latent(
+            f"{fixed[0]} is an input dim the file leaves open: the model needs it to be {fixed[1]}", {}, None
+        )
     ctx.problem(
         node,
         kind,
@@ -424,9 +434,19 @@ def require(
         axis=axis,
         dims=dims,
         suspects=suspects,
-        severity="warning",
+        severity=severity,
     )
     return True
+
+
+def _one_size(holds: Callable[[dict[str, int]], bool], symbols: set[str]) -> tuple[str, int] | None:
+    """``(S, n)`` when ``holds`` is a condition on the one symbol ``S`` that holds at the one size ``n > 1``
+    of those tried."""
+    if len(symbols) != 1:
+        return None
+    (name,) = symbols
+    sizes = [v for v in _TRIED if _tried(holds, {name: v})]
+    return (name, sizes[0]) if len(sizes) == 1 and sizes[0] > 1 else None
 
 
 def agree(
