@@ -739,13 +739,13 @@ class _Equations:
         updates: dict[str, dict[str, Fraction]] = {}
         for q in self._holding.get(p, ()):
             old = self.rows[q]
-            c = old.get(p)
-            if not c:  # the row lost p when another pivot came: the index is lazy
+            cq = old.get(p)
+            if not cq:  # the row lost p when another pivot came: the index is lazy
                 continue
             new = {k: v for k, v in old.items() if k != p}
             for k, v in r.items():
                 if k != p:
-                    new[k] = new.get(k, Fraction(0)) - c * v
+                    new[k] = new.get(k, Fraction(0)) - cq * v
             new = {k: v for k, v in new.items() if v}
             if [k for k in new if k] == [q]:
                 return q, -new.get("", Fraction(0))
