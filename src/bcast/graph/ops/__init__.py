@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import control, elementwise, indexing, linalg, nn, shape
+from . import control, elementwise, indexing, linalg, ml, nn, shape
 from ._base import DATA_LIMIT, SHAPES, ShapeFn, register
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "elementwise",
     "indexing",
     "linalg",
+    "ml",
     "nn",
     "register",
     "shape",

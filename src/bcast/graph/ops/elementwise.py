@@ -2,13 +2,17 @@
 
 Each broadcasting op is checked by bcast's rules through :meth:`Ctx.broadcast`; on small integer
 values (shape arithmetic: ``Shape -> Gather -> Mul -> Concat``) the op is also *evaluated*, on
-expressions, so that a computed Reshape or Expand target is known.
+expressions, so that a computed Reshape or Expand target is known. Shape arithmetic done in floating
+point (``Cast(to float) -> Div -> Ceil -> Cast(to int64)``: a "same" padding computed from the input's size)
+is followed too, as exact :class:`Ratio` values, while every step keeps the value an exact rational.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from ...dims import Tri
@@ -58,6 +62,128 @@ def _dtype(op: str, vals: Sequence[Value]) -> str | None:
     if op == "Where":
         return vals[1].dtype if len(vals) > 1 else None
     return vals[0].dtype if vals else None
+
+
+# -- exact values of floating-point shape arithmetic ----------------------------------------------
+
+#: the float types a size is exact in (every integer below 2**24 is a float32); half precision is not
+_EXACT_FLOATS = frozenset({"float32", "float64"})
+#: the largest denominator a floating-point constant may have to take part in exact arithmetic
+_MAX_DENOMINATOR = 1 << 20
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """An element of a floating-point tensor that is exactly ``num / den`` (``den`` > 1, or 1 for an integer
+    held in a float): a size cast to float and divided by a constant. A known number is a plain ``int`` or
+    ``float`` instead, so that a ``Ratio`` always holds a symbol.
+
+    Exact for sizes below 2**24: there a float32 holds every integer, and a quotient by a small constant never
+    rounds across an integer, so ``ceil``, ``floor`` and truncation give what the runtime computes."""
+
+    num: Expr
+    den: int
+
+    def __str__(self) -> str:
+        return str(self.num) if self.den == 1 else f"({self.num})/{self.den}"
+
+
+def ratio(num: Expr, den: int) -> Any:
+    """``num / den`` in lowest terms: a :class:`Ratio`, or a plain number when ``num`` is known."""
+    if den < 0:
+        num, den = -num, -den
+    v = num.value
+    if v is not None:
+        f = Fraction(v, den)
+        return int(f) if f.denominator == 1 else float(f)
+    g = den
+    for _, c in num.terms:
+        g = math.gcd(g, c)
+    if g > 1:
+        num, den = num // g, den // g
+    return Ratio(num, den)
+
+
+def _fraction(x: Any) -> tuple[Expr, int] | None:
+    """``x`` as (numerator, denominator) when it is exact: a :class:`Ratio`, an integer, a float of a small
+    denominator (0.5, 2.0)."""
+    if isinstance(x, Ratio):
+        return x.num, x.den
+    if isinstance(x, Expr):
+        return x, 1
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    f = Fraction(x)
+    if f.denominator > _MAX_DENOMINATOR:
+        return None
+    return Expr.const(f.numerator), f.denominator
+
+
+def _ratio_op(op: str, a: Any, b: Any) -> Any:
+    """``a op b`` where one side is a :class:`Ratio`: exact, or ``None`` (a division by a symbol, a power)."""
+    fa, fb = _fraction(a), _fraction(b)
+    if fa is None or fb is None:
+        return None
+    (an, ad), (bn, bd) = fa, fb
+    if op in ("Add", "Sum"):
+        return ratio(an * bd + bn * ad, ad * bd)
+    if op == "Sub":
+        return ratio(an * bd - bn * ad, ad * bd)
+    if op == "Mul":
+        return ratio(an * bn, ad * bd)
+    if op == "Div":
+        k = bn.value
+        return None if not k else ratio(an * bd, ad * k)
+    if op in ("Max", "Min"):
+        d = math.lcm(ad, bd)
+        pair = (an * (d // ad), bn * (d // bd))
+        return ratio(emax(pair) if op == "Max" else emin(pair), d)
+    return None
+
+
+def _rounded(op: str, x: Any) -> Any:
+    """Ceil, Floor or Round of one floating-point element (``None`` when not known exactly)."""
+    if isinstance(x, Ratio):
+        n, d = x.num, x.den
+        if op == "Ceil":
+            return ratio(n.ceildiv(d), 1)
+        if op == "Floor":
+            return ratio(n // d, 1)
+        # round half to even: with an odd denominator no value is halfway, and rounding is floor(x + 1/2)
+        return ratio((2 * n + d) // (2 * d), 1) if d % 2 else None
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return None
+    if op == "Ceil":
+        return math.ceil(x)
+    return math.floor(x) if op == "Floor" else round(x)
+
+
+def _truncated(x: Ratio) -> Expr | None:
+    """A float element cast to an integer (truncation toward zero), when its sign is known."""
+    if x.den == 1:
+        return x.num
+    lo = x.num.lo
+    if lo is not None and lo >= 0:
+        return x.num // x.den
+    lo = (-x.num).lo
+    if lo is not None and lo >= 0:
+        return -((-x.num) // x.den)
+    return None
+
+
+def _as_float(e: Any, dtype: str | None) -> Any:
+    """An element cast to the float type ``dtype``: a known number as it is, an integer expression as an exact
+    :class:`Ratio` where ``dtype`` holds every size (``None`` otherwise)."""
+    if isinstance(e, Expr):
+        v = e.value
+        if v is not None:
+            return v
+        return Ratio(e, 1) if dtype in _EXACT_FLOATS else None
+    if isinstance(e, Ratio):
+        return e if dtype in _EXACT_FLOATS else None
+    return e
 
 
 # -- evaluation on small values ----------------------------------------------------------------
@@ -167,11 +293,20 @@ def evaluate(op: str, vals: Sequence[Value], out: Dims) -> tuple[Any, ...] | Non
     for items in zip(*cols, strict=True):
         acc = items[0]
         for b in items[1:]:
-            acc = fn(acc, b) if isinstance(acc, Expr) and isinstance(b, Expr) else _float_op(op, acc, b)
+            acc = _apply(op, fn, acc, b)
             if acc is None:
                 return None
         out_vals.append(acc)
     return tuple(out_vals)
+
+
+def _apply(op: str, fn: Callable[[Expr, Expr], Expr | None], a: Any, b: Any) -> Any:
+    """One element of ``a op b``: on integer expressions, on exact ratios (float shape arithmetic), on numbers."""
+    if isinstance(a, Ratio) or isinstance(b, Ratio):
+        return _ratio_op(op, a, b)
+    if isinstance(a, Expr) and isinstance(b, Expr):
+        return fn(a, b)
+    return _float_op(op, a, b)
 
 
 def _broadcast_data(v: Value, shape: list[int]) -> list[Any] | None:
@@ -311,9 +446,48 @@ def _unary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         return [x]
     if node.op == "Neg" and x.ints is not None:
         data = tuple(-e for e in x.ints)
-    if node.op == "Abs" and x.consts is not None:
+    elif node.op == "Abs" and x.consts is not None:
         data = tuple(Expr.const(abs(v)) for v in x.consts)
+    elif x.data is not None:
+        data = _unary_data(node, ins, x.data)
     return [Value(dtype, x.shape, data, x.origins, x.data_origins if data is not None else None)]
+
+
+def _unary_data(node: Node, ins: list[Value | None], data: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The value of a unary op that shape arithmetic uses on small values (rounding, negation, Clip), when
+    every element is known exactly."""
+    got: list[Any] = []
+    for e in data:
+        if node.op in ("Ceil", "Floor", "Round"):
+            v = e if isinstance(e, Expr) else _rounded(node.op, e)  # an integer is its own rounding
+        elif node.op == "Neg":
+            v = _apply("Sub", _EXPR_OPS["Sub"], 0, e) if not isinstance(e, Expr) else -e
+        elif node.op == "Clip":
+            v = _clipped(node, ins, e)
+        else:
+            return None
+        if v is None:
+            return None
+        got.append(v)
+    return tuple(got)
+
+
+def _clipped(node: Node, ins: list[Value | None], e: Any) -> Any:
+    """One element of Clip: its bounds are inputs (opset 11 on) or attributes (before), each optional."""
+    bounds: list[tuple[str, Any]] = []
+    for k, attr, op in ((1, "min", "Max"), (2, "max", "Min")):
+        if attr in node.attrs:
+            bounds.append((op, float(node.attrs[attr])))
+        elif k < len(ins) and ins[k] is not None:
+            b = known(ins[k]).data
+            if b is None or len(b) != 1:
+                return None
+            bounds.append((op, b[0]))
+    for op, b in bounds:
+        e = _apply(op, _EXPR_OPS[op], e, b)
+        if e is None:
+            return None
+    return e
 
 
 @register("Dropout")
@@ -362,22 +536,27 @@ def _cast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         dtype = dtype_name(int(node.attrs.get("to", 1)))
     data: tuple[Any, ...] | None = None
     if x.data is not None:
-        if dtype in ("float16", "float32", "float64", "bfloat16"):
-            data = tuple(_num(e) if isinstance(e, Expr) else e for e in x.data)
-            if any(d is None for d in data):
-                data = None
-        elif dtype == "bool":
-            data = tuple(_truth(e) for e in x.data)
-            data = None if any(d is None for d in data) else data
-        else:
-            conv: list[Any] = []
-            for e in x.data:
-                if isinstance(e, Expr):
-                    conv.append(e)
-                elif isinstance(e, float) and math.isfinite(e):
-                    conv.append(Expr.const(int(e)))
-                else:
-                    conv = []
-                    break
-            data = tuple(conv) if len(conv) == len(x.data) else None
+        data = _cast_data(x.data, dtype)
     return [Value(dtype, x.shape, data, x.origins, x.data_origins if data is not None else None)]
+
+
+def _cast_data(values: tuple[Any, ...], dtype: str | None) -> tuple[Any, ...] | None:
+    """A small value cast to ``dtype``: to a float, integers stay exact (:func:`_as_float`); to an integer,
+    floats are truncated toward zero (an exact integer stays itself); ``None`` where an element is not known."""
+    if dtype in ("float16", "float32", "float64", "bfloat16"):
+        got = [_as_float(e, dtype) for e in values]
+    elif dtype == "bool":
+        got = [_truth(e.num if isinstance(e, Ratio) else e) for e in values]
+    else:
+        got = [_as_int(e) for e in values]
+    return None if any(v is None for v in got) else tuple(got)
+
+
+def _as_int(e: Any) -> Expr | None:
+    if isinstance(e, Expr):
+        return e
+    if isinstance(e, Ratio):
+        return _truncated(e)
+    if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
+        return None
+    return Expr.const(int(e))

@@ -44,7 +44,7 @@ from ._base import (
     scalar_of,
     suspects_of,
 )
-from .elementwise import dtype_name
+from .elementwise import Ratio, dtype_name
 
 Dims = tuple[Expr, ...]
 Origins = tuple[Origin | None, ...]
@@ -746,7 +746,7 @@ def _scaled(node: Node, ctx: Ctx, size: Expr, scale: Any, axis: int) -> Expr:
     """``floor(size * scale)`` as onnxruntime computes it (in single precision): exact on a static size,
     ``floor(size*p/q)`` for a scale that is ``p/q`` at every size (2.0: ``2*size``, 0.5: ``floor(size/2)``),
     else a fresh symbol."""
-    if scale is None:
+    if scale is None or isinstance(scale, Ratio):  # a factor computed from a symbol: not a known number
         return fresh_dim(node, ctx, axis)
     s = float(scale.value) if isinstance(scale, Expr) and scale.value is not None else scale
     if not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0:
@@ -786,6 +786,10 @@ def _pad(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             axes = None if c is None else [axis_of(node, a, r) for a in c]
     out = list(x.shape)
     origins = origins_of(x)
+    if pads is None and axes is not None and pads_v is not None:
+        part = _partial_pads(ctx, node.inputs[1], 2 * len(axes))
+        if part is not None:
+            return [_partly_padded(node, ctx, x, axes, part)]
     if pads is None or axes is None:
         for a in axes if axes is not None else range(r):
             out[a], origins[a] = fresh_dim(node, ctx, a), None
@@ -813,6 +817,71 @@ def _pad(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         if d != x.shape[a]:
             out[a], origins[a] = d, None
     return [new_value(x.dtype, out, origins)]
+
+
+def _partly_padded(node: Node, ctx: Ctx, x: Value, axes: list[int], pads: list[Expr | None]) -> Value:
+    """Pad's output where only some pads are known: an axis whose two pads are known is padded by them, the
+    others get fresh dims."""
+    assert x.shape is not None
+    out, origins = list(x.shape), origins_of(x)
+    n = len(axes)
+    for j, a in enumerate(axes):
+        begin, end = pads[j], pads[j + n]
+        d = x.shape[a] + begin + end if begin is not None and end is not None else None
+        if d is None or (d.value is not None and d.value < 0):
+            out[a], origins[a] = fresh_dim(node, ctx, a), None
+        elif d != x.shape[a]:
+            out[a], origins[a] = d, None
+    return new_value(x.dtype, out, origins)
+
+
+def _partial_pads(ctx: Ctx, name: str, n: int) -> list[Expr | None] | None:
+    """The elements of a pads tensor whose value propagation does not know as a whole but which a Concat
+    assembles from parts, some known (the zeros for the batch and channel axes beside a computed padding of
+    the image's): each known element, ``None`` for the others; ``None`` when not ``n`` elements so made."""
+    producer = _producers(ctx).get(name)
+    while producer is not None and producer.op in ("Cast", "Identity") and producer.inputs:
+        if producer.op == "Cast" and dtype_name(int(producer.attrs.get("to", 1))) not in _INT_TYPES:
+            return None
+        producer = _producers(ctx).get(producer.inputs[0])
+    if producer is None or producer.op != "Concat" or ctx.values is None:
+        return None
+    got: list[Expr | None] = []
+    for i in producer.inputs:
+        v = ctx.values.get(i)
+        if v is None or v.shape is None or len(v.shape) != 1:
+            return None
+        if v.data is not None:
+            got.extend(_int_element(e) for e in v.data)
+            continue
+        k = v.shape[0].value
+        if k is None:
+            return None
+        got.extend([None] * k)
+    return got if len(got) == n else None
+
+
+_INT_TYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+def _int_element(e: Any) -> Expr | None:
+    """An element of a small value as an integer expression, when it is one exactly."""
+    if isinstance(e, Expr):
+        return e
+    if isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e) and float(e).is_integer():
+        return Expr.const(int(e))
+    return None
+
+
+def _producers(ctx: Ctx) -> dict[str, Node]:
+    """The node that makes each tensor of the graph being walked (made once per graph and propagation)."""
+    key = ("producers", id(ctx.graph))
+    entry = ctx.memo.get(key)
+    if entry is None or entry[0] is not ctx.graph:  # a graph by its id, while it lives: a body is made per call
+        entry = (ctx.graph, {o: n for n in ctx.graph.nodes for o in n.outputs if o})
+        ctx.memo[key] = entry
+    producers: dict[str, Node] = entry[1]
+    return producers
 
 
 @register("DepthToSpace", "SpaceToDepth")
@@ -1233,31 +1302,58 @@ def _col2im(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 # -- quantization --------------------------------------------------------------------------------
 
 
+def _per_tensor(dims: Sequence[Expr]) -> bool:
+    """Whether a quantization parameter of ``dims`` is one value for the whole tensor: a scalar or a 1-element
+    vector, which onnxruntime takes interchangeably (its ``IsScalarOr1ElementVector``)."""
+    return not dims or (len(dims) == 1 and dims[0].value == 1)
+
+
+def _zero_point(node: Node, ctx: Ctx, scale: Value, zp: Value) -> None:
+    """The zero point against the scale: one value where the scale is one (a scalar and a 1-element vector
+    are interchangeable: onnxruntime's quantizer writes a bias's scale as ``[1]`` and its zero point as a
+    scalar), else the scale's shape."""
+    assert scale.shape is not None and zp.shape is not None
+    sus = [Suspect(o) for o in origins_of(zp) if o is not None][:4]
+    if _per_tensor(scale.shape):
+        if len(zp.shape) > 1 or (zp.shape and zp.shape[0].eq(1) is Tri.NO):
+            raise ShapeError(
+                f"{op_label(node)}: the zero point {dims_text(zp.shape)} of the per-tensor scale "
+                f"{dims_text(scale.shape)} must be a scalar or hold one value",
+                suspects=sus,
+                kind="shape-mismatch",
+            )
+        if zp.shape:
+            agree(node, ctx, zp.shape[0], zp.origin(0), Expr.const(1), None, "the per-tensor zero point's length")
+        return
+    if len(zp.shape) != len(scale.shape):
+        raise ShapeError(
+            f"{op_label(node)}: the zero point {dims_text(zp.shape)} and the scale {dims_text(scale.shape)} "
+            "differ in shape",
+            suspects=sus,
+            kind="shape-mismatch",
+        )
+    for k, (a, b) in enumerate(zip(zp.shape, scale.shape, strict=True)):
+        agree(
+            node,
+            ctx,
+            a,
+            zp.origin(k),
+            b,
+            scale.origin(k),
+            f"the zero point {dims_text(zp.shape)} and the scale {dims_text(scale.shape)} must have one shape",
+            axis=k,
+        )
+
+
 def _quant_params(node: Node, ctx: Ctx, x: Value, scale: Value | None, zp: Value | None) -> None:
-    """The scale is a scalar (per tensor), 1-D of x's ``axis`` dim (per axis) or x's shape with ``axis``
-    divided into blocks of ``block_size``; the zero point, when given, has the scale's shape."""
+    """The scale is a scalar or holds one value (per tensor), is 1-D of x's ``axis`` dim (per axis) or x's
+    shape with ``axis`` divided into blocks of ``block_size``; the zero point, when given, is one value with
+    a per-tensor scale and has the scale's shape otherwise."""
     if scale is None or scale.shape is None:
         return
     if zp is not None and zp.shape is not None:
-        if len(zp.shape) != len(scale.shape):
-            raise ShapeError(
-                f"{op_label(node)}: the zero point {dims_text(zp.shape)} and the scale {dims_text(scale.shape)} "
-                "differ in shape",
-                suspects=[Suspect(o) for o in origins_of(zp) if o is not None][:4],
-                kind="shape-mismatch",
-            )
-        for k, (a, b) in enumerate(zip(zp.shape, scale.shape, strict=True)):
-            agree(
-                node,
-                ctx,
-                a,
-                zp.origin(k),
-                b,
-                scale.origin(k),
-                f"the zero point {dims_text(zp.shape)} and the scale {dims_text(scale.shape)} must have one shape",
-                axis=k,
-            )
-    if x.shape is None or not scale.shape or (len(scale.shape) == 1 and scale.shape[0].value == 1):
+        _zero_point(node, ctx, scale, zp)
+    if x.shape is None or _per_tensor(scale.shape):
         return
     r = len(x.shape)
     axis = axis_of(node, attr_int(node, "axis", 1), r)
