@@ -184,9 +184,9 @@ def test_sample_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert "  N: {1, 4}   (from gate)" in lines
     assert "3 problems from 3 root causes" in lines
     assert "  root cause: the constant mask: 1 problem, 1 node downstream" in lines
-    assert "    cannot-broadcast: add_mask (Add) at axis 2 (dims 8, 16)" in lines
+    assert "    BC101 cannot-broadcast: add_mask (Add) at axis 2 (dims 8, 16)" in lines
     assert "      chain: mask -> add_mask" in lines
-    assert "    constraint: gate (Mul) at axis 0 (dims N)" in lines
+    assert "    BC102 constraint: gate (Mul) at axis 0 (dims N)" in lines
 
 
 def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) -> None:
@@ -674,7 +674,7 @@ def test_quiet_prints_only_problem_lines(capsys: pytest.CaptureFixture[str]) -> 
     report = check(sample_model_path())
     assert len(lines) == len(report.problems) + len(report.constraints) + 1 == 6  # the combined result last
     assert all(ln.startswith(f"{sample_model_path()}: ") for ln in lines)
-    assert lines[0].startswith(f"{sample_model_path()}: add_mask (Add): cannot-broadcast: ")
+    assert lines[0].startswith(f"{sample_model_path()}: add_mask (Add): BC101 cannot-broadcast: ")
     assert lines[3] == f"{sample_model_path()}: symbol N: {{1, 4}} (from gate)"
     assert lines[-1] == f"{sample_model_path()}: 3 problems (1 error, 2 warnings) from 3 root causes"
     if LIGHT:

@@ -209,7 +209,8 @@ def test_readme_lists_every_mode_and_the_extra_of_the_main_job() -> None:
     assert "--to" in readme.split("## Command line", 1)[1]
 
 
-def test_install_hint_is_quoted_when_onnx_is_missing(tmp_path: Path) -> None:
+def test_the_main_job_runs_when_onnx_is_missing(tmp_path: Path) -> None:
+    # bcast reads the protobuf itself: `bcast check` needs NumPy alone
     (tmp_path / "onnx.py").write_text("raise ImportError(\"No module named 'onnx'\")\n")
     env_path = f"{tmp_path}:{ROOT / 'src'}"
     proc = subprocess.run(
@@ -218,8 +219,8 @@ def test_install_hint_is_quoted_when_onnx_is_missing(tmp_path: Path) -> None:
         text=True,
         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
     )
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert 'pip install "bcast[onnx]"' in proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "add_mask" in proc.stdout
 
 
 # -- JSON -----------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ ORDER = [
     "bcast.graph.ops.indexing",
     "bcast.graph.ops.control",
     "bcast.graph.ops.nn",
+    "bcast.graph.ops.ml",
     "bcast.graph.ops.openvino",
     "bcast.graph.ops",
     "bcast.graph.propagate",

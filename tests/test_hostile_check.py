@@ -474,7 +474,7 @@ def test_expand_with_a_million_value_shape_input(tmp_path: Path) -> None:
     _onnx()
     run = _check(_save(_expand_model(1_000_000, as_input=True), tmp_path / "m.onnx"), "--quiet")
     _assert_status(run, 1)
-    assert "expand (Expand): invalid:" in run.stdout and "1,000,000 values" in run.stdout
+    assert "expand (Expand): BC301 invalid:" in run.stdout and "1,000,000 values" in run.stdout
 
 
 def _nested(depth: int) -> str:

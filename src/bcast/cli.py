@@ -168,39 +168,10 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--debug", action="store_true", help="on an internal error, show the traceback")
     ap.add_argument("--version", action="version", version=f"bcast {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    c = sub.add_parser(
-        "check",
-        help="check every broadcasting node of an ONNX model or OpenVINO IR",
-        epilog=_CHECK_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    c.add_argument("model", nargs="?", metavar="MODEL", help="an .onnx file, or an OpenVINO IR .xml (with its .bin)")
-    c.add_argument("--sample", action="store_true", help="check the sample model shipped with bcast")
-    c.add_argument("--json", action="store_true", help="machine-readable output")
-    c.add_argument(
-        "--quiet",
-        action="store_true",
-        help="only the problems, one per line, then the combined result (symbolic dims, the count); nothing for a"
-        " clean model; no progress bar. With --json: the JSON without its nodes",
-    )
-    c.add_argument("--html", metavar="FILE", default=None, help="also write the report as an HTML page to FILE")
-    c.add_argument(
-        "--fail-on",
-        choices=("error", "warning", "info"),
-        default="warning",
-        help="the least severity that makes the exit status 1 (default: warning; error: only what fails for every "
-        "size; info: notes too)",
-    )
-    c.add_argument(
-        "--dim",
-        metavar="NAME=SIZE",
-        action="append",
-        default=[],
-        help="the size (S=128) or range (S=1..512, S=8..) the model is meant for, per symbolic dim (repeat it); "
-        "an IR's unnamed dims are named after input and axis (input_ids_1)",
-    )
-    c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the report")
-    _debug_flag(c)
+    _check_parser(sub)
+    r = sub.add_parser("rule", help="explain a rule code of bcast check (bcast rule BC101), or list them all (--all)")
+    r.add_argument("code", nargs="?", metavar="CODE", help="a rule code (BC101) or kind (cannot-broadcast)")
+    r.add_argument("--all", action="store_true", help="list every rule: code, kind, severity, summary")
     for name, helptext in (
         ("infer", "print the output shape (and constraints): A B... elementwise, or DATA --to TARGET"),
         ("explain", "show how the shapes line up and what is replicated: A B..., or DATA --to TARGET"),
@@ -243,6 +214,91 @@ def _parser() -> argparse.ArgumentParser:
             )
         _debug_flag(p)
     return ap
+
+
+def _check_parser(sub: Any) -> None:
+    """``bcast check``'s options."""
+    c = sub.add_parser(
+        "check",
+        help="check every broadcasting node of an ONNX model or OpenVINO IR",
+        epilog=_CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument(
+        "model",
+        nargs="*",
+        metavar="MODEL",
+        help="an .onnx file, an OpenVINO IR .xml (with its .bin), a folder (searched recursively for both) or a "
+        "glob pattern (models/**/*.onnx); several may be given",
+    )
+    c.add_argument("--sample", action="store_true", help="check the sample model shipped with bcast")
+    c.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github", "junit"),
+        default=None,
+        help="the output: text (default), json, sarif (SARIF 2.1.0, for code scanning), github (workflow "
+        "annotations), junit (JUnit XML)",
+    )
+    c.add_argument("--json", action="store_true", help="the same as --format json")
+    c.add_argument(
+        "--select",
+        metavar="CODES",
+        action="append",
+        default=None,
+        help="report only these rules: codes (BC101), prefixes (BC1), kinds or ALL, comma-separated (repeatable); "
+        "`bcast rule --all` lists them",
+    )
+    c.add_argument(
+        "--ignore", metavar="CODES", action="append", default=[], help="leave these rules out (as --select names them)"
+    )
+    c.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None,
+        help="the settings file (default: the nearest bcast.toml, .bcast.toml or pyproject.toml [tool.bcast])",
+    )
+    c.add_argument("--isolated", action="store_true", help="read no settings file")
+    c.add_argument("--baseline", metavar="FILE", default=None, help="leave out the findings this baseline accepts")
+    c.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        default=None,
+        help="write every finding to FILE as accepted (a baseline for --baseline), and exit 0",
+    )
+    c.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="check models in N processes (default: the machine's cores)",
+    )
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
+    c.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="only the problems, one per line, then the combined result (symbolic dims, the count); nothing for a"
+        " clean model; no progress bar. With --json: the JSON without its nodes",
+    )
+    c.add_argument("--html", metavar="FILE", default=None, help="also write the report as an HTML page to FILE")
+    c.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info"),
+        default=None,
+        help="the least severity that makes the exit status 1 (default: warning; error: only what fails for every "
+        "size; info: notes too)",
+    )
+    c.add_argument(
+        "--dim",
+        metavar="NAME=SIZE",
+        action="append",
+        default=[],
+        help="the size (S=128) or range (S=1..512, S=8..) the model is meant for, per symbolic dim (repeat it); "
+        "an IR's unnamed dims are named after input and axis (input_ids_1)",
+    )
+    c.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the report")
+    _debug_flag(c)
 
 
 def _debug_flag(p: argparse.ArgumentParser) -> None:
@@ -356,27 +412,71 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "check":
         return _check_command(args)
+    if args.command == "rule":
+        return _rule_command(args)
     return _shapes_command(args)
 
 
 def _check_command(args: argparse.Namespace) -> int:
     from .check import sample_model_path
-    from .check.command import run_check
+    from .check.command import run_checks
 
-    if args.sample == (args.model is not None):
+    if args.sample == bool(args.model):
         print("bcast check: give a MODEL path or --sample (one of them)", file=sys.stderr)
         return 2
-    path = sample_model_path() if args.sample else args.model
-    return run_check(
-        path,
-        as_json=args.json,
+    if args.jobs is not None and not 1 <= args.jobs <= 1024:
+        print(f"bcast check: --jobs is a number of processes from 1 to 1024, not {args.jobs}", file=sys.stderr)
+        return 2
+    if args.json and args.format not in (None, "json"):
+        print(f"bcast check: --json and --format {args.format} ask for two formats", file=sys.stderr)
+        return 2
+    if args.write_baseline and args.baseline:
+        print("bcast check: --write-baseline writes a baseline, --baseline reads one: give one", file=sys.stderr)
+        return 2
+    targets = [sample_model_path()] if args.sample else args.model
+    return run_checks(
+        targets,
+        fmt="json" if args.json else (args.format or "text"),
         quiet=args.quiet,
         colour=args.color,
         debug=args.debug,
         html=args.html,
         dims=args.dim,
         fail_on=args.fail_on,
+        select=None if args.select is None else _codes(args.select),
+        ignore=_codes(args.ignore),
+        config=args.config,
+        isolated=args.isolated,
+        baseline=args.baseline,
+        write_baseline=args.write_baseline,
+        jobs=args.jobs,
+        exit_zero=args.exit_zero,
     )
+
+
+def _codes(values: Sequence[str]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _rule_command(args: argparse.Namespace) -> int:
+    from .check.codes import RULES, get_rule, rule_page
+    from .errors import BroadcastError
+
+    if args.all == (args.code is not None):
+        print("bcast rule: give a CODE or --all (one of them)", file=sys.stderr)
+        return 2
+    if args.all:
+        width = max(len(r.kind) for r in RULES)
+        for r in RULES:
+            print(f"{r.code}  {r.kind:<{width}}  {r.severity:<7}  {r.summary}")
+        return 0
+    try:
+        get_rule(args.code)
+        print(rule_page(args.code), end="")
+    except BroadcastError as e:
+        print(f"bcast rule: {show(e)}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _shapes_command(args: argparse.Namespace) -> int:

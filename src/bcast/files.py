@@ -342,7 +342,7 @@ def sniff(path: str) -> str | None:
     finally:
         os.close(fd)
     if not size:
-        raise CheckInputError(f"{path_text(path)}: the file is empty, not an ONNX model or an IR")
+        raise CheckInputError(f"{path_text(path)}: an empty file, not an ONNX model or an IR")
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text.startswith((b"<?xml", b"<net")):
         return "openvino-ir"

@@ -1,4 +1,4 @@
-"""The ``bcast check MODEL`` command: a report on stdout, exit 0 (clean), 1 (problems), 2 (unreadable) or 3 (a bug)."""
+"""``bcast check MODEL...``: reports on stdout, exit 0 (clean), 1 (problems), 2 (unreadable) or 3 (a bug)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ import json
 import os
 import sys
 import time
-import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ..errors import BroadcastError
 from ..files import CheckInputError, path_text, show
-from ..graph.sizes import SizesError, read_sizes
-from .checker import check
+from ..graph.sizes import read_sizes
+from .failure import CheckFailure
+from .report import Report
 
-__all__ = ["run_check", "use_colour", "write_text"]
+__all__ = ["FORMAT_NAMES", "run_check", "run_checks", "use_colour", "write_text"]
 
 #: a check that has run this long gets a progress bar (on a terminal, without --quiet)
 DELAY_S = 1.0
@@ -71,55 +73,274 @@ def run_check(
     dims: Sequence[str] = (),
     fail_on: str = "warning",
 ) -> int:
-    """Check ``path`` and print the report; the exit status says clean (0), problems (1), unreadable (2)
-    or an internal error of bcast (3: one line saying so, the traceback with ``debug``).
+    """Check the one model at ``path`` and print its report: :func:`run_checks` with one target."""
+    return run_checks(
+        [path],
+        fmt="json" if as_json else "text",
+        quiet=quiet,
+        colour=colour,
+        debug=debug,
+        html=html,
+        dims=dims,
+        fail_on=fail_on,
+        isolated=True,
+    )
 
-    ``quiet``: only the problems and the combined result (with ``as_json``, the JSON without its
-    ``nodes`` and ``unchecked``). ``html``: also write the report as an HTML page to that path. ``dims``:
-    ``NAME=SIZE`` or ``NAME=LO..HI`` for the model's symbols (``--dim``); a bad one is exit 2. ``fail_on``:
-    the least severity that makes the exit status 1 (``error``, ``warning``, ``info``)."""
+
+#: the formats ``--format`` takes
+FORMAT_NAMES = ("text", "json", "sarif", "github", "junit")
+
+
+@dataclass
+class _Run:
+    """What one ``bcast check`` run was asked and found, as its stages pass it down."""
+
+    fmt: str
+    quiet: bool
+    colour: str
+    fail_on: str
+    sizes: Any
+    keep: Callable[[Report, tuple[str, ...]], Report]
+    excluded: Callable[[str], bool] | None
+    ignored_at: Callable[[str], tuple[str, ...]]
+    jobs: int | None
+    outcomes: list[Report | CheckFailure] = field(default_factory=list)
+
+
+def run_checks(
+    targets: Sequence[str],
+    *,
+    fmt: str = "text",
+    quiet: bool = False,
+    colour: str = "auto",
+    debug: bool = False,
+    html: str | None = None,
+    dims: Sequence[str] = (),
+    fail_on: str | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] = (),
+    config: str | None = None,
+    isolated: bool = False,
+    baseline: str | None = None,
+    write_baseline: str | None = None,
+    jobs: int | None = None,
+    exit_zero: bool = False,
+) -> int:
+    """Check the models ``targets`` name (files, folders, globs) and print the reports in ``fmt``; the exit
+    status is the worst of them: 0 clean, 1 problems at ``fail_on`` or worse, 2 a model (or an option, a
+    settings file, a baseline) that cannot be read, 3 a bug of bcast (one line saying so; the traceback with
+    ``debug``).
+
+    Settings come from ``config`` (a path), else the nearest ``bcast.toml`` / ``pyproject.toml``
+    ``[tool.bcast]`` (:mod:`bcast.check.config`), unless ``isolated``; what is given here overrides them.
+    ``select``/``ignore``: rule codes, prefixes or kinds (:mod:`bcast.check.codes`). ``baseline``: a file of
+    accepted findings, left out; ``write_baseline``: write every finding to that file and exit 0.
+    ``exit_zero``: exit 0 even with problems (2 and 3 still say that something could not be checked).
+    ``quiet``: only the problems and the combined result (with ``json``, no ``nodes`` and ``unchecked``).
+    ``html``: also write the report as an HTML page (one model only; ``-`` writes it to stdout instead of
+    the report).
+    """
+    first = targets[0] if len(targets) == 1 else "<models>"
+    as_json = fmt == "json"
     try:
-        sizes = read_sizes(list(dims))
-    except (ValueError, TypeError) as e:
-        return _fail(path, f"--dim: {show(e, 600)}", 2, as_json, None)
-    render_html: Any = None
-    if html is not None:
-        try:  # bcast.check.html, imported only when asked for
-            render_html = importlib.import_module(f"{__package__}.html").render_html
-        except (ImportError, AttributeError) as e:
-            return _fail(path, f"--html is not available in this installation of bcast: {e}", 2, as_json, None)
-    bar = _Bar(quiet)
+        run = _prepare(
+            fmt, quiet, colour, dims, fail_on, select, ignore, config, isolated, baseline, write_baseline, jobs
+        )
+        render_html = _html_renderer(html, len(targets))
+    except _RefusedError as e:
+        return _fail(first, str(e), 2, as_json, None)
+    from .many import check_many, model_paths
+
     try:
-        report = check(path, dims=sizes, progress=bar, debug=debug)
-        bar.clear()
-    except SizesError as e:
-        return _fail(path, f"--dim: {e}", 2, as_json, bar)
+        paths = model_paths(targets, exclude=run.excluded)
     except CheckInputError as e:
-        return _fail(path, f"cannot read the model: {e}", 2, as_json, bar)
-    except MemoryError:
-        return _fail(path, f"out of memory while checking {path_text(path)}: the model is too large", 2, as_json, bar)
-    except Exception as e:  # a bug of bcast (a model it cannot read is a CheckInputError): never disguised
-        bar.clear()
-        if debug:
-            traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
-        what = f"{type(e).__name__}: {show(e, 600)}" if str(e) else type(e).__name__
-        hint = "" if debug else " (rerun with --debug for the traceback)"
-        msg = f"internal error while checking {path_text(path)}: {what}; this is a bug of bcast{hint}, please report it"
-        return _fail(path, msg, 3, as_json, bar)
-    if render_html is not None and html is not None:
-        try:
-            write_text(html, render_html(report))
-        except (OSError, ValueError) as e:
-            return _fail(path, f"cannot write the HTML report to {path_text(html)}: {show(e, 600)}", 2, as_json, None)
-    payload: Any = report.to_dict(quiet=quiet)
-    if as_json:
-        print(json.dumps(payload, indent=2))
-    elif quiet:
-        for line in report.problem_lines():
-            print(line)
+        return _fail(first, str(e), 2, as_json, None)
+    single = len(targets) == 1 and len(paths) == 1 and isinstance(paths[0], str) and paths[0] == targets[0]
+    status = 0
+    streamed = fmt == "text" and html != "-" and not write_baseline
+    runs: Iterable[Report | CheckFailure]
+    if single and isinstance(paths[0], str):
+        runs = _single(paths[0], run.sizes, _Bar(quiet), debug)
     else:
-        print(report.render(colour=use_colour(sys.stdout, colour)))
-    return 1 if report.fails(fail_on) else 0
+        runs = check_many(paths, dims=run.sizes, jobs=run.jobs, debug=debug)
+    for r in runs:
+        if isinstance(r, Report):
+            r = run.keep(r, run.ignored_at(r.model))
+        run.outcomes.append(r)
+        if isinstance(r, CheckFailure):
+            status = max(status, r.status)
+            sys.stderr.write(f"bcast check: {show(r.message)}\n")
+        elif r.fails(run.fail_on) and not exit_zero:
+            status = max(status, 1)
+        if streamed:  # each report as soon as it is done
+            _print_text(r, quiet, colour, len(run.outcomes) > 1)
+    if write_baseline:
+        return _write_baseline(write_baseline, run.outcomes, first, as_json)
+    if render_html is not None and html is not None and isinstance(run.outcomes[0], Report):
+        status = max(status, _write_html(html, render_html(run.outcomes[0])))
+    _emit(run, single, streamed and len(paths) > 1)
+    return status
+
+
+class _RefusedError(Exception):
+    """An option, a settings file or a baseline that cannot be used: exit 2 before anything is checked."""
+
+
+def _prepare(
+    fmt: str,
+    quiet: bool,
+    colour: str,
+    dims: Sequence[str],
+    fail_on: str | None,
+    select: Sequence[str] | None,
+    ignore: Sequence[str],
+    config: str | None,
+    isolated: bool,
+    baseline: str | None,
+    write_baseline: str | None,
+    jobs: int | None,
+) -> _Run:
+    """The run's settings: the file's, overridden by what the command line gives, each checked."""
+    from .baseline import BaselineError, gate, read_baseline
+    from .codes import selection
+    from .config import Config, ConfigError, find_config, load_config
+
+    if fmt not in FORMAT_NAMES:
+        raise _RefusedError(f"--format: one of {', '.join(FORMAT_NAMES)}, not {show(fmt, 40)}")
+    try:
+        found = None if isolated else (config or find_config())
+        settings = load_config(found) if found else Config()
+    except ConfigError as e:
+        raise _RefusedError(f"settings: {e}") from None
+    try:
+        sizes = read_sizes([*(f"{k}={v}" for k, v in settings.dims.items()), *dims])
+    except (ValueError, TypeError) as e:
+        raise _RefusedError(f"--dim: {show(e, 600)}") from None
+    chosen = select if select is not None else settings.select
+    dropped = [*settings.ignore, *ignore]
+    try:
+        selection(chosen, dropped)  # a code that names no rule: refused before anything is checked
+    except BroadcastError as e:
+        raise _RefusedError(str(e)) from None
+    baseline = baseline or settings.baseline
+    accepted = None
+    if baseline and not write_baseline:
+        try:
+            accepted = read_baseline(baseline)
+        except BaselineError as e:
+            raise _RefusedError(str(e)) from None
+    base_dir = os.path.dirname(os.path.abspath(baseline)) if baseline else None
+
+    def keep(r: Report, ignored: tuple[str, ...]) -> Report:
+        return gate(chosen, [*dropped, *ignored], accepted, base_dir)(r)
+
+    return _Run(
+        fmt,
+        quiet,
+        colour,
+        fail_on or settings.fail_on or "warning",
+        sizes,
+        keep,
+        settings.excluded if settings.exclude else None,
+        settings.ignored_at,
+        jobs or settings.jobs,
+    )
+
+
+def _html_renderer(html: str | None, n_targets: int) -> Any:
+    if html is None:
+        return None
+    if n_targets != 1:
+        raise _RefusedError("--html writes the page of one model: give one MODEL")
+    try:  # bcast.check.html, imported only when asked for
+        return importlib.import_module(f"{__package__}.html").render_html
+    except (ImportError, AttributeError) as e:
+        raise _RefusedError(f"--html is not available in this installation of bcast: {e}") from None
+
+
+def _write_baseline(path: str, outcomes: list[Report | CheckFailure], first: str, as_json: bool) -> int:
+    from .baseline import BaselineError
+    from .baseline import write_baseline as save
+
+    try:
+        n = save(path, outcomes)
+    except BaselineError as e:
+        return _fail(first, str(e), 2, as_json, None)
+    sys.stderr.write(f"bcast check: wrote {n} finding{'s' if n != 1 else ''} to {path_text(path)}\n")
+    return max((o.status for o in outcomes if isinstance(o, CheckFailure)), default=0)
+
+
+def _write_html(path: str, page: str) -> int:
+    """The page to ``path`` (``-``: stdout); the status its failure adds (the report itself is still printed)."""
+    if path == "-":
+        sys.stdout.write(page)
+        return 0
+    try:
+        write_text(path, page)
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"bcast check: cannot write the HTML report to {path_text(path)}: {show(e, 600)}\n")
+        return 2
+    return 0
+
+
+def _emit(run: _Run, single: bool, summary_line: bool) -> None:
+    """What is written once every model is done: a document (JSON, SARIF, GitHub, JUnit) or the text summary."""
+    if run.fmt == "json":
+        docs = [o.to_dict(quiet=run.quiet) if isinstance(o, Report) else o.to_dict() for o in run.outcomes]
+        if single:
+            print(json.dumps(docs[0], indent=2))
+        else:
+            print(json.dumps({"version": 3, "models": docs, "summary": _summary(run.outcomes, run.fail_on)}, indent=2))
+    elif run.fmt in ("sarif", "github", "junit"):
+        from .formats import render
+
+        base = os.environ.get("GITHUB_WORKSPACE") or None
+        sys.stdout.write(render(run.outcomes, run.fmt, base=base, fail_on=run.fail_on))
+    elif summary_line:
+        s = _summary(run.outcomes, run.fail_on)
+        print(
+            f"\nchecked {s['models']} model{'s' if s['models'] != 1 else ''}: {s['clean']} clean, "
+            f"{s['failing']} with problems, {s['unreadable']} not checked"
+        )
+
+
+def _single(path: str, sizes: Any, bar: _Bar, debug: bool) -> list[Report | CheckFailure]:
+    """The one model named: checked in this process, with a progress bar on a terminal."""
+    from .many import check_one
+
+    try:
+        from .checker import check
+
+        return [check(path, dims=sizes, progress=bar, debug=debug)]
+    except BaseException:
+        bar.clear()
+        return [check_one(path, sizes, debug)]  # the same error, said as one failure
+    finally:
+        bar.clear()
+
+
+def _print_text(r: Report | CheckFailure, quiet: bool, colour: str, separate: bool) -> None:
+    if isinstance(r, CheckFailure):
+        return  # said on stderr, as one line
+    if quiet:
+        for line in r.problem_lines():
+            print(line)
+        return
+    if separate:
+        print()
+    print(r.render(colour=use_colour(sys.stdout, colour)))
+
+
+def _summary(outcomes: Sequence[Report | CheckFailure], fail_on: str) -> dict[str, int]:
+    reports = [o for o in outcomes if isinstance(o, Report)]
+    return {
+        "models": len(outcomes),
+        "clean": sum(not r.fails(fail_on) for r in reports),
+        "failing": sum(r.fails(fail_on) for r in reports),
+        "unreadable": len(outcomes) - len(reports),
+        "problems": sum(len(r.problems) for r in reports),
+        "suppressed": sum(len(r.suppressed) for r in reports),
+    }
 
 
 def write_text(path: str, text: str) -> None:

@@ -55,6 +55,7 @@ __all__ = [
     "Outcome",
     "escape_data",
     "escape_property",
+    "fingerprint",
     "github",
     "junit",
     "render",
@@ -221,6 +222,13 @@ def _fingerprint(p: Problem, place: _Place) -> str:
         message = message.replace(folder, place.folder)
     parts = (p.code, place.uri, _unicode(p.node), _unicode(message))
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def fingerprint(problem: Problem, model: str, *, base: str | None = None) -> str:
+    """A stable identity of ``problem`` in the model at ``model``: the same across runs and checkouts (the
+    path is taken relative to ``base``, by default the working directory), as SARIF's ``partialFingerprints``
+    and a baseline (``bcast check --baseline``) carry it."""
+    return _fingerprint(problem, _place(model, base))
 
 
 def _sarif_result(p: Problem, place: _Place, index: int, seen: dict[str, int]) -> dict[str, Any]:

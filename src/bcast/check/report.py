@@ -452,6 +452,11 @@ class Report:
             for c in self.constraints:
                 lines.append(f"  {show(c.dim, NAME_CHARS)}: {show(c.allowed)}   (from {_names(c.nodes)})")
         lines.append("")
+        if self.suppressed:
+            k = len(self.suppressed)
+            lines.append(
+                f"{k} finding{'s' if k != 1 else ''} left out: rules not selected, or accepted by the baseline"
+            )
         if not self.problems:
             lines.append(paint("no problems found", "32"))
             lines.extend(self._unchecked_lines())
@@ -480,7 +485,7 @@ class Report:
                 p = self.problems[i]
                 where = f" at axis {p.axis}" if p.axis is not None else ""
                 dims = f" (dims {_names(p.dims)})" if p.dims else ""
-                kind = paint(show(p.kind, 40), {"error": "31", "warning": "33"}.get(p.severity, "36"))
+                kind = paint(f"{p.code} {show(p.kind, 40)}", {"error": "31", "warning": "33"}.get(p.severity, "36"))
                 lines.append(f"    {kind}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}){where}{dims}")
                 lines.append(f"      {show(p.message)}")
                 if len(p.chain) > 1:
@@ -532,7 +537,8 @@ class Report:
 
     def _problem_lines(self, model: str) -> list[str]:
         return [
-            f"{model}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}): {show(p.kind, 40)}: {show(p.message)}"
+            f"{model}: {show(p.node, 4 * NAME_CHARS)} ({show(p.op, NAME_CHARS)}): {p.code} {show(p.kind, 40)}: "
+            f"{show(p.message)}"
             + (
                 f" [root cause: {show(p.root, 4 * NAME_CHARS)}"
                 + (f" (or {show(p.also, 4 * NAME_CHARS)})" if p.also else "")

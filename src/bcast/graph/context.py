@@ -105,7 +105,7 @@ class Ctx:
     #: scope that a control-flow op's bodies read
     values: dict[str, Value] | None = None
     #: the reader's inference for ops without a shape function (set by propagate), for those bodies too
-    fallback: Callable[[Node, list[Value | None], Ctx], list[Value] | None] | None = None
+    fallback: Callable[[Node, list[Value | None], Ctx], list[Value] | str | None] | None = None
     #: propagation itself (set by propagate): ``walker(body, ctx, values)`` propagates ``body`` with this context
     #: and returns every tensor's value. Ops with bodies reach it through :meth:`walk`, so that the shape
     #: functions, which propagate calls, never import propagate

@@ -26,7 +26,9 @@ from .ops import SHAPES
 __all__ = ["Fallback", "Result", "Stop", "propagate"]
 
 #: a reader's inference for ops without a shape function: (node, inputs, ctx) -> outputs or None
-Fallback = Callable[[Node, list[Value | None], Ctx], "list[Value] | None"]
+#: the reader's inference of a node without a shape function: its outputs, ``None`` when it has none, or a
+#: reason (a string) why it cannot run here (a package missing), which the stop says
+Fallback = Callable[[Node, list[Value | None], Ctx], "list[Value] | str | None"]
 Progress = Callable[[int, int], None]
 Arity = Callable[[Node], "tuple[int, int] | None"]
 
@@ -214,6 +216,8 @@ def _run(
             return fn(node, ins, ctx), None
         if fallback is not None:
             got = fallback(node, ins, ctx)
+            if isinstance(got, str):
+                return [], Stop(node, got)
             if got is not None:
                 return got, None
         return [], Stop(node, f"no shape function for {node.domain + '.' if node.domain else ''}{node.op}")

@@ -1,14 +1,25 @@
 """An ONNX ``ModelProto`` as bcast's neutral graph (:class:`bcast.graph.Graph`), weights unread.
 
+The model is either kind the reader hands over: decoded without onnx (:mod:`bcast.onnx.proto`), or
+an ``onnx.ModelProto`` given in memory; both answer to the same names, and nothing here imports
+onnx but the fallback below.
+
 Each ``dim_param`` becomes a symbol (an expression such as ``2*s0 + 1``, as the dynamo exporter
 writes, is parsed as one); a dim with neither value nor name gets a symbol named after its input
 and axis at propagation. Constants keep their shape, and their value only when small and
 present: a weight's data is never decoded (a reader that strips it, :mod:`bcast.onnx.wire`,
-leaves nothing to decode anyway), and external data is never opened.
+leaves nothing to decode anyway), and external data is never opened. An attribute of a function's
+node that refers to the function's own attribute (``ref_attr_name``) has no value of its own and
+is left out.
+
+:func:`onnx_arity` counts a node's inputs with the table generated from onnx's schemas
+(:mod:`bcast.onnx.arity`), and a model that imports no opset of the default domain is read at the
+table's newest opset.
 
 :func:`onnx_fallback` is the long tail: for an op bcast has no shape function for, ONNX's own
 per-node inference (``infer_node_outputs``) runs with bcast's expressions passed as ``dim_param``
-text, and what comes back is mapped to the same expressions.
+text, and what comes back is mapped to the same expressions. It is the one part of a check that
+needs onnx: without it, such a node is left unchecked (:data:`NO_ONNX`).
 """
 
 from __future__ import annotations
@@ -20,9 +31,13 @@ from typing import Any
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
 from ..graph.ops import DATA_LIMIT
 from ..graph.ops.elementwise import dtype_name
+from . import arity as _arity
 from .wire import small_array
 
-__all__ = ["graph_of", "onnx_arity", "onnx_fallback", "parse_dim"]
+__all__ = ["NO_ONNX", "graph_of", "onnx_arity", "onnx_fallback", "parse_dim"]
+
+#: why a node that needs onnx's inference is left unchecked when onnx is not installed
+NO_ONNX = "no shape function in bcast, and ONNX's own inference needs the onnx package: pip install onnx"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_.]*)|(//|[-+*/()%]))")
@@ -131,25 +146,47 @@ def initializer_value(t: Any) -> Value:
     return Value(dtype, dims, data)
 
 
+# AttributeProto's types (AttributeProto.AttributeType)
+_FLOAT, _INT, _STRING, _TENSOR, _GRAPH, _FLOATS, _INTS, _STRINGS, _TENSORS, _GRAPHS = range(1, 11)
+_SPARSE_TENSOR, _SPARSE_TENSORS, _TYPE_PROTO, _TYPE_PROTOS = range(11, 15)
+#: an attribute's type -> the field holding its value, and whether it is a list (onnx.helper.get_attribute_value)
+_VALUE_FIELD = {
+    _FLOAT: ("f", False), _INT: ("i", False), _STRING: ("s", False), _TYPE_PROTO: ("tp", False),
+    _FLOATS: ("floats", True), _INTS: ("ints", True), _STRINGS: ("strings", True), _TYPE_PROTOS: ("type_protos", True),
+}  # fmt: skip
+
+
+def _attribute_value(a: Any) -> Any:
+    """What ``onnx.helper.get_attribute_value`` gives for the attribute types read here (``None`` for UNDEFINED)."""
+    spec = _VALUE_FIELD.get(int(a.type))
+    if spec is None:
+        if a.type == 0:
+            return None
+        raise ValueError(f"Unsupported ONNX attribute type {int(a.type)} of attribute {a.name!r}")
+    field, many = spec
+    value = getattr(a, field)
+    return list(value) if many else value
+
+
 def _attrs(
     node: Any, path: tuple[str, ...], opsets: dict[str, int], label: str
 ) -> tuple[dict[str, Any], dict[str, Graph]]:
-    from onnx import AttributeProto, helper
-
     attrs: dict[str, Any] = {}
     bodies: dict[str, Graph] = {}
     for a in node.attribute:
-        if a.type == AttributeProto.GRAPH:
+        if a.ref_attr_name:  # a function's attribute, bound at each call: no value of its own
+            continue
+        if a.type == _GRAPH:
             bodies[a.name] = _graph(a.g, opsets, (*path, label))
-        elif a.type == AttributeProto.GRAPHS:
+        elif a.type == _GRAPHS:
             for k, g in enumerate(a.graphs):
                 bodies[f"{a.name}[{k}]"] = _graph(g, opsets, (*path, label))
-        elif a.type == AttributeProto.TENSOR:
+        elif a.type == _TENSOR:
             attrs[a.name] = initializer_value(a.t)
-        elif a.type in (AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS, AttributeProto.TENSORS):
+        elif a.type in (_SPARSE_TENSOR, _SPARSE_TENSORS, _TENSORS):
             continue
         else:
-            v = helper.get_attribute_value(a)
+            v = _attribute_value(a)
             if isinstance(v, bytes):
                 v = v.decode("utf-8", "replace")
             elif isinstance(v, list) and v and isinstance(v[0], bytes):
@@ -182,12 +219,10 @@ def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = ()) -> Graph:
 
 
 def graph_of(model: Any) -> Graph:
-    """The neutral graph of an ``onnx.ModelProto``."""
-    import onnx
-
+    """The neutral graph of a ``ModelProto`` (decoded by :mod:`bcast.onnx.proto`, or onnx's own)."""
     opsets = {(o.domain or ""): int(o.version) for o in model.opset_import}
     if "" not in opsets:
-        opsets[""] = opsets.get("ai.onnx", int(onnx.defs.onnx_opset_version()))
+        opsets[""] = opsets.get("ai.onnx", _arity.OPSET)
     graph = _graph(model.graph, opsets)
     for f in model.functions:
         f_opsets = {(o.domain or ""): int(o.version) for o in f.opset_import} or dict(opsets)
@@ -205,14 +240,19 @@ def graph_of(model: Any) -> Graph:
 # -- the long tail: ONNX's per-node inference, symbols passed through ---------------------------
 
 
-def onnx_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] | None:
-    """ONNX's inference of one node, on bcast's shapes (``None`` when ONNX has no schema for the op)."""
-    import onnx
-    from onnx import TensorProto, helper, shape_inference
-
-    proto = node.source
-    if proto is None or node.domain not in ("", "ai.onnx"):
+def onnx_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] | str | None:
+    """ONNX's inference of one node, on bcast's shapes (``None`` when ONNX has no schema for the op; when onnx is
+    not installed, :data:`NO_ONNX` for an op it would know)."""
+    source = node.source
+    if source is None or node.domain not in ("", "ai.onnx"):
         return None
+    try:
+        import onnx
+        from onnx import TensorProto, helper, shape_inference
+    except ImportError:
+        return NO_ONNX if _arity.lookup(node.op, ctx.opset(node.domain)) else None
+    # a node decoded without onnx is handed to onnx as its own bytes
+    proto = source if isinstance(source, onnx.NodeProto) else onnx.NodeProto.FromString(source.SerializeToString())
     try:
         schema = onnx.defs.get_schema(node.op, ctx.opset(node.domain), node.domain)
     except Exception:  # SchemaError: not an op onnx knows at this opset
@@ -269,25 +309,15 @@ def onnx_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] 
 _ELEM = {dtype_name(code): code for code in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16)}
 
 
-_ARITY: dict[tuple[str, str, int], tuple[int, int] | None] = {}
-
-
 def onnx_arity(graph: Graph) -> Callable[[Node], tuple[int, int] | None]:
-    """``arity(node)``: (min, max) inputs of the node's op at the model's opset, from onnx's schemas."""
-    import onnx
-
+    """``arity(node)``: (min, max) inputs of the node's op at the model's opset, from the table generated from
+    onnx's schemas (:func:`bcast.onnx.arity.lookup`); ``None`` for an op of another domain, or one ONNX does
+    not define at that opset."""
     opset = graph.opset("")
 
     def arity(node: Node) -> tuple[int, int] | None:
         if node.domain not in ("", "ai.onnx"):
             return None
-        key = (node.op, node.domain, opset)
-        if key not in _ARITY:
-            try:
-                schema = onnx.defs.get_schema(node.op, opset, "")
-                _ARITY[key] = (int(schema.min_input), int(schema.max_input))
-            except Exception:  # SchemaError: an op this onnx does not define at this opset
-                _ARITY[key] = None
-        return _ARITY[key]
+        return _arity.lookup(node.op, opset)
 
     return arity

@@ -2,23 +2,26 @@
 
 :func:`read_onnx` is the one way ``bcast check`` reads an ONNX model, in three steps, each in one place:
 
-1. **Load**, bounded, weights never loaded (:func:`bcast.onnx.wire.read_source`): a regular file of
-   at most :data:`~bcast.files.MAX_ONNX_BYTES` whose top-level protobuf fields are scanned first (a
-   2 GB file of zeros or text is refused after a few bytes), then walked over a map of the file:
-   tensor payloads too big to be a shape are dropped unread; external data is never opened.
+1. **Load**, bounded, weights never loaded, onnx never needed (:func:`bcast.onnx.wire.load_source`): a
+   regular file of at most :data:`~bcast.files.MAX_ONNX_BYTES` whose top-level protobuf fields are
+   scanned first (a 2 GB file of zeros or text is refused after a few bytes), then walked over a map
+   of the file: tensor payloads too big to be a shape are dropped unread, and what is kept is decoded
+   in pure Python (:mod:`bcast.onnx.proto`); external data is never opened. An ``onnx.ModelProto``
+   given in memory is read as it is: every step below reads either kind by the same names.
 2. **Validate** (:func:`validate`): what is not a graph is refused, as
    :class:`~bcast.files.CheckInputError` ("invalid model: ..."): no nodes or no outputs, a tensor
    produced twice, a node input that nothing produces, a cycle (a node reading its own output
-   included), nodes out of topological order, an opset of 0, of a version the installed onnx does
-   not know, or imported twice, constants whose dims are negative or overflow int64 or that hold no
-   data for them (data the reader dropped as too big to keep is not missing), ranks above
-   :data:`~bcast.files.MAX_MODEL_RANK`, constants of more than that many values used as a shape,
-   names that are not UTF-8, If/Loop/Scan bodies that are no graph, local functions that call
-   themselves or expand to more than :data:`MAX_EXPANDED_NODES` nodes. What is wrong but does not
-   stop the check is a *finding* (a :class:`ReadFinding`, reported as a problem of its kind: exit 1),
-   not a refusal: a negative dim declared for a graph input, output or value_info (kind ``invalid``),
-   and a bad reference to external data (kind ``external-data``, see below). Every check is linear in
-   the size of the graph and reads no tensor data.
+   included), nodes out of topological order, an opset of 0, of a version neither bcast's table of
+   operators (:mod:`bcast.onnx.arity`) nor the installed onnx knows, or imported twice, constants
+   whose dims are negative or overflow int64 or that hold no data for them (data the reader dropped
+   as too big to keep is not missing), ranks above :data:`~bcast.files.MAX_MODEL_RANK`, constants of
+   more than that many values used as a shape, names that are not UTF-8, If/Loop/Scan bodies that
+   are no graph, local functions that call themselves or expand to more than
+   :data:`MAX_EXPANDED_NODES` nodes. What is wrong but does not stop the check is a *finding* (a
+   :class:`ReadFinding`, reported as a problem of its kind: exit 1), not a refusal: a negative dim
+   declared for a graph input, output or value_info (kind ``invalid``), and a bad reference to
+   external data (kind ``external-data``, see below). Every check is linear in the size of the graph
+   and reads no tensor data.
 3. **Convert** to bcast's neutral graph (:func:`bcast.onnx.graph_read.graph_of`).
 
 **External data.** A tensor stored outside the model (``data_location`` EXTERNAL: an initializer, a
@@ -71,7 +74,7 @@ from ..files import (
     show,
 )
 from ..graph import Graph
-from . import wire
+from . import arity, wire
 from .graph_read import graph_of
 
 __all__ = [
@@ -124,7 +127,7 @@ def read_onnx(source: Any) -> OnnxRead:
     a valid graph; ``TypeError`` for a source of another type.
     """
     src = source if isinstance(source, ModelSource) else model_source(source, "read_onnx")
-    model = wire.read_source(src)
+    model = wire.load_source(src)
     folder = os.path.dirname(os.path.abspath(src.value)) if src.kind == "path" else None
     findings = validate(model, folder)
     _functions_are_bounded(model)
@@ -154,9 +157,6 @@ def _q(name: str) -> str:
 
 def _opset(model: Any) -> int | None:
     """The default domain's opset version, checked; ``None`` when the model imports none."""
-    import onnx
-
-    known = int(onnx.defs.onnx_opset_version())
     versions: dict[str, int] = {}
     for o in model.opset_import:
         domain = _text(o.domain, "an opset_import domain")
@@ -171,12 +171,26 @@ def _opset(model: Any) -> int | None:
         versions[key] = v
         if v < 1:
             raise _invalid(f"opset {v} of domain {_q(domain or 'ai.onnx')}: opset versions start at 1")
-        if key == "" and v > known:
-            raise _invalid(
-                f"opset {v:,} is beyond what the installed onnx {onnx.__version__} knows (opsets 1..{known}); if the "
-                "model is that new, upgrade onnx (pip install -U onnx)"
-            )
+        if key == "" and v > arity.OPSET:
+            _known_opset(v)
     return versions.get("")
+
+
+def _known_opset(v: int) -> None:
+    """Refuse the default opset ``v``, newer than bcast's table of operators, unless the installed onnx knows it."""
+    try:
+        import onnx.defs
+    except ImportError:
+        raise _invalid(
+            f"opset {v:,} is beyond the opsets bcast knows (1..{arity.OPSET}, those of onnx {arity.ONNX_VERSION}); if "
+            "the model is that new, install or upgrade onnx (pip install -U onnx), whose schemas bcast then reads"
+        ) from None
+    known = int(onnx.defs.onnx_opset_version())
+    if v > known:
+        raise _invalid(
+            f"opset {v:,} is beyond what the installed onnx {onnx.__version__} knows (opsets 1..{known}); if the "
+            "model is that new, upgrade onnx (pip install -U onnx)"
+        )
 
 
 def _dims_count(dims: Iterable[int], what: str) -> int:

@@ -1,0 +1,205 @@
+"""Many models in one run: paths, folders and globs expanded, checked in parallel processes, in order.
+
+An exporter's CI writes tens of models; a model zoo holds thousands. :func:`model_paths` turns what a
+user names (files, folders searched recursively for ``.onnx`` files and IR ``.xml`` files, glob
+patterns) into model paths, and :func:`check_many` checks them, in worker processes when there are
+several and more than one core, yielding each model's :class:`~bcast.check.report.Report` (or a
+:class:`~bcast.check.failure.CheckFailure` for a model that could not be checked) in the order given,
+as soon as it and those before it are done. A model that cannot be read is one failure among the
+results: the others are still checked.
+
+>>> from bcast.check import sample_model_path
+>>> [type(r).__name__ for r in check_many([sample_model_path(), "no/such/model.onnx"], jobs=1)]
+['Report', 'CheckFailure']
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+from ..files import CheckInputError, path_text, show
+from ..graph.sizes import SizesError, SizesLike, read_sizes
+from .failure import CheckFailure
+from .report import Report
+
+__all__ = ["check_many", "model_paths"]
+
+#: the most models one run expands to (a glob of a whole disk is a mistake, not a sweep)
+MAX_MODELS = 100_000
+#: folders a recursive search never enters
+_SKIPPED = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox"})
+_MAGIC = ("*", "?", "[")
+
+
+def _is_ir(path: str) -> bool:
+    """Whether the ``.xml`` file at ``path`` is an OpenVINO IR (its root element is ``<net``)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"<?xml"):
+        end = text.find(b"?>")
+        text = text[end + 2 :].lstrip() if end >= 0 else b""
+        while text.startswith(b"<!--"):
+            end = text.find(b"-->")
+            text = text[end + 3 :].lstrip() if end >= 0 else b""
+    return text.startswith(b"<net")
+
+
+def _in_folder(folder: str, keep: Callable[[str], bool]) -> list[str]:
+    found: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED)
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            low = name.lower()
+            if (low.endswith(".onnx") or (low.endswith(".xml") and _is_ir(path))) and keep(path):
+                found.append(path)
+    return found
+
+
+def model_paths(targets: Iterable[str], *, exclude: Callable[[str], bool] | None = None) -> list[str | CheckFailure]:
+    """The models ``targets`` name, in order, each once: a file as it is; a folder searched recursively for
+    ``.onnx`` files and ``.xml`` files that are OpenVINO IRs (hidden tool folders such as ``.git`` skipped);
+    a glob pattern (``models/**/*.onnx``) expanded. A target that names nothing is a :class:`CheckFailure`
+    in its place. ``exclude(path)`` drops what a folder or a glob yields (never a file named as such)."""
+    drop = exclude or (lambda _p: False)
+    out: list[str | CheckFailure] = []
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        key = os.path.normpath(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            out.append(path)
+        if len(out) > MAX_MODELS:
+            raise CheckInputError(f"more than {MAX_MODELS:,} models named: check them in several runs")
+
+    for target in targets:
+        if not isinstance(target, (str, os.PathLike)):
+            raise TypeError(f"a model is named by a path (str or os.PathLike), not {type(target).__name__}")
+        t = os.fsdecode(target)
+        if os.path.isdir(t) and not t.lower().endswith((".onnx", ".xml")):
+            got = _in_folder(t, lambda p: not drop(p))
+            if not got:
+                out.append(CheckFailure(t, f"{path_text(t)}: a directory with no .onnx model or OpenVINO IR in it", 2))
+            for p in got:
+                add(p)
+        elif any(m in t for m in _MAGIC) and not os.path.lexists(t):
+            matches = sorted(glob.glob(t, recursive=True))
+            got = []
+            for m in matches:
+                if os.path.isdir(m):
+                    got.extend(_in_folder(m, lambda p: not drop(p)))
+                elif not drop(m):
+                    got.append(m)
+            if not matches:  # no match: a path with a bracket in its name, or a mistake the reader names
+                add(t)
+            elif not got:
+                out.append(CheckFailure(t, f"{path_text(t)}: the pattern matches no model", 2))
+            for p in got:
+                add(p)
+        else:
+            add(t)
+    return out
+
+
+def check_one(path: str, sizes: Any, debug: bool) -> Report | CheckFailure:
+    """Check one model; what goes wrong is its failure, never the run's."""
+    from .checker import check
+
+    try:
+        return check(path, dims=sizes, debug=debug)
+    except SizesError as e:
+        return CheckFailure(path, f"--dim: {e}", 2)
+    except CheckInputError as e:
+        return CheckFailure(path, f"cannot read the model: {e}", 2)
+    except MemoryError:
+        return CheckFailure(path, f"out of memory while checking {path_text(path)}: the model is too large", 2)
+    except Exception as e:  # a bug of bcast: said as one, never disguised as a bad model
+        if debug:
+            traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+        what = f"{type(e).__name__}: {show(e, 600)}" if str(e) else type(e).__name__
+        hint = "" if debug else " (rerun with --debug for the traceback)"
+        return CheckFailure(
+            path,
+            f"internal error while checking {path_text(path)}: {what}; this is a bug of bcast{hint}, please report it",
+            3,
+        )
+
+
+def default_jobs() -> int:
+    """The processes a run uses by default: the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_many(
+    models: Iterable[str | os.PathLike[str] | CheckFailure],
+    *,
+    dims: SizesLike = None,
+    jobs: int | None = None,
+    debug: bool = False,
+) -> Iterator[Report | CheckFailure]:
+    """Check every model of ``models`` (paths; a :class:`CheckFailure` passes through), yielding each one's
+    report or failure in the order given, as soon as it and those before it are done.
+
+    ``jobs``: the worker processes (default: the machine's cores; 1 checks in this process). Each model is
+    checked as :func:`bcast.check.check` checks it, with ``dims`` for every model (a model that lacks a
+    name of ``dims`` is a failure of its own). Names given by a folder or a glob are expanded by
+    :func:`model_paths` first.
+    """
+    items: list[str | CheckFailure] = []
+    for m in models:
+        if isinstance(m, CheckFailure):
+            items.append(m)
+        elif isinstance(m, (str, os.PathLike)):
+            items.append(os.fsdecode(m))
+        else:
+            raise TypeError(f"check_many: a model is a path (str or os.PathLike), not {type(m).__name__}")
+    sizes = read_sizes(dims)
+    if jobs is not None and (type(jobs) is not int or jobs < 1):
+        raise TypeError(f"check_many: jobs is a positive int, not {jobs!r}")
+    todo = [m for m in items if not isinstance(m, CheckFailure)]
+    workers = min(jobs or default_jobs(), len(todo))
+    if workers <= 1:
+        for m in items:
+            yield m if isinstance(m, CheckFailure) else check_one(m, sizes, debug)
+        return
+    yield from _pooled(items, sizes, debug, workers)
+
+
+def _pooled(
+    items: Sequence[str | CheckFailure], sizes: Any, debug: bool, workers: int
+) -> Iterator[Report | CheckFailure]:
+    import multiprocessing
+
+    # forkserver: a fresh process forked from a clean server with bcast's checker imported once, never a
+    # fork of this process and whatever threads it holds
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(["bcast.check.checker"])
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures: list[Future[Report | CheckFailure] | CheckFailure] = [
+            m if isinstance(m, CheckFailure) else pool.submit(check_one, m, sizes, debug) for m in items
+        ]
+        for path, f in zip(items, futures, strict=True):
+            if isinstance(f, CheckFailure):
+                yield f
+                continue
+            try:
+                yield f.result()
+            except Exception as e:  # the worker died (killed, out of memory): this model's failure only
+                what = f"{type(e).__name__}: {show(e, 300)}" if str(e) else type(e).__name__
+                yield CheckFailure(str(path), f"the worker checking {path_text(str(path))} stopped: {what}", 3)
