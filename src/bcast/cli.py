@@ -33,7 +33,7 @@ _EPILOG = (
   bcast explain "[512,512]" --to "[8,512,512,16]" --mode explicit --axes-mapping 1,2
   bcast explain "[1,4,5]" "[2,3,1,1]" --svg b.svg   elementwise operands, and a picture
 
-`bcast check` reads ONNX models with the onnx package: pip install "bcast[onnx]"
+`bcast check` needs NumPy alone; `bcast rule CODE` explains a finding's rule code
 
 """
     + _EXIT
@@ -51,13 +51,19 @@ _CHECK_EPILOG = """examples:
   bcast check model.onnx --html r.html    also write the report as an HTML page
   bcast check --sample              the sample model shipped with bcast
 
-ONNX models need the onnx package: pip install "bcast[onnx]" (OpenVINO IR needs nothing more)
+  bcast check exports/ 'zoo/**/*.onnx' -j 4   many models: folders (searched for .onnx and IR .xml), globs
+  bcast check exports/ --format sarif         SARIF 2.1.0 (also github, junit, json)
+  bcast check m.onnx --select BC1 --ignore BC104   rules by code (bcast rule --all lists them)
+  bcast check exports/ --write-baseline b.json     accept today's findings; later: --baseline b.json
 
-exit status: 0 no problems, 1 problems found, 2 the model cannot be read (missing, not a regular
-file, too large, truncated, not a model, not a valid graph) or a usage error, 3 an internal error
-(a bug of bcast: rerun with --debug for the traceback, and report it)
+settings: bcast.toml, .bcast.toml or [tool.bcast] in pyproject.toml (the nearest; --config FILE,
+--isolated); every option above may be set there (docs/guide/cli.md)
 
-limits: only regular files are read (no FIFO, device or directory); an .onnx file of at most
+exit status, the worst over the models: 0 no problems, 1 problems found, 2 a model cannot be
+read (missing, not a regular file, too large, truncated, not a model, not a valid graph) or a
+usage error, 3 an internal error (a bug of bcast: rerun with --debug for the traceback, and report it)
+
+limits: only regular files are read (no FIFO or device; a folder is searched for models); an .onnx file of at most
 2 GiB (protobuf's limit; external data files are never read); an IR .xml of at most 128 MiB (its
 .bin is read only for the few small constants that give shapes); ranks and constant shapes of at
 most 64 values; TensorIterator/Loop/If bodies nested at most 32 deep

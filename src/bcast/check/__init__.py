@@ -20,11 +20,32 @@ from .report import CheckInputError, NodeReport, Problem, Report, SymbolReport
 
 if TYPE_CHECKING:
     from .checker import check, sample_model_path
+    from .failure import CheckFailure
+    from .many import check_many, model_paths
 
-__all__ = ["CheckInputError", "NodeReport", "Problem", "Report", "SymbolReport", "check", "sample_model_path"]
+__all__ = [
+    "CheckFailure",
+    "CheckInputError",
+    "NodeReport",
+    "Problem",
+    "Report",
+    "SymbolReport",
+    "check",
+    "check_many",
+    "model_paths",
+    "sample_model_path",
+]
+
+_LAZY = {
+    "check": "checker",
+    "sample_model_path": "checker",
+    "check_many": "many",
+    "model_paths": "many",
+    "CheckFailure": "failure",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("check", "sample_model_path"):
-        return getattr(importlib.import_module(f"{__name__}.checker"), name)
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

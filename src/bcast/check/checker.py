@@ -34,7 +34,14 @@ def sample_model_path() -> str:
     return os.path.join(os.path.dirname(__file__), "data", "sample.onnx")
 
 
-def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = None, debug: bool = False) -> Report:
+def check(
+    model: Any,
+    *,
+    dims: SizesLike = None,
+    progress: Progress | None = None,
+    debug: bool = False,
+    strict_dims: bool = True,
+) -> Report:
     """Check an ONNX model or an OpenVINO IR for broadcasting bugs, reading shapes, never weights.
 
     ``model`` is a path (an ``.onnx`` file, or an IR's ``.xml`` with its ``.bin`` beside it), the
@@ -44,7 +51,8 @@ def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = Non
     inside a shape function propagate instead of being reported as a node left unchecked.
     ``dims`` gives the model's symbols sizes (``{"S": 128}``) or ranges (``{"S": "1..512"}``, ``(1, 512)``,
     ``"8.."``): see :mod:`bcast.graph.sizes`; an IR's unnamed dims are named after input and axis
-    (``input_ids_1``).
+    (``input_ids_1``). A name of ``dims`` the model lacks is bad input, unless ``strict_dims`` is false (sizes
+    shared by many models, each naming its own).
 
     Raises :class:`CheckInputError` (one line, safe to print) for a model that cannot be read or is
     not a valid graph: a missing file (then also a ``FileNotFoundError``), not a regular file, too
@@ -55,9 +63,9 @@ def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = Non
     sizes = read_sizes(dims)
     source = model_source(model, "check")
     if source.kind == "openvino":
-        return _check_ov_model(source.value, source.name, sizes, progress, debug)
+        return _check_ov_model(source.value, source.name, sizes, progress, debug, strict_dims)
     if source.format == "openvino-ir":
-        return check_ir(source.value, dims=sizes, progress=progress, debug=debug)
+        return check_ir(source.value, dims=sizes, progress=progress, debug=debug, strict=strict_dims)
     read = read_graph(lambda: read_onnx(source), progress)
     extra = [Problem(f.tensor, f.where, f.kind, f.message) for f in read.findings]
     return check_graph(
@@ -70,10 +78,11 @@ def check(model: Any, *, dims: SizesLike = None, progress: Progress | None = Non
         debug=debug,
         arity=onnx_arity(read.graph),
         sizes=sizes,
+        strict=strict_dims,
     )
 
 
-def _check_ov_model(model: Any, name: str, sizes: Any, progress: Progress | None, debug: bool) -> Report:
+def _check_ov_model(model: Any, name: str, sizes: Any, progress: Progress | None, debug: bool, strict: bool) -> Report:
     """An ``openvino.Model`` checked as the IR that ``openvino.save_model`` writes of it."""
     import tempfile
 
@@ -82,6 +91,6 @@ def _check_ov_model(model: Any, name: str, sizes: Any, progress: Progress | None
     with tempfile.TemporaryDirectory(prefix="bcast-") as folder:
         xml = os.path.join(folder, "model.xml")
         openvino.save_model(model, xml, compress_to_fp16=False)
-        report = check_ir(xml, dims=sizes, progress=progress, debug=debug)
+        report = check_ir(xml, dims=sizes, progress=progress, debug=debug, strict=strict)
     report.model = name
     return report

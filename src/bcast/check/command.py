@@ -146,7 +146,7 @@ def run_checks(
         run = _prepare(
             fmt, quiet, colour, dims, fail_on, select, ignore, config, isolated, baseline, write_baseline, jobs
         )
-        render_html = _html_renderer(html, len(targets))
+        render_html = _html_renderer(html)
     except _RefusedError as e:
         return _fail(first, str(e), 2, as_json, None)
     from .many import check_many, model_paths
@@ -156,6 +156,8 @@ def run_checks(
     except CheckInputError as e:
         return _fail(first, str(e), 2, as_json, None)
     single = len(targets) == 1 and len(paths) == 1 and isinstance(paths[0], str) and paths[0] == targets[0]
+    if html is not None and len(paths) != 1:
+        return _fail(first, "--html writes the page of one model: give one MODEL", 2, as_json, None)
     status = 0
     streamed = fmt == "text" and html != "-" and not write_baseline
     runs: Iterable[Report | CheckFailure]
@@ -247,11 +249,9 @@ def _prepare(
     )
 
 
-def _html_renderer(html: str | None, n_targets: int) -> Any:
+def _html_renderer(html: str | None) -> Any:
     if html is None:
         return None
-    if n_targets != 1:
-        raise _RefusedError("--html writes the page of one model: give one MODEL")
     try:  # bcast.check.html, imported only when asked for
         return importlib.import_module(f"{__package__}.html").render_html
     except (ImportError, AttributeError) as e:

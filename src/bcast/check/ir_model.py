@@ -73,7 +73,12 @@ def _read(p: str) -> Graph:
 
 
 def check_ir(
-    path: str | os.PathLike[str], *, dims: SizesLike = None, progress: Progress | None = None, debug: bool = False
+    path: str | os.PathLike[str],
+    *,
+    dims: SizesLike = None,
+    progress: Progress | None = None,
+    debug: bool = False,
+    strict: bool = True,
 ) -> Report:
     """Check an IR (``.xml`` with its ``.bin`` beside it): every layer propagated, every broadcast checked,
     OpenVINO's quirks included (see the module's text).
@@ -91,4 +96,5 @@ def check_ir(
         debug=debug,
         set_apart=_quirks,
         sizes=read_sizes(dims),
+        strict=strict,
     )

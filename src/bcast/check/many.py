@@ -112,12 +112,12 @@ def model_paths(targets: Iterable[str], *, exclude: Callable[[str], bool] | None
     return out
 
 
-def check_one(path: str, sizes: Any, debug: bool) -> Report | CheckFailure:
+def check_one(path: str, sizes: Any, debug: bool, strict: bool = True) -> Report | CheckFailure:
     """Check one model; what goes wrong is its failure, never the run's."""
     from .checker import check
 
     try:
-        return check(path, dims=sizes, debug=debug)
+        return check(path, dims=sizes, debug=debug, strict_dims=strict)
     except SizesError as e:
         return CheckFailure(path, f"--dim: {e}", 2)
     except CheckInputError as e:
@@ -155,8 +155,8 @@ def check_many(
     report or failure in the order given, as soon as it and those before it are done.
 
     ``jobs``: the worker processes (default: the machine's cores; 1 checks in this process). Each model is
-    checked as :func:`bcast.check.check` checks it, with ``dims`` for every model (a model that lacks a
-    name of ``dims`` is a failure of its own). Names given by a folder or a glob are expanded by
+    checked as :func:`bcast.check.check` checks it, with ``dims`` for every model (each takes the names it
+    has: sizes shared by many models name the dims of each). Names given by a folder or a glob are expanded by
     :func:`model_paths` first.
     """
     items: list[str | CheckFailure] = []
@@ -174,7 +174,7 @@ def check_many(
     workers = min(jobs or default_jobs(), len(todo))
     if workers <= 1:
         for m in items:
-            yield m if isinstance(m, CheckFailure) else check_one(m, sizes, debug)
+            yield m if isinstance(m, CheckFailure) else check_one(m, sizes, debug, False)
         return
     yield from _pooled(items, sizes, debug, workers)
 
@@ -192,7 +192,7 @@ def _pooled(
         context.set_forkserver_preload(["bcast.check.checker"])
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures: list[Future[Report | CheckFailure] | CheckFailure] = [
-            m if isinstance(m, CheckFailure) else pool.submit(check_one, m, sizes, debug) for m in items
+            m if isinstance(m, CheckFailure) else pool.submit(check_one, m, sizes, debug, False) for m in items
         ]
         for path, f in zip(items, futures, strict=True):
             if isinstance(f, CheckFailure):

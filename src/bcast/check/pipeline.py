@@ -51,6 +51,7 @@ def check_graph(
     arity: Arity | None = None,
     set_apart: Callable[[Result], tuple[Result, list[Problem]]] | None = None,
     sizes: Sizes | None = None,
+    strict: bool = True,
 ) -> Report:
     """The report on a model read into ``graph``: propagated, every broadcast checked, root causes found.
 
@@ -61,7 +62,8 @@ def check_graph(
     be listed after them, as problems of their own (the IR's OpenVINO quirks). ``debug`` lets an
     error inside a shape function propagate instead of being reported as a node left unchecked.
     ``sizes`` (:func:`bcast.graph.sizes.read_sizes`) are the sizes the user gives the model's symbols;
-    a name the model does not have is a :class:`CheckInputError`.
+    a name the model does not have is a :class:`CheckInputError`, or with ``strict`` false left out (settings
+    shared by many models name the dims of each).
     """
 
     def step(done: int, total: int) -> None:
@@ -71,7 +73,9 @@ def check_graph(
     ctx = Ctx(graph, sizes=dict(sizes or {}))
     result = propagate(graph, fallback=fallback, progress=step, debug=debug, arity=arity, ctx=ctx)
     unknown = sorted(set(ctx.sizes) - ctx.known_symbols())
-    if unknown:
+    if unknown and not strict:
+        sizes = {n: v for n, v in (sizes or {}).items() if n not in unknown}
+    elif unknown:
         have = sorted(n for n in ctx.known_symbols() if n in ctx.sizes or not n.startswith("_"))
         raise SizesError(
             f"{name}: the model has no dim named {brief(unknown[0])}"

@@ -360,8 +360,10 @@ class Report:
     def without(self, drop: Callable[[Problem], bool]) -> Report:
         """A copy of this report without the problems ``drop`` is true of (a rule not selected, a finding
         accepted in a baseline): those move to :attr:`suppressed`, and the root causes are regrouped."""
-        kept = [p for p in self.problems if not drop(p)]
-        gone = [p for p in self.problems if drop(p)]
+        kept: list[Problem] = []
+        gone: list[Problem] = []
+        for p in self.problems:  # once each: ``drop`` may count what it accepts
+            (gone if drop(p) else kept).append(p)
         out = dataclasses.replace(self, problems=kept, suppressed=[*self.suppressed, *gone], root_causes=[])
         out._group()
         return out
