@@ -11,6 +11,7 @@ finding. Each finding names the dims that clash and *where each was made* (its
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -128,8 +129,8 @@ class Ctx:
     #: what a shape function computed from data shared by many nodes (an IR's declared intervals), by key:
     #: computed once per propagation, never across two
     memo: dict[object, Any] = field(default_factory=dict)
-    #: the length limits noted so far: (symbol, table size)
-    _limits: set[tuple[str, int]] = field(default_factory=set)
+    #: the length limits noted so far: each (length, table size) of a limit
+    _limits: set[tuple[tuple[str, int], ...]] = field(default_factory=set)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
 
     # -- symbols -------------------------------------------------------------------------------
@@ -588,68 +589,129 @@ class Ctx:
                 return next((i for i in n.inputs if i), name)
         return name
 
-    def _length_limit(self, c: Constraint) -> tuple[str, Expr, int] | None:
-        """``(S, min(S, n), n)`` when ``c`` asks a length ``S`` to meet what a table of ``n`` rows gives of it
-        (``pos[:S]`` is ``min(S, n)`` rows): then it holds exactly for ``S <= n``."""
+    def _length_limit(self, c: Constraint) -> Limit | None:
+        """The conditions under which ``c`` holds when it asks a length to meet what a table of ``n`` rows gives
+        of it (``pos[:S]`` is ``min(S, n)`` rows, a moving window ``cos[p:p + S]`` is ``min(p + S, n) - min(p,
+        n)``): see :meth:`limit_conditions`."""
         if c.kind not in ("broadcast", "unidirectional", "equal") or len(c.symbols) != 2:
             return None
-        for x, y in (c.symbols, c.symbols[::-1]):
-            e = self._by_name.get(y)
-            a = e.atom if e is not None else None
-            if isinstance(a, Opaque) and a.op == "min" and len(a.args) == 2:
-                n = [v.value for v in a.args if v.value is not None]
-                rest = [str(v) for v in a.args if v.value is None]
-                if len(n) == 1 and rest == [x] and n[0] >= 1:
-                    return x, a.args[0] if a.args[0].value is None else a.args[1], n[0]
-        return None
+        x, y = (self._by_name.get(s) for s in c.symbols)
+        if x is None or y is None:
+            x, y = (e if e is not None else Expr.symbol(s) for e, s in zip((x, y), c.symbols, strict=True))
+        return self.limit_conditions(x, y)
+
+    def limit_conditions(self, x: Expr, y: Expr) -> Limit | None:
+        """``((A, n), ...)`` when ``x == y`` holds once every ``min(A, n)`` in them (a length cut off a table of
+        ``n`` rows) is ``A``: then it holds wherever each ``A <= n``. Only the tightest conditions are kept
+        (``past + S <= 4`` implies ``past <= 4``); ``None`` when neither holds a table's length, or when the two
+        differ even within the table."""
+        mins = {a: (plain, (length, n)) for e in (x, y) for a, plain, length, n in _table_mins(e)}
+        if not mins:
+            return None
+        plain = {a: p for a, (p, _) in mins.items()}
+        if _unclamped(x, plain).eq(_unclamped(y, plain)) is not Tri.YES:
+            return None
+        return _tightest(list(dict.fromkeys(c for _, c in mins.values())))
 
     def _limit_finding(
         self,
         node: Node,
         c: Constraint,
-        limit: tuple[str, Expr, int],
+        limit: Limit,
         ins: Sequence[Value],
         suspects: tuple[Suspect, ...],
         shapes: str,
     ) -> None:
-        """A length that works only up to a table's size: the model's limit, stated in its words (``info``)."""
-        x, _, n = limit
-        if (x, n) in self._limits:  # one note per limit: the first node that meets it
-            return
-        self._limits.add((x, n))
-        given = self.sizes.get(x)
-        if given is not None and given[1] is not None and given[1] <= n:
-            return  # every size the user means to use fits the table
-        severity, meant = "info", ""
-        if given is not None:  # the user means to use sizes past it: some of them fail
-            severity = "warning"
-            meant = f"; {x} is given as {given[0]}..{'' if given[1] is None else given[1]}"
-        where = ""
+        """A broadcast that works only up to a table's size: the model's limit, stated in its words (``info``)."""
+        origin, cut = None, False
         for v in ins:
             for k, d in enumerate(v.shape or ()):
-                a = d.atom
-                if isinstance(a, Opaque) and a.op == "min" and str(d) in c.symbols:
-                    o = v.origin(k)
-                    if o is not None:
-                        table = self._first_input(o.name)
-                        where = f": {table} has {n} along the axis that {o.op} {o.name} cuts to {x}"
+                if str(d) in c.symbols and _table_mins(d):
+                    origin, cut = v.origin(k), d.atom is not None and _cut_to_length(d)
                     break
-            if where:
+            if origin is not None:
                 break
-        bound = Constraint("in", (x,), (Dim.interval(1, n),), axis=c.axis)
+        self.note_limit(
+            node,
+            limit,
+            f"the shapes {shapes} broadcast only if {c}",
+            axis=c.axis,
+            dims=c.symbols,
+            suspects=suspects,
+            origin=origin,
+            cut=cut,
+        )
+
+    def note_limit(
+        self,
+        node: Node,
+        limit: Limit,
+        said: str,
+        *,
+        axis: int | None = None,
+        dims: Sequence[object] = (),
+        suspects: Sequence[Suspect] = (),
+        origin: Origin | None = None,
+        cut: bool | None = None,
+        where: str = "",
+    ) -> None:
+        """A requirement of ``node`` that holds exactly within ``limit`` (``past_seq + seq <= 4``): the model's
+        limit, an ``info`` note, once per limit. It is a warning when ``--dim`` ranges reach past it, and nothing
+        when they stay within it. ``origin`` is what cut the length off its table (``cut``: to the length
+        itself, ``pos[:S]``; by default, whether one of ``dims`` is such a length); ``where`` says it in other
+        words. A length of one symbol lists its admissible
+        sizes with the symbolic dims."""
+        key = tuple((str(a), n) for a, n in limit)
+        if key in self._limits or self.is_lost([a for a, _ in limit]):
+            return
+        self._limits.add(key)
+        verdict = self._limit_severity(limit)
+        if verdict is None:
+            return  # every size the user means to use fits the table
+        severity, meant = verdict
+        text = " and ".join(f"{a} <= {n}" for a, n in limit)
+        if cut is None:
+            cut = any(isinstance(d, Expr) and d.atom is not None and _cut_to_length(d) for d in dims)
+        if origin is not None and not where:
+            (a, n), verb = limit[0], "cuts to" if cut else "reads up to"
+            where = (
+                f": {self._first_input(origin.name)} has {n} along the axis that {origin.op} {origin.name} {verb} {a}"
+            )
+        bound = None
+        if len(limit) == 1 and limit[0][0].atom is not None and not isinstance(limit[0][0].atom, Opaque):
+            bound = Constraint("in", (str(limit[0][0]),), (Dim.interval(1, limit[0][1]),), axis=axis)
         self.findings.append(
             Finding(
                 node,
                 "length-limit",
-                f"{node.op} {node.name} works only for {x} <= {n}{where}{meant} (the shapes {shapes} broadcast "
-                f"only if {c})",
-                axis=c.axis,
-                dims=c.symbols,
-                suspects=suspects,
+                f"{node.op} {node.name} works only for {text}{where}{meant} ({said})",
+                axis=axis,
+                dims=tuple(str(d) for d in dims),
+                suspects=tuple(suspects),
                 constraint=bound,
                 severity=severity,
             )
         )
+
+    def _limit_severity(self, limit: Limit) -> tuple[str, str] | None:
+        """``(severity, what the user gave)`` of a limit: ``info`` with no ``--dim`` range on its symbols, a
+        warning when the ranges given reach past it, ``None`` when they stay within it. A sum's largest size is
+        taken at the ranges' upper ends (a symbol given no range at its least, 0: the warning is then certain)."""
+        given = sorted({s for a, _ in limit for s in a.symbols if s in self.sizes})
+        if not given:
+            return "info", ""
+        meant = "; " + ", ".join(
+            f"{s} is given as {lo}..{'' if hi is None else hi}" for s in given for lo, hi in [self.sizes[s]]
+        )
+        within = True
+        for a, n in limit:
+            top = _largest(a, self.sizes)
+            if top is None:
+                return "info", ""  # not a sum of sizes: the ranges cannot be weighed against it
+            if top[0] > n:
+                return "warning", meant
+            within = within and top[1]
+        return None if within else ("info", "")
 
     # -- other problems ------------------------------------------------------------------------
     def problem(
@@ -700,6 +762,92 @@ def _elementwise_dims(shapes: Sequence[Dims]) -> Dims:
             # a static size wins over symbols (they must be 1 or it); among symbols, the larger
             out.append(statics[0] if len(statics) == 1 else emax(sizes))
     return tuple(out)
+
+
+#: conditions ``A <= n`` under which a requirement holds: a length ``A`` within a table of ``n`` rows
+Limit = tuple[tuple[Expr, int], ...]
+
+
+def _table_mins(e: Expr) -> list[tuple[str, Expr, Expr, int]]:
+    """The lengths cut off a table of ``n`` rows among the atoms of ``e``, each as ``(atom, X, A, n)``: the atom
+    is ``X`` wherever ``A <= n``. ``min(X, n)`` is a length ``X`` cut from the start (``pos[:S]``: ``A`` is
+    ``X``); ``min(X, n - min(P, n))`` a window of ``X`` rows from ``P`` on (``cos[P:P + S]``: ``A`` is ``P +
+    X``)."""
+    found: list[tuple[str, Expr, Expr, int]] = []
+    for a in e.atoms:
+        if not (isinstance(a, Opaque) and a.op == "min" and len(a.args) == 2):
+            continue
+        for x, y in (a.args, a.args[::-1]):
+            bound = _table_bound(y)
+            if bound is not None and x.value is None:
+                found.append((a, x, x + bound[0], bound[1]))
+                break
+    return found
+
+
+def _cut_to_length(d: Expr) -> bool:
+    """Whether ``d`` holds a length cut from a table's start (``min(S, n)``), not a window further on."""
+    return any(x == a for _, x, a, _ in _table_mins(d))
+
+
+def _table_bound(y: Expr) -> tuple[Expr, int] | None:
+    """``(P, n)`` when ``y`` is the rows a table of ``n`` has from ``P`` on: ``n`` itself (``P`` is 0), or ``n -
+    min(P, n)``."""
+    n = y.value
+    if n is not None:
+        return (Expr.const(0), n) if n >= 1 else None
+    if len(y.terms) != 2 or y.terms[0][1] != -1 or y.terms[1][0]:
+        return None
+    (atom,), n = y.terms[0][0], y.terms[1][1]
+    if not (isinstance(atom, Opaque) and atom.op == "min" and n >= 1 and Expr.const(n) in atom.args):
+        return None
+    rest = [x for x in atom.args if x != n]
+    return (rest[0], n) if len(rest) == 1 else None
+
+
+def _unclamped(e: Expr, plain: dict[str, Expr]) -> Expr:
+    """``e`` with each atom of ``plain`` replaced by its expression (``min(A, n)`` by ``A``)."""
+    if not any(a in plain for a in e.atoms):
+        return e
+    total = Expr.const(0)
+    for m, c in e.terms:
+        term = Expr.const(c)
+        for a in m:
+            term = term * (plain[a] if a in plain else Expr((((a,), 1),)))
+        total = total + term
+    return total
+
+
+def _tightest(limit: list[tuple[Expr, int]]) -> Limit:
+    """The conditions ``A <= n`` that no other one implies (``A' <= n'`` with ``A' >= A`` and ``n' <= n``)."""
+    kept = [
+        (a, n)
+        for j, (a, n) in enumerate(limit)
+        if not any(i != j and m <= n and (b - a).lo is not None and (b - a).lo >= 0 for i, (b, m) in enumerate(limit))
+    ]
+    return tuple(sorted(kept, key=lambda c: (str(c[0]), c[1])))
+
+
+def _largest(a: Expr, sizes: dict[str, tuple[int, int | None]]) -> tuple[float, bool] | None:
+    """The largest ``a`` takes under the ranges ``sizes`` (a symbol with none at 0, its least) and whether
+    every symbol of ``a`` has a range that ends; ``None`` unless ``a`` is a sum of symbols with positive
+    coefficients, whose largest is at the ranges' upper ends."""
+    top: float = 0
+    bounded = True
+    for m, c in a.terms:
+        if not m:
+            top += c
+            continue
+        if c < 0 or len(m) != 1 or isinstance(m[0], Opaque):
+            return None
+        lo_hi = sizes.get(m[0])
+        if lo_hi is None:
+            bounded = False
+        elif lo_hi[1] is None:
+            return math.inf, False
+        else:
+            top += c * lo_hi[1]
+    return top, bounded
 
 
 def same(a: Expr, b: Expr) -> Tri:

@@ -405,6 +405,8 @@ def require(
     symbols: set[str] = set()
     for d in dims:
         symbols |= d.symbols
+    if _length_limit(node, ctx, condition, holds, dims, symbols, axis, suspects):
+        return True
     axes = ctx.unnamed_axes(symbols)
     if axes is not None and len(set(axes.values())) < len(axes):
         # only an IR's unnamed input dims: those at one axis of different inputs stand for one quantity
@@ -435,6 +437,38 @@ def require(
         dims=dims,
         suspects=suspects,
         severity=severity,
+    )
+    return True
+
+
+def _length_limit(
+    node: Node,
+    ctx: Ctx,
+    condition: str,
+    holds: Callable[[dict[str, int]], bool],
+    dims: Sequence[Expr],
+    symbols: set[str],
+    axis: int | None,
+    suspects: Sequence[Suspect],
+) -> bool:
+    """Whether a requirement that two dims agree holds exactly within a table's size (a window of a rotary
+    cache against the sequence it rotates): then it is the model's limit, noted as such (:meth:`Ctx.note_limit
+    <bcast.graph.context.Ctx.note_limit>`). That the dims agree within the limit is proven; that ``holds`` says
+    no more than that they agree is checked at the sizes tried within it."""
+    if len(dims) != 2:
+        return False
+    limit = ctx.limit_conditions(dims[0], dims[1])
+    if limit is None:
+        return False
+
+    def within(env: dict[str, int]) -> bool:
+        return any(a.evaluate(env) > n for a, n in limit) or holds(env)
+
+    if sizes_where(within, symbols) is not None:
+        return False
+    origin = next((s.origin for s in suspects if s.origin.op in ("Slice", "StridedSlice")), None)
+    ctx.note_limit(
+        node, limit, f"{op_label(node)}: {condition}", axis=axis, dims=dims, suspects=suspects, origin=origin
     )
     return True
 

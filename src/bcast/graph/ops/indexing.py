@@ -110,7 +110,106 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                 )
     if pairs is not None and n_axis is None:
         constant_indices(node, ctx, x, axis, pairs)
+    if pairs is None and n_axis is not None and not node.path:
+        _positions(node, ctx, x, axis, n_axis)
     return [Value(x.dtype, out, data, origins, data_origins)]
+
+
+def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
+    """Indices whose values are positions (``Range(past, past + S)`` into a learned position table of ``n``
+    rows): in range only while the last is below ``n``, a ``length-limit`` note saying for which sizes; an
+    error when it never is."""
+    found = element_bounds(node.inputs[1], ctx)
+    if found is None:
+        return
+    lo, hi, made = found
+    spare = (n - 1 - hi).lo
+    if spare is not None and spare >= 0:
+        return
+    table = node.inputs[0]
+    suspects = [*suspects_of((x.origin(axis), x.shape[axis] if x.shape else Expr.const(n))), Suspect(made)]
+    if _past(lo, n) or _past(hi, n):  # the first index or the last is past the end at every size
+        raise ShapeError(
+            f"Gather {node.name}: the indices {node.inputs[1]} run from {lo} to {hi} (from {made.op} {made.name}), "
+            f"past the end of axis {axis} of {table}, of size {n}",
+            axis=axis,
+            dims=(lo, n),
+            suspects=suspects,
+            kind="index-out-of-range",
+        )
+    if hi.value is not None:
+        return
+    ctx.note_limit(
+        node,
+        ((hi + 1, n),),
+        f"the indices {node.inputs[1]} are positions made by {made.op} {made.name}",
+        axis=axis,
+        dims=(hi, n),
+        suspects=suspects,
+        where=f": {table} has {n} rows along axis {axis}, which the indices read up to {hi}",
+    )
+
+
+def _past(index: Expr, n: int) -> bool:
+    """Whether ``index`` is ``n`` or more at every size."""
+    least = (index - n).lo
+    return least is not None and least >= 0
+
+
+#: ops whose output holds only elements of their first input (rearranged, repeated or cast)
+_SAME_ELEMENTS = frozenset({"Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "Identity", "Flatten"})
+#: the most ops followed back from an index tensor to the Range that made it
+_BOUNDS_DEPTH = 16
+
+
+def element_bounds(name: str, ctx: Ctx) -> tuple[Expr, Expr, Origin] | None:
+    """The least and the largest element of the tensor ``name`` of the graph being walked, and the Range it
+    comes from, when its values are positions: a ``Range(start, limit)`` of step 1 (from ``start`` to ``limit -
+    1``), reshaped, expanded, cast, or shifted by adding one value (GPT-2's ``Range(0, S) + past``)."""
+    producers: dict[str, Node] | None = ctx.memo.get("producers")
+    if producers is None:
+        producers = {o: n for n in ctx.graph.nodes for o in n.outputs if o}
+        ctx.memo["producers"] = producers
+    values = ctx.values or {}
+    shift = Expr.const(0)
+    for _ in range(_BOUNDS_DEPTH):
+        node = producers.get(name)
+        if node is None or not node.inputs:
+            return None
+        if node.op in _SAME_ELEMENTS:
+            name = node.inputs[0]
+        elif node.op == "Range":
+            start, limit, delta = (_one_value(values.get(i)) for i in (*node.inputs, "", "")[:3])
+            if start is None or limit is None or delta != 1:
+                return None
+            return start + shift, limit - 1 + shift, Origin(node.name, node.op)
+        elif node.op in ("Add", "Sub") and len(node.inputs) == 2:
+            step = _shifted(node, values)
+            if step is None:
+                return None
+            name, by = step
+            shift = shift + by
+        else:
+            return None
+    return None
+
+
+def _shifted(node: Node, values: dict[str, Value]) -> tuple[str, Expr] | None:
+    """An Add's or Sub's other input and what it adds to each of its elements, when one input is one value."""
+    a, b = node.inputs
+    by = _one_value(values.get(b))
+    if by is not None:
+        return a, by if node.op == "Add" else -by
+    by = _one_value(values.get(a)) if node.op == "Add" else None
+    return None if by is None else (b, by)
+
+
+def _one_value(v: Value | None) -> Expr | None:
+    """The one integer value every element of ``v`` holds, when known (a scalar, a one-element tensor)."""
+    if v is None or not v.data or not isinstance(v.data[0], Expr) or any(e != v.data[0] for e in v.data):
+        return None
+    first: Expr = v.data[0]
+    return first
 
 
 def constant_indices(node: Node, ctx: Ctx, x: Value, axis: int, pairs: list[tuple[Expr, Origin | None]]) -> None:

@@ -92,9 +92,9 @@ def _dims_text(dims: Dims) -> str:
     return "[" + ",".join(str(d) for d in dims) + "]"
 
 
-def _clamp_index(k: Expr, size: Expr, step_neg: bool, limit: bool = True) -> Expr:
+def _clamp_index(k: Expr, size: Expr, step_neg: bool) -> Expr:
     """Slice's start/end: negative counts from the end, then clamped to the axis (a symbolic bound on a
-    static axis is ``min(bound, size)`` when ``limit``; on a symbolic axis it is taken as in range)."""
+    static axis is ``min(bound, size)``; on a symbolic axis it is taken as in range)."""
     v, n = k.value, size.value
     if v is not None:
         if v >= _INT_MAX:
@@ -112,7 +112,7 @@ def _clamp_index(k: Expr, size: Expr, step_neg: bool, limit: bool = True) -> Exp
         return k
     if n is not None and k.lo is not None and k.lo >= n:
         return size
-    if n is not None and not step_neg and limit:
+    if n is not None and not step_neg:
         # a length sliced off a table of n rows (positions, a causal mask, a rotary cache): at most n,
         # so that whatever needs it to be the length itself says for which lengths it is
         return emin([k, size])
@@ -123,16 +123,39 @@ def slice_bounds(start: Expr, end: Expr, size: Expr, step: int) -> tuple[Expr, E
     """``start:end:step`` on an axis of ``size``: the clamped first and end index, and the slice's length.
 
     ONNX's Slice and OpenVINO's StridedSlice count and clamp their bounds alike; both take them from here.
+    On a static axis of ``n`` a symbolic bound is ``min(bound, n)``: a length cut off a table (``pos[:S]``) is
+    ``min(S, n)``, and a window that moves along it (a rotary cache's ``cos[past:past + S]``) is ``min(past + S,
+    n) - min(past, n)`` rows, so that whatever needs it to be ``S`` says for which sizes it is. On a symbolic
+    axis, and for a window of a fixed number of rows (``x[i:i+1]``), the bounds are taken as in range.
     """
-    # a length cut off a table (``pos[:S]``) is at most the table; a window that moves (``x[i:i+1]``)
-    # is taken as in range, so that its length stays exact
-    b = _clamp_index(start, size, step < 0, limit=end.value is not None)
-    f = _clamp_index(end, size, step < 0, limit=start.value is not None)
+    rows = (end - start if step > 0 else start - end).value
+    if start.value is None and rows is not None:
+        # a window of a fixed number of rows that moves (``x[i:i+1]``, a loop's step) is taken as in range,
+        # so that its length stays that number
+        return start, end, Expr.const(max(0, -(-rows // abs(step))))
+    b = _clamp_index(start, size, step < 0)
+    f = _clamp_index(end, size, step < 0)
     length = f - b if step > 0 else b - f
+    if step == 1 and size.value is not None and f.value is None and b.value != 0:
+        # min(end, n) - min(start, n) is min(end - start, n - min(start, n)) wherever end >= start: written so,
+        # it is the window's own length S where the table holds it (a rotary cache's cos[past:past + S]), and
+        # what needs it to be S sees that, and for which sizes
+        length = emin([end - start, size - b])
     lv = length.value
     if lv is not None:
         return b, f, Expr.const(max(0, -(-lv // abs(step))))
+    if step > 0 and size.value is not None and not _ordered(start, end, b, f, size):
+        length = emax([0, length])  # Slice gives no rows, never fewer
     return b, f, length if abs(step) == 1 else length.ceildiv(abs(step))
+
+
+def _ordered(start: Expr, end: Expr, b: Expr, f: Expr, size: Expr) -> bool:
+    """Whether a slice's clamped end ``f`` is never before its first index ``b``: the end is the axis's end, the
+    start is 0, or the end is never before the start (clamping both to one size keeps their order)."""
+    if b.value == 0 or f == size:
+        return True
+    least = (end - start).lo
+    return least is not None and least >= 0
 
 
 @register("Slice")
