@@ -14,6 +14,13 @@ memory are per tool and per model:
 3. onnxruntime's symbolic shape inference,
    ``SymbolicShapeInference.infer_shapes(model, auto_merge=False, guess_output_rank=False)``; a
    finding is an exception or a ``None`` result; named as for 2.
+4. polygraphy's linter, ``polygraphy check lint MODEL -o REPORT`` (it needs ``onnx_graphsurgeon``); a
+   finding is an entry of level ``exception`` or ``error`` in its report; it names the bug when an
+   entry's ``nodes`` include one of ``expect_nodes``.
+
+A bcast finding is a report that fails the gate (an error or a warning: ``info`` notes say how a
+model may be called); its root is correct when the root (or the second root) of one of its problems
+is one of the nodes or constants the bug's injection edited.
 
 OpenVINO IR models are checked by bcast only (the others are "n/a"). A false positive is a clean
 model with any finding. This is a benchmark, not a test: CI does not run it.
@@ -32,7 +39,7 @@ import threading
 import time
 from typing import Any
 
-TOOLS = ("bcast", "onnx-strict", "ort-symbolic")
+TOOLS = ("bcast", "onnx-strict", "ort-symbolic", "polygraphy-lint")
 MARK = "@@RESULT@@ "
 
 
@@ -45,12 +52,16 @@ def _worker(tool: str, path: str) -> dict[str, Any]:
         from bcast.check import check
 
         try:
-            problems = check(path).to_dict()["problems"]
+            report = check(path).to_dict()
         except Exception as exc:  # a crash is reported, not counted as a finding
             return {"finding": False, "crash": f"{type(exc).__name__}: {exc}"[:500], "nodes": [], "text": ""}
+        problems = [p for p in report["problems"] if p["severity"] in ("error", "warning")]
         nodes = sorted({n for p in problems for n in (p.get("nodes") or [p["node"]])})
-        text = " | ".join(f"{p['kind']} at {p['node']}: {p['message']}" for p in problems)[:2000]
-        return {"finding": bool(problems), "nodes": nodes, "text": text, "count": len(problems)}
+        roots = sorted({r["node"] for p in problems for r in (p["root"], p["also"]) if r})
+        text = " | ".join(f"{p['code']} {p['kind']} at {p['node']}: {p['message']}" for p in problems)[:2000]
+        return {"finding": bool(problems), "nodes": nodes, "roots": roots, "text": text, "count": len(problems)}
+    if tool == "polygraphy-lint":
+        return _polygraphy(path)
     import onnx
 
     model = onnx.load(path)
@@ -71,6 +82,21 @@ def _worker(tool: str, path: str) -> dict[str, Any]:
             return {"finding": True, "nodes": [], "text": "infer_shapes returned None"}
         return {"finding": False, "nodes": [], "text": ""}
     raise ValueError(tool)
+
+
+def _polygraphy(path: str) -> dict[str, Any]:
+    out = os.path.abspath("lint.json")
+    exe = os.path.join(os.path.dirname(sys.executable), "polygraphy")
+    subprocess.run([exe, "check", "lint", path, "-o", out], capture_output=True, text=True, check=False)
+    try:
+        with open(out) as f:
+            report = json.load(f)
+    except (OSError, ValueError) as exc:
+        return {"finding": False, "crash": f"no lint report: {exc}"[:500], "nodes": [], "text": ""}
+    bad = [e for e in report.get("lint_entries", []) if e.get("level") in ("exception", "error")]
+    nodes = sorted({n for e in bad for n in e.get("nodes", [])})
+    text = " | ".join(str(e.get("message", ""))[:300] for e in bad)[:2000]
+    return {"finding": bool(bad), "nodes": nodes, "text": text, "count": len(bad)}
 
 
 def _worker_main(tool: str, path: str) -> int:
@@ -139,30 +165,36 @@ def named(tool: str, res: dict[str, Any], expect: list[str]) -> bool:
     """Whether a finding names one of the bug's expected nodes."""
     if not res.get("finding"):
         return False
-    if tool == "bcast":
+    if tool in ("bcast", "polygraphy-lint"):
         return bool(set(expect) & set(res.get("nodes", [])))
     text = res.get("text", "")
     reported = {m.group(1).strip() for m in _ONNX_NODE.finditer(text)}
     return bool(reported & set(expect)) or any(e and e in text for e in expect)
 
 
-def compare(corpus: str, timeout: float = 300.0, log: Any = print) -> dict[str, Any]:
-    with open(os.path.join(corpus, "manifest.json")) as f:
-        manifest = json.load(f)
+def compare(
+    corpora: list[str], timeout: float = 300.0, log: Any = print, tools: tuple[str, ...] = TOOLS
+) -> dict[str, Any]:
     rows = []
-    for entry in manifest["models"]:
-        path = os.path.join(corpus, entry["model"])
-        row: dict[str, Any] = {"entry": entry, "tools": {}}
-        for tool in TOOLS:
-            if tool != "bcast" and entry["format"] != "onnx":
-                row["tools"][tool] = None
-                continue
-            res = run_tool(tool, path, timeout)
-            res["named"] = named(tool, res, entry["expect_nodes"]) if entry["bug"] else False
-            row["tools"][tool] = res
-        log(f"{entry['model']}: " + ", ".join(f"{t}={_mark(row['tools'][t], entry)}" for t in TOOLS))
-        rows.append(row)
-    return {"corpus": corpus, "rows": rows, "summary": summarise(rows)}
+    for corpus in corpora:
+        with open(os.path.join(corpus, "manifest.json")) as f:
+            manifest = json.load(f)
+        for entry in manifest["models"]:
+            path = os.path.join(corpus, entry["model"])
+            row: dict[str, Any] = {"entry": {**entry, "model": os.path.join(corpus, entry["model"])}, "tools": {}}
+            for tool in TOOLS:
+                if tool not in tools or (tool != "bcast" and entry["format"] != "onnx"):
+                    row["tools"][tool] = None
+                    continue
+                res = run_tool(tool, path, timeout)
+                res["named"] = named(tool, res, entry["expect_nodes"]) if entry["bug"] else False
+                res["rooted"] = (
+                    bool(set(res.get("roots", [])) & set(entry.get("edited", []))) if entry["bug"] else False
+                )
+                row["tools"][tool] = res
+            log(f"{entry['model']}: " + ", ".join(f"{t}={_mark(row['tools'][t], entry)}" for t in TOOLS))
+            rows.append(row)
+    return {"corpus": corpora, "rows": rows, "summary": summarise(rows)}
 
 
 def _mark(res: dict[str, Any] | None, entry: dict[str, Any]) -> str:
@@ -187,6 +219,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "bugs": len(bugs),
             "found": sum(bool(r["tools"][tool]["finding"]) for r in bugs),
             "named": sum(bool(r["tools"][tool]["named"]) for r in bugs),
+            "rooted": sum(bool(r["tools"][tool].get("rooted")) for r in bugs),
             "clean": len(clean),
             "false_positives": sum(bool(r["tools"][tool]["finding"]) for r in clean),
             "crashes": sum(bool(r["tools"][tool].get("crash")) for r in applicable),
@@ -201,14 +234,15 @@ def render(result: dict[str, Any]) -> str:
     s = result["summary"]
     lines = ["## Per tool", ""]
     lines.append(
-        "| tool | bugs found | found, node named | false positives (clean models) | crashes | total time (s) "
+        "| tool | bugs found | found, node named | root correct | clean models failed | crashes | total time (s) "
         "| peak RSS (MB) | models n/a |"
     )
-    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for tool in TOOLS:
         t = s[tool]
+        rooted = f"{t['rooted']} / {t['bugs']}" if tool == "bcast" else "-"
         lines.append(
-            f"| {tool} | {t['found']} / {t['bugs']} | {t['named']} / {t['bugs']} "
+            f"| {tool} | {t['found']} / {t['bugs']} | {t['named']} / {t['bugs']} | {rooted} "
             f"| {t['false_positives']} / {t['clean']} | {t['crashes']} | {t['seconds']} | {t['peak_rss_mb']} "
             f"| {t['not_applicable']} |"
         )
@@ -235,11 +269,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         return _worker_main(argv[1], argv[2])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", required=True, help="a corpus directory (with manifest.json)")
+    ap.add_argument(
+        "--corpus", required=True, action="append", help="a corpus directory (with manifest.json); repeat it"
+    )
+    ap.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, of {', '.join(TOOLS)}")
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per tool per model")
     args = ap.parse_args(argv)
-    result = compare(args.corpus, args.timeout, log=lambda m: print(m, file=sys.stderr, flush=True))
+    tools = tuple(t for t in args.tools.split(",") if t)
+    result = compare(args.corpus, args.timeout, log=lambda m: print(m, file=sys.stderr, flush=True), tools=tools)
     print(render(result))
     if args.json:
         with open(args.json, "w") as f:
