@@ -968,4 +968,4 @@ def test_help_shows_examples(command: str | None, capsys: pytest.CaptureFixture[
     examples = out.split("examples:", 1)[1]
     assert re.search(r"^  bcast (check|explain|infer) ", examples, re.M)
     if command == "check":
-        assert "exit status: 0 no problems, 1 problems found, 2 the model cannot be read" in out
+        assert "exit status, the worst over the models: 0 no problems, 1 problems found, 2 a model cannot be" in out

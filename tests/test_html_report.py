@@ -1,7 +1,8 @@
 """``bcast check MODEL --html FILE``: the self-contained HTML report (:mod:`bcast.check.html`).
 
-The first tests read the page as text (every finding, one table row per broadcasting node,
-every string from the model escaped, nothing loaded from elsewhere, linear in the report).
+The first tests read the page as text (every problem under its root cause, with its rule code and
+the picture of its chain; one table row per broadcasting node; every string from the model escaped,
+nothing loaded from elsewhere, linear in the report).
 The last ones load it in headless Chromium (``.ci/run`` installs it; skipped where it is
 absent): a screenshot, the DOM after the script ran, and the table's filter and sort.
 """
@@ -34,6 +35,11 @@ def _text(s: str) -> str:
 def _dom(s: str) -> str:
     """``s`` as a serialised DOM writes it in text (quotes left as they are)."""
     return escape(s, quote=False)
+
+
+def _section(page: str, marker: str) -> str:
+    """The markup of the section that opens with ``marker``, up to its end."""
+    return page.split(marker, 1)[1].split("</section>", 1)[0]
 
 
 def _rows(page: str) -> list[str]:
@@ -79,26 +85,130 @@ def _hostile_report() -> Report:
 # ---- the page as text ---------------------------------------------------------------------------
 
 
-def test_sample_page_shows_every_finding_and_node() -> None:
+def test_sample_page_shows_every_problem_and_node() -> None:
     report = check(sample_model_path())
     page = render_html(report)
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert len(report.problems) == 3
     for i, p in enumerate(report.problems):
-        assert f'id="finding-{i}"' in page
+        assert f'id="problem-{i}"' in page
         assert _text(p.message) in page
-        assert _text(p.kind) in page
-        for name in p.chain:
-            assert f"<code>{_text(name)}</code>" in page
+        assert f'<span class="code">{p.code}</span> <span class="kind">{_text(p.kind)}</span>' in page
+        chain = _section(page, f'id="problem-{i}"').split('<svg class="chain"', 1)[1].split("</svg>", 1)[0]
+        assert [_text(name) for name in p.chain] == re.findall(r'<text x="\d+" y="\d+">([^<]*)</text>', chain)
     assert len(_rows(page)) == len(report.nodes) == 7
     for n in report.nodes:
         assert f"<td><code>{_text(n.name)}</code></td>" in page
     # the clash is drawn: the aligned-axes picture marks the clashing axis of the error
-    error = page.split('id="finding-0"', 1)[1].split("</section>", 1)[0]
+    error = _section(page, 'id="problem-0"')
     assert "<svg" in error and 'class="clash"' in error and ">clash</text>" in error
     # each symbol's constraints, in the findings and in their own table
     assert "N in {1, 4}" in page and "T == S or T == 1 or S == 1" in page
     assert page.count("<tr><td><code>N</code></td>") >= 2
+
+
+def _grouped_report() -> Report:
+    """Two problems from one root cause that has a second suspect (either convolution may be the edit), a
+    warning at its own node, and a note: as the checker fills a report, then finished (grouped)."""
+    r = Report(model="m.onnx", format="onnx")
+    for node, op, kind, chain in (
+        ("add", "Add", "cannot-broadcast", ("conv_b", "relu", "add")),
+        ("mul", "Mul", "shape-mismatch", ("conv_b", "mul")),
+    ):
+        r.problems.append(
+            Problem(
+                node,
+                op,
+                kind,
+                f"clash at {node}",
+                root="conv_b",
+                root_op="Conv",
+                root_kind="node",
+                chain=chain,
+                also="conv_s",
+                also_op="Conv",
+                also_kind="node",
+            )
+        )
+    r.problems.append(Problem("gate", "Mul", "constraint", "holds if N in {1, 4}", severity="warning"))
+    r.problems.append(Problem("slice", "Slice", "length-limit", "at most 512 tokens", severity="info"))
+    r.affects["conv_b"] = 14
+    return r.finish()
+
+
+def test_problems_are_grouped_by_root_cause_as_in_the_text_report() -> None:
+    report = _grouped_report()
+    page, text = render_html(report), report.render()
+    assert [rc.problems for rc in report.root_causes] == [(0, 1), (2,), (3,)]
+    heading = "root cause: the node {} (Conv) (or the node {} (Conv)): 2 problems, 14 nodes downstream"
+    assert "  " + heading.format("conv_b", "conv_s") in text.splitlines()
+    assert f"<h3>{heading.format('<code>conv_b</code>', '<code>conv_s</code>')}</h3>" in page
+    # a heading only where the root explains more than one problem at its own node, as the text report has it
+    assert page.count("<h3>root cause:") == text.count("root cause:") == 1
+    groups = page.split('<section class="root-cause">')[1:]
+    assert len(groups) == 3
+    assert 'id="problem-0"' in groups[0] and 'id="problem-1"' in groups[0] and '<h4 class="head">' in groups[0]
+    assert 'id="problem-2"' in groups[1] and 'id="problem-3"' in groups[2] and '<h3 class="head">' in groups[1]
+    # problems, and notes, in the words of the text report; each kind beside its rule code
+    assert "finding" not in page.lower()
+    assert "<h2>Problems</h2>" in page and "4 problems (2 errors, 1 warning, 1 note) from 3 root causes" in page
+    for p in report.problems:
+        assert f'<span class="code">{p.code}</span> <span class="kind">{p.kind}</span>' in page
+
+
+def test_notes_only() -> None:
+    report = _grouped_report().without(lambda p: p.severity != "info")
+    page = render_html(report)
+    assert report.clean and "no problems found; 1 note:" in report.render()
+    assert "no problems found; 1 note</p>" in page and "<h2>Notes</h2>" in page and "<h2>Problems" not in page
+    assert '<span class="sev">note</span>' in page
+
+
+def _chain_boxes(page: str, i: int = 0) -> list[str]:
+    """The names drawn in the boxes of problem ``i``'s chain picture."""
+    svg = _section(page, f'id="problem-{i}"').split('<svg class="chain"', 1)[1].split("</svg>", 1)[0]
+    return re.findall(r'<text x="\d+" y="\d+">([^<]*)</text>', svg)
+
+
+@pytest.mark.parametrize(
+    ("length", "drawn"),
+    [
+        (1, ["c0"]),
+        (2, ["c0", "c1"]),
+        (12, [f"c{k}" for k in range(12)]),
+        (13, [*(f"c{k}" for k in range(5)), "\u2026 2 more", *(f"c{k}" for k in range(7, 13))]),
+        (30, [*(f"c{k}" for k in range(5)), "\u2026 19 more", *(f"c{k}" for k in range(24, 30))]),
+        (100_000, [*(f"c{k}" for k in range(5)), "\u2026 99,989 more", *(f"c{k}" for k in range(99_994, 100_000))]),
+    ],
+)
+def test_the_chain_picture_has_at_most_12_boxes(length: int, drawn: list[str]) -> None:
+    chain = tuple(f"c{k}" for k in range(length))
+    r = Report(model="m", format="onnx")
+    r.problems.append(Problem(chain[-1], "Add", "cannot-broadcast", "clash", root=chain[0], chain=chain))
+    page = render_html(r.finish())
+    assert _chain_boxes(page) == drawn
+    svg = page.split('<svg class="chain"', 1)[1].split("</svg>", 1)[0]
+    assert svg.count("<rect") == len(drawn) and svg.count('<path d="M') == 2 * (len(drawn) - 1)
+    assert len(svg) < 8000  # bounded, however long the chain
+    assert ('<g class="gap">' in svg) == (length > 12)
+
+
+def test_the_chain_picture_cuts_long_names_and_escapes_them() -> None:
+    long = "layer." * 50 + "add"
+    chain = (f"{HOSTILE}root", "...", long, HOSTILE)
+    r = Report(model="m", format="onnx")
+    r.problems.append(Problem(HOSTILE, "Add", "cannot-broadcast", "clash", root=chain[0], chain=chain))
+    page = render_html(r.finish())
+    assert HOSTILE not in page and page.count("<script>") == 1
+    # a name is cut to 20 characters in its box (then escaped); the checker's "..." is drawn as an ellipsis
+    assert _chain_boxes(page) == [
+        _text(f"{HOSTILE}root"[:19] + "\u2026"),
+        "\u2026",
+        "layer." * 3 + "l\u2026",
+        _text(HOSTILE[:19] + "\u2026"),
+    ]
+    # the whole names are in the tooltips
+    assert f"<title>{_text(long)}</title>" in page and f"<title>{_text(HOSTILE)}</title>" in page
 
 
 def test_page_is_self_contained() -> None:
@@ -176,8 +286,21 @@ def test_linear_in_the_report() -> None:
             r.nodes.append(
                 NodeReport(f"n{i}", "Add", ("a", "b"), None, "ONNX multidirectional", ("a", "b"), (shape, [4]), None)
             )
-            r.problems.append(Problem(f"n{i}", "Add", "cannot-broadcast", "clash", axis=rank - 1, dims=("3", "4")))
-        return r
+            # each under a root cause of its own, with a chain longer than a picture draws
+            chain = (f"r{i}", *(f"c{i}.{k}" for k in range(40)), f"n{i}")
+            r.problems.append(
+                Problem(
+                    f"n{i}",
+                    "Add",
+                    "cannot-broadcast",
+                    "clash",
+                    axis=rank - 1,
+                    dims=("3", "4"),
+                    root=chain[0],
+                    chain=chain,
+                )
+            )
+        return r.finish()
 
     assert len(_rows(render_html(big(4000, 4)))) == 4000
     # the work at 100, 200 and 400 findings: doubling the report at most doubles it (nothing quadratic)
@@ -234,7 +357,7 @@ def test_browser_screenshot(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("model", ["sample", "onnx/bert.torchscript.transposed-bias.onnx"])
-def test_browser_dom_has_every_finding_and_node(tmp_path: Path, model: str) -> None:
+def test_browser_dom_has_every_problem_and_node(tmp_path: Path, model: str) -> None:
     path = sample_model_path() if model == "sample" else CORPUS / model
     if not Path(path).exists():
         pytest.skip(f"{model} is not in the corpus")
@@ -244,6 +367,7 @@ def test_browser_dom_has_every_finding_and_node(tmp_path: Path, model: str) -> N
     assert 'data-ready="1"' in dom  # the script ran to its end
     for p in report.problems:
         assert _dom(p.message) in dom
+    assert dom.count('<svg class="chain"') == len(report.problems)
     for n in report.nodes:
         assert f"<td><code>{_dom(n.name)}</code></td>" in dom
     assert f'id="shown">{len(report.nodes)} of {len(report.nodes)}<' in dom

@@ -259,9 +259,13 @@ def _array_api_shapes(shapes: tuple[ShapeLike, ...], mode: str, axis: int) -> tu
     return tuple(out)
 
 
+#: an argument not given: not ``None``, which given as the array must meet the array check (that names it)
+_NOT_GIVEN: Any = object()
+
+
 def broadcast_to(
-    x: npt.ArrayLike,
-    target_shape: ShapeLike,
+    array: npt.ArrayLike = _NOT_GIVEN,
+    shape: ShapeLike = _NOT_GIVEN,
     mode: str = "numpy",
     *,
     axes_mapping: Any = None,
@@ -269,8 +273,14 @@ def broadcast_to(
     broadcast_axes: Any = None,
     copy: bool = False,
     subok: bool = False,
+    x: npt.ArrayLike = _NOT_GIVEN,
+    target_shape: ShapeLike = _NOT_GIVEN,
 ) -> np.ndarray:
-    """Broadcast ``x`` to ``target_shape`` in ``mode``: a read-only view, or a copy.
+    """Broadcast ``array`` to ``shape`` in ``mode``: a read-only view, or a copy.
+
+    The arguments are named as ``np.broadcast_to(array, shape, subok=False)`` names them, and
+    ``shape`` as the Array API's ``broadcast_to(x, /, shape)`` does; ``x=`` and ``target_shape=``
+    are accepted too, as other names of ``array`` and ``shape``.
 
     ``subok=True`` keeps an ndarray subclass (``np.matrix``, a masked array...) as
     ``np.broadcast_to`` does; by default the result is a plain ndarray. Another library's
@@ -286,14 +296,19 @@ def broadcast_to(
     array([[1, 1, 1],
            [2, 2, 2]])
     """
+    if array is _NOT_GIVEN or x is not _NOT_GIVEN:  # the usual call costs two identity tests, no call
+        array = _one_of("array", array, "x", x)
+    if shape is _NOT_GIVEN or target_shape is not _NOT_GIVEN:
+        shape = _one_of("shape", shape, "target_shape", target_shape)
+    x, target_shape = array, shape
     if not isinstance(copy, bool):
         raise TypeError(f"copy must be True or False, got {type(copy).__name__} {brief(copy)}")
     _check_subok(subok)
     try:
         if type(x) is not np.ndarray and (engine := backend_of(x)) is not None:  # torch, cupy, jax, dask...
-            shape = shape_of(x, str(mode))  # an Array API array: its shape as ints (Dask: checked known)
+            data_shape = shape_of(x, str(mode))  # an Array API array: its shape as ints (Dask: checked known)
             fp = make_plan(
-                shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes
+                data_shape, target_shape, mode, axes_mapping=axes_mapping, axis=axis, broadcast_axes=broadcast_axes
             )
             return engine.materialize(fp, x) if copy else engine.view(fp, x)  # type: ignore[no-any-return]
         arr = x if type(x) is np.ndarray else as_array(x)
@@ -307,6 +322,18 @@ def broadcast_to(
     except MemoryError as e:  # the last resort: every copy is checked before it is made
         err = out_of_memory_error("broadcast_to", (x,), e)
     raise err  # outside the except block: no MemoryError chained to it
+
+
+def _one_of(name: str, value: Any, other: str, other_value: Any) -> Any:
+    """The argument given under ``name`` or under its other name ``other``: exactly one of the two, as Python
+    would have it for one parameter (a ``TypeError`` for neither or both)."""
+    if other_value is _NOT_GIVEN:
+        if value is _NOT_GIVEN:
+            raise TypeError(f"broadcast_to() missing required argument: '{name}'")
+        return value
+    if value is not _NOT_GIVEN:
+        raise TypeError(f"broadcast_to() got both '{name}' and '{other}', two names of one argument")
+    return other_value
 
 
 def _check_subok(subok: object) -> None:

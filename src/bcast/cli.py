@@ -617,12 +617,23 @@ def _bad_argument(args: argparse.Namespace) -> BroadcastError | TypeError | str 
         )
     if mode not in MODES:  # pragma: no cover - normalize_mode allows only these
         return f"unknown mode {brief(mode)}"
+    for name, s in _named_shapes(args):
+        if not s.strip():  # the parser reads "" as a scalar: a shell variable left unset would pass unnoticed
+            return f'{name} is {"empty" if not s else "only whitespace"}: write "[]" for a scalar'
     try:
-        for s in [*args.shapes, *([args.to] if args.to is not None else [])]:
+        for _, s in _named_shapes(args):
             Shape(s)
     except (BroadcastError, TypeError) as e:
         return e
     return None
+
+
+def _named_shapes(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """Each shape argument with the name its usage line gives it: ``DATA`` and ``--to TARGET``, or the
+    elementwise operands counted from 1."""
+    if args.to is not None:
+        return [*(("DATA", s) for s in args.shapes), ("--to TARGET", args.to)]
+    return [(f"shape argument {i} of {len(args.shapes)}", s) for i, s in enumerate(args.shapes, 1)]
 
 
 def _shape_json(shape: Any) -> list[int | str] | None:

@@ -1,12 +1,14 @@
 """``bcast check MODEL --html FILE``: the report as one self-contained HTML page.
 
-The page holds, for each finding, its message and severity, a picture of the operands'
-axes lined up as the node's rule places them (the clashing axis marked), the chain from
-the root cause to the node, and the constraints on each symbol the finding involves; then
-every symbol's constraints, and a table of every broadcasting node that sorts by a click on
-a header and filters by a text box. Inline CSS and a little vanilla JavaScript: no network,
-no other file. Every string from the model (its path, node, op and symbol names) is escaped;
-the page is made in time linear in the report.
+The page lists the problems grouped by their root cause, as the text report does (a heading per
+root cause that explains more than its own node's problem: how many problems, how many nodes
+downstream). For each problem: its severity, rule code and kind, its message, a picture of the
+operands' axes lined up as the node's rule places them (the clashing axis marked), a picture of
+the chain of nodes from the root cause to the problem, and the constraints on each symbol the
+problem involves; then every symbol's constraints, and a table of every broadcasting node that
+sorts by a click on a header and filters by a text box. Inline CSS, inline SVG and a little
+vanilla JavaScript: no network, no other file. Every string from the model (its path, node, op
+and symbol names) is escaped; the page is made in time linear in the report.
 
 The table reads its state from the URL's fragment too: ``report.html#filter=add&sort=op`` opens
 it filtered to rows holding ``add`` and sorted by op (``sort=-op`` descending).
@@ -24,17 +26,20 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 
+from ..errors import BroadcastError
 from ..rules.placement import layout
 from ..svg import axes_svg
-from .report import NodeReport, Problem, Report, ShapeJSON, SymbolReport, show
+from .report import NodeReport, Problem, Report, RootCause, ShapeJSON, SymbolReport, count, show
 
 __all__ = ["render_html", "write_html"]
 
 #: how much of a name, a message or a shape the page shows
 _NAME, _TEXT, _SHAPE = 400, 4000, 600
-#: at most this many shapes listed in a table cell, symbols per finding, dims read per shape
+#: at most this many shapes listed in a table cell, symbols per problem, dims read per shape
 _MAX_LISTED, _MAX_SYMBOLS, _MAX_DIMS = 8, 32, 64
 _SEVERITIES = ("error", "warning")
+#: how the page names a severity: an ``info`` is a note, as in the text report
+_SEVERITY_WORD = {"info": "note"}
 #: the status column sorts by how bad a node is, not alphabetically
 _RANK = {"error": 0, "warning": 1, "ok": 3}
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -78,7 +83,7 @@ def _picture(node: NodeReport, axis: int | None, mark: str) -> str:
 
 
 def _symbols_of(p: Problem, node: NodeReport | None, table: dict[str, SymbolReport]) -> list[SymbolReport]:
-    """The constraints on the symbols a finding names (its dims, its message, its node's shapes)."""
+    """The constraints on the symbols a problem names (its dims, its message, its node's shapes)."""
     texts: list[str] = [*(str(d) for d in p.dims[:_MAX_DIMS]), p.message[:_TEXT]]
     if node is not None:
         for s in node.input_shapes[:_MAX_LISTED]:
@@ -106,59 +111,213 @@ def _symbol_rows(symbols: Iterable[SymbolReport]) -> str:
     )
 
 
-def _chain(p: Problem) -> str:
-    chain: Sequence[str] = p.chain or ((p.root, p.node) if p.root and p.root != p.node else (p.node,))
-    items = []
-    for k, name in enumerate(chain):
-        role = ""
-        if k == 0 and p.root and name == p.root:
-            role = f' <span class="role">root cause ({_e(p.root_kind or p.root_op or "node", 40)})</span>'
+def _chain_names(p: Problem) -> Sequence[str]:
+    """The node names from the root cause to the problem (the root and the node when no chain was traced)."""
+    return p.chain or ((p.root, p.node) if p.root and p.root != p.node else (p.node,))
+
+
+def _code(p: Problem) -> str:
+    """The problem's rule code (``BC101``); empty for a kind no rule has (a report built by hand)."""
+    try:
+        return p.code
+    except BroadcastError:
+        return ""
+
+
+#: a chain picture draws at most this many boxes: the first names, one box for the ones left out, the last names
+_MAX_BOXES = 12
+#: a box shows at most this many characters of a name (its tooltip the whole name); sizes of the picture in px
+_BOX_CHARS = 20
+_NAME_PX, _ROLE_PX, _BOX_H, _GAP, _PAD = 7.3, 6.2, 26, 28, 6
+_SEVERITY_COLOUR = {"error": "#c0392b", "warning": "#d68910"}
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "\u2026"
+
+
+def _boxes(chain: Sequence[str]) -> list[tuple[int | None, str]]:
+    """The chain's boxes as (index in the chain, name): the first and last names, ``None`` for the ones left out."""
+    n = len(chain)
+    if n <= _MAX_BOXES:
+        return list(enumerate(chain))
+    head = (_MAX_BOXES - 1) // 2
+    tail = _MAX_BOXES - 1 - head
+    return [
+        *((k, chain[k]) for k in range(head)),
+        (None, f"\u2026 {n - head - tail:,} more"),
+        *((k, chain[k]) for k in range(n - tail, n)),
+    ]
+
+
+def _chain_svg(p: Problem) -> str:
+    """The chain from the root cause to the problem as a row of boxes joined by arrows (inline SVG: the page's
+    policy lets nothing load). A long chain shows its first and last names around an ellipsis, and a name is
+    cut to fit its box (its ``<title>``, the tooltip, holds it whole), so the picture's size is bounded."""
+    chain = _chain_names(p)
+    colour = _SEVERITY_COLOUR.get(p.severity, "#2e86c1")
+    parts: list[str] = []
+    x = _PAD
+    boxes = _boxes(chain)
+    for j, (k, name) in enumerate(boxes):
+        gap = k is None or name == "..."  # the checker writes "..." where it left nodes out of a chain
+        label = "\u2026" if name == "..." else _cut(show(name, _NAME), _BOX_CHARS)
+        role, tip = "", show(name, _NAME)
+        if k == 0 and p.root and name == p.root:  # its kind (a constant, an input) in the tooltip: the box stays narrow
+            role, tip = "root cause", f"{tip} (root cause: {show(p.root_kind or p.root_op or 'node', 40)})"
         elif k == len(chain) - 1 and name == p.node:
-            role = ' <span class="role">clash</span>' if p.is_error else ' <span class="role">finding</span>'
-        items.append(f"<li><code>{_e(name)}</code>{role}</li>")
+            role = {"error": "clash", "warning": "problem"}.get(p.severity, "note")
+        w = round(max(len(label) * _NAME_PX, len(role) * _ROLE_PX) + 2 * _PAD)
+        stroke = colour if k == len(chain) - 1 else "#555"
+        style = ' stroke-dasharray="4 3" fill="#f7f7f7"' if gap else ' fill="#fff"'
+        if k in (0, len(chain) - 1):  # the root and the problem's node: the ends of the chain
+            style += ' stroke-width="2"'
+        if k is None:
+            tip = f"{count(len(chain) - len(boxes) + 1, 'node')} left out"
+        parts.append(
+            f'<g class="{"gap" if gap else "box"}"><title>{escape(tip, quote=True)}</title>'
+            f'<rect x="{x}" y="{_PAD}" width="{w}" height="{_BOX_H}" rx="4" stroke="{stroke}"{style}/>'
+            f'<text x="{x + _PAD}" y="{_PAD + 17}">{escape(label, quote=True)}</text>'
+            + (
+                f'<text x="{x}" y="{_PAD + _BOX_H + 14}" class="role" font-family="sans-serif" '
+                f'font-size="11" fill="#666">{escape(role, quote=True)}</text>'
+                if role
+                else ""
+            )
+            + "</g>"
+        )
+        x += w
+        if j < len(boxes) - 1:
+            y = _PAD + _BOX_H // 2
+            parts.append(
+                f'<path d="M{x + 3} {y}H{x + _GAP - 8}" stroke="#666" stroke-width="1.5"/>'
+                f'<path d="M{x + _GAP - 9} {y - 4}L{x + _GAP - 3} {y}L{x + _GAP - 9} {y + 4}Z" fill="#666"/>'
+            )
+            x += _GAP
+    width, height = x + _PAD, _PAD + _BOX_H + 20
+    said = " \u2192 ".join(_cut(show(name, _NAME), _BOX_CHARS) for _, name in boxes)
+    return (
+        f'<svg class="chain" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="monospace" font-size="12">'
+        f"<title>from the root cause to the problem: {escape(said, quote=True)}</title>{''.join(parts)}</svg>"
+    )
+
+
+def _chain(p: Problem) -> str:
     also = ""
     if p.root and p.also:  # the other branch of the clash, as suspect by the shapes
         kind = _e(p.also_kind or p.also_op or "node", 40)
         also = f'<p class="also">or the root cause is <code>{_e(p.also)}</code> <span class="role">({kind})</span></p>'
-    return f'<ol class="chain">{"".join(items)}</ol>{also}'
+    return _chain_svg(p) + also
 
 
-def _finding(
+def _problem(
     i: int,
     p: Problem,
     node: NodeReport | None,
     table: dict[str, SymbolReport],
     pictures: dict[tuple[int, int | None, str], str],
+    level: int,
 ) -> str:
     sev = p.severity if p.severity in _SEVERITIES else "other"
     where = f" at axis {p.axis}" if p.axis is not None else ""
     dims = f" (dims {_e(', '.join(str(d) for d in p.dims[:_MAX_LISTED]))})" if p.dims else ""
+    code = _code(p)
+    h, sub = f"h{level}", f"h{level + 1}"
     parts = [
-        f'<section class="finding {sev}" id="finding-{i}">',
-        f'<h3><span class="sev">{_e(p.severity, 40)}</span> <span class="kind">{_e(p.kind, 40)}</span>: '
-        f"<code>{_e(p.node)}</code> ({_e(p.op, 80)}){where}{dims}</h3>",
+        f'<section class="problem {sev}" id="problem-{i}">',
+        f'<{h} class="head"><span class="sev">{_e(_SEVERITY_WORD.get(p.severity, p.severity), 40)}</span> '
+        + (f'<span class="code">{_e(code, 40)}</span> ' if code else "")
+        + f'<span class="kind">{_e(p.kind, 40)}</span>: '
+        f"<code>{_e(p.node)}</code> ({_e(p.op, 80)}){where}{dims}</{h}>",
         f'<p class="message">{_e(p.message, _TEXT)}</p>',
     ]
     if node is not None:
-        parts.append("<h4>The axes lined up</h4>")
+        parts.append(f"<{sub}>The axes lined up</{sub}>")
         mark = "clash" if p.is_error else "constrained"
-        key = (id(node), p.axis, mark)  # findings at one node share its picture: the page stays linear
+        key = (id(node), p.axis, mark)  # problems at one node share its picture: the page stays linear
         if key not in pictures:
             pictures[key] = _picture(node, p.axis, mark)
         parts.append(pictures[key])
     elif p.shapes:
         parts.append(f"<p>shapes: <code>{_e(', '.join(p.shapes[:_MAX_LISTED]), _TEXT)}</code></p>")
-    parts.append("<h4>From the root cause to the finding</h4>")
+    parts.append(f"<{sub}>From the root cause to the problem</{sub}>")
     parts.append(_chain(p))
     symbols = _symbols_of(p, node, table)
     if symbols:
-        parts.append("<h4>Constraints on its symbols</h4>")
+        parts.append(f"<{sub}>Constraints on its symbols</{sub}>")
         parts.append(
             '<table class="symbols"><tr><th>symbol</th><th>allowed</th><th>from</th></tr>'
             f"{_symbol_rows(symbols)}</table>"
         )
     parts.append("</section>")
     return "".join(parts)
+
+
+def _root(name: str, op: str, kind: str) -> str:
+    """A root cause as the text report names it (``the node X (Op)``, ``the constant W``, ``the input x``), as
+    markup."""
+    what = {"initializer": "the constant", "input": "the input"}.get(kind, "the node")
+    return f"{what} <code>{_e(name)}</code>" + (f" ({_e(op, 80)})" if kind == "node" else "")
+
+
+def _groups(report: Report) -> list[tuple[RootCause | None, list[int]]]:
+    """The problems by root cause, in the report's order; a problem no root cause lists (a report built by hand,
+    never finished) comes after them on its own, so every problem is shown once."""
+    n = len(report.problems)
+    seen = [False] * n
+    groups: list[tuple[RootCause | None, list[int]]] = []
+    for rc in report.root_causes:
+        idx = [i for i in rc.problems if 0 <= i < n and not seen[i]]
+        for i in idx:
+            seen[i] = True
+        if idx:
+            groups.append((rc, idx))
+    groups.extend((None, [i]) for i in range(n) if not seen[i])
+    return groups
+
+
+def _root_cause(
+    rc: RootCause | None,
+    idx: list[int],
+    report: Report,
+    nodes_by_name: dict[str, NodeReport],
+    table: dict[str, SymbolReport],
+    pictures: dict[tuple[int, int | None, str], str],
+) -> str:
+    first = report.problems[idx[0]]
+    # as in the text report: a heading where the root explains more than the one problem at its own node
+    headed = rc is not None and (len(idx) > 1 or bool(first.root))
+    parts = ['<section class="root-cause">']
+    if rc is not None and headed:
+        also = f" (or {_root(rc.also, rc.also_op or '', rc.also_kind or 'node')})" if rc.also else ""
+        parts.append(
+            f"<h3>root cause: {_root(rc.node, rc.op, rc.kind)}{also}: "
+            f"{count(len(idx), 'problem')}, {count(rc.affects, 'node')} downstream</h3>"
+        )
+    level = 4 if headed else 3
+    parts.extend(
+        _problem(i, report.problems[i], nodes_by_name.get(report.problems[i].node), table, pictures, level) for i in idx
+    )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _summary(report: Report) -> str:
+    """The verdict, as the text report gives it: problems (by severity) and root causes, or the notes alone."""
+    n = len(report.problems)
+    if not n:
+        return "no problems found"
+    if report.clean:
+        return f"no problems found; {count(n, 'note')}"
+    errors = sum(p.severity == "error" for p in report.problems)
+    warnings = sum(p.severity == "warning" for p in report.problems)
+    notes = n - errors - warnings
+    return (
+        f"{count(n, 'problem')} ({count(errors, 'error')}, {count(warnings, 'warning')}"
+        + (f", {count(notes, 'note')}" if notes else "")
+        + f") from {count(len(report.root_causes), 'root cause')}"
+    )
 
 
 def _status(node: NodeReport, flagged: dict[str, str]) -> str:
@@ -191,13 +350,15 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}
 code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 h1{font-size:1.4em;word-break:break-all}
 .summary{font-size:1.05em}
-.finding{border:1px solid #ccc;border-left:6px solid #999;border-radius:4px;padding:.4em 1em;margin:1em 0}
-.finding.error{border-left-color:#c0392b}.finding.warning{border-left-color:#d68910}
+.root-cause{margin:1.2em 0}.root-cause>h3{font-size:1.1em;margin:.4em 0}
+.problem{border:1px solid #ccc;border-left:6px solid #999;border-radius:4px;padding:.4em 1em;margin:1em 0}
+.problem.error{border-left-color:#c0392b}.problem.warning{border-left-color:#d68910}
+.problem .head{font-size:1.05em}.problem h4:not(.head),.problem h5{font-size:.9em}
+.code{font-family:ui-monospace,monospace;font-size:.85em;padding:.1em .3em;border:1px solid #bbb;border-radius:3px}
 .sev{text-transform:uppercase;font-size:.8em;padding:.1em .4em;border-radius:3px;background:#999;color:#fff}
 .error .sev{background:#c0392b}.warning .sev{background:#d68910}
 .message{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
-.chain{display:flex;flex-wrap:wrap;gap:.3em;list-style:none;padding:0}
-.chain li+li::before{content:"\\2192  ";color:#666}
+svg.chain{display:block;max-width:100%;height:auto;margin:.3em 0}
 .role{font-size:.8em;color:#666}
 svg.axes{max-width:100%;height:auto;border:1px solid #eee}
 table{border-collapse:collapse;margin:.5em 0}
@@ -255,7 +416,6 @@ def render_html(report: Report) -> str:
     for p in report.problems:
         if flagged.get(p.node) != "error":
             flagged[p.node] = p.severity
-    errors = sum(p.is_error for p in report.problems)
     title = f"bcast check: {show(report.model, _NAME)}"
     out = [
         "<!DOCTYPE html>",
@@ -265,22 +425,13 @@ def render_html(report: Report) -> str:
         "script-src 'unsafe-inline'; img-src data:\">",
         f"<title>{escape(title, quote=True)}</title><style>{_CSS}</style></head><body>",
         f"<h1>bcast check: <code>{_e(report.model)}</code> ({_e(report.format, 40)})</h1>",
-        f'<p class="summary" id="summary">{len(report.nodes)} broadcasting '
-        f"node{'s' if len(report.nodes) != 1 else ''}; "
-        + (
-            f"{len(report.problems)} finding{'s' if len(report.problems) != 1 else ''} ({errors} "
-            f"error{'s' if errors != 1 else ''}) from {len(report.root_causes)} root "
-            f"cause{'s' if len(report.root_causes) != 1 else ''}"
-            if report.problems
-            else "no problems found"
-        )
-        + "</p>",
+        f'<p class="summary" id="summary">{count(len(report.nodes), "broadcasting node")}; {_summary(report)}</p>',
     ]
     if report.problems:
-        out.append("<h2>Findings</h2>")
+        out.append("<h2>Notes</h2>" if report.clean else "<h2>Problems</h2>")
         pictures: dict[tuple[int, int | None, str], str] = {}
-        for i, p in enumerate(report.problems):
-            out.append(_finding(i, p, nodes_by_name.get(p.node), table, pictures))
+        for rc, idx in _groups(report):
+            out.append(_root_cause(rc, idx, report, nodes_by_name, table, pictures))
     if report.constraints:
         out.append("<h2>Symbolic dims</h2>")
         out.append(
@@ -290,11 +441,12 @@ def render_html(report: Report) -> str:
     if report.unchecked:
         total = sum(1 + u.downstream for u in report.unchecked)
         out.append(
-            f"<h2>Unchecked</h2><p>propagation stopped at {len(report.unchecked)} node(s); "
-            f"{total} went without shapes:</p><ul>"
+            f"<h2>Unchecked</h2><p>propagation stopped at {count(len(report.unchecked), 'node')}; "
+            f"{count(total, 'node')} went without shapes:</p><ul>"
         )
         out.extend(
-            f"<li><code>{_e(u.node)}</code> ({_e(u.op, 80)}): {_e(u.reason, _TEXT)}; {u.downstream} after it</li>"
+            f"<li><code>{_e(u.node)}</code> ({_e(u.op, 80)}): {_e(u.reason, _TEXT)}; "
+            f"{count(u.downstream, 'node')} after it</li>"
             for u in report.unchecked
         )
         out.append("</ul>")

@@ -433,10 +433,10 @@ class Report:
         def paint(text: str, code: str) -> str:
             return f"\033[{code}m{text}\033[0m" if colour else text
 
-        head = f" ({show(self.format, 40)}): {len(self.nodes)} broadcasting nodes"
+        head = f" ({show(self.format, 40)}): {count(len(self.nodes), 'broadcasting node')}"
         lines = [paint(show(self.model, 400), "1") + head]
         if len(self.nodes) > MAX_NODE_LINES:
-            lines.append(f"  ({len(self.nodes)} nodes checked: --json lists each with its shapes and rule)")
+            lines.append(f"  ({count(len(self.nodes), 'node')} checked: --json lists each with its shapes and rule)")
         elif self.nodes:
             names = [show(n.name, NAME_CHARS) for n in self.nodes]
             ops = [show(n.op, NAME_CHARS) for n in self.nodes]
@@ -455,9 +455,8 @@ class Report:
                 lines.append(f"  {show(c.dim, NAME_CHARS)}: {show(c.allowed)}   (from {_names(c.nodes)})")
         lines.append("")
         if self.suppressed:
-            k = len(self.suppressed)
             lines.append(
-                f"{k} finding{'s' if k != 1 else ''} left out: rules not selected, or accepted by the baseline"
+                f"{count(len(self.suppressed), 'finding')} left out: rules not selected, or accepted by the baseline"
             )
         if not self.problems:
             lines.append(paint("no problems found", "32"))
@@ -465,23 +464,16 @@ class Report:
             return "\n".join(lines)
         n_roots = len(self.root_causes)
         if self.clean:  # notes only: how the model may be called
-            lines.append(
-                paint("no problems found", "32")
-                + f"; {len(self.problems)} note{'s' if len(self.problems) != 1 else ''}:"
-            )
+            lines.append(paint("no problems found", "32") + f"; {count(len(self.problems), 'note')}:")
         else:
-            lines.append(
-                paint(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}", "1;31")
-                + f" from {n_roots} root cause{'s' if n_roots != 1 else ''}"
-            )
+            lines.append(paint(count(len(self.problems), "problem"), "1;31") + f" from {count(n_roots, 'root cause')}")
         for rc in self.root_causes:
             many = len(rc.problems) > 1 or (rc.problems and self.problems[rc.problems[0]].root)
             if many:
                 lines.append(
                     paint(f"  root cause: {_root(rc.node, rc.op, rc.kind)}", "1")
                     + (f" (or {_root(rc.also, rc.also_op or '', rc.also_kind or 'node')})" if rc.also else "")
-                    + f": {len(rc.problems)} problem{'s' if len(rc.problems) != 1 else ''}, "
-                    f"{rc.affects} node{'s' if rc.affects != 1 else ''} downstream"
+                    + f": {count(len(rc.problems), 'problem')}, {count(rc.affects, 'node')} downstream"
                 )
             for i in rc.problems:
                 p = self.problems[i]
@@ -501,13 +493,12 @@ class Report:
         total = sum(1 + u.downstream for u in self.unchecked)
         lines = [
             "",
-            f"propagation stopped at {len(self.unchecked)} node{'s' if len(self.unchecked) != 1 else ''}; "
-            f"{total} node{'s' if total != 1 else ''} went without shapes:",
+            f"propagation stopped at {count(len(self.unchecked), 'node')}; {count(total, 'node')} went without shapes:",
         ]
         for u in self.unchecked[:MAX_LISTED]:
             lines.append(
                 f"  {show(u.node, NAME_CHARS)} ({show(u.op, NAME_CHARS)}): {show(u.reason, 400)}"
-                + (f"; {u.downstream} node{'s' if u.downstream != 1 else ''} after it" if u.downstream else "")
+                + (f"; {count(u.downstream, 'node')} after it" if u.downstream else "")
             )
         if len(self.unchecked) > MAX_LISTED:
             lines.append(f"  ... and {len(self.unchecked) - MAX_LISTED} more")
@@ -526,10 +517,9 @@ class Report:
         warnings = len(self.problems) - errors - infos
         n, roots = len(self.problems), len(self.root_causes)
         summary = (
-            f"{model}: {n} problem{'s' if n != 1 else ''} ({errors} error{'s' if errors != 1 else ''}, "
-            f"{warnings} warning{'s' if warnings != 1 else ''}"
-            + (f", {infos} info" if infos else "")
-            + f") from {roots} root cause{'s' if roots != 1 else ''}"
+            f"{model}: {count(n, 'problem')} ({count(errors, 'error')}, {count(warnings, 'warning')}"
+            + (f", {count(infos, 'note')}" if infos else "")
+            + f") from {count(roots, 'root cause')}"
         )
         symbols = [
             f"{model}: symbol {show(c.dim, NAME_CHARS)}: {show(c.allowed)} (from {_names(c.nodes)})"
@@ -588,6 +578,24 @@ def _runs(sizes: tuple[int | str, ...]) -> str:
             parts.extend(str(x) for x in sizes[i : j + 1])
         i = j + 1
     return ", ".join(parts)
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, the noun plural unless ``n`` is one: ``0 problems``, ``1 problem``, ``2 problems``.
+
+    Parameters
+    ----------
+    n
+        How many.
+    noun
+        The singular noun (every noun a report counts takes a plain ``s`` for its plural).
+
+    Returns
+    -------
+    str
+        The count and the noun.
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _root(name: str, op: str, kind: str) -> str:
