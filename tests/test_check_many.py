@@ -287,3 +287,50 @@ def test_html_to_stdout_and_a_page_that_cannot_be_written(tree: Path) -> None:
     assert "cannot write the HTML report" in r.stderr
     r = run(["models", "--html", "r.html"], tree)
     assert r.returncode == 2 and "one MODEL" in r.stderr
+
+
+# -- a sweep: streaming, bounded workers, a cluster -------------------------------------------------------------
+
+
+def test_unordered_results_come_as_they_finish_and_are_the_same_reports(tree: Path) -> None:
+    paths = model_paths([str(tree / "models")])
+    ordered = {r.model: r.to_dict() for r in check_many(paths, jobs=2)}
+    streamed = [r for r in check_many(paths, jobs=2, ordered=False)]
+    assert {r.model: r.to_dict() for r in streamed} == ordered
+
+
+_SWEEP = """
+import sys
+from bcast.check import check_many, CheckFailure
+paths = sys.argv[1:]
+got = list(check_many(paths, jobs=2, memory_limit=64 << 20))
+print(len(got), all(isinstance(r, CheckFailure) and r.status == 2 for r in got))
+"""
+
+
+def test_a_worker_past_its_memory_limit_is_reported_and_the_run_goes_on(tree: Path) -> None:
+    # 64 MiB is less than a worker needs to check anything: every model fails alone, none hangs the run
+    paths = [str(p) for p in model_paths([str(tree / "models")])]
+    script = tree / "sweep.py"
+    script.write_text(_SWEEP)
+    r = subprocess.run([sys.executable, str(script), *paths], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.split() == [str(len(paths)), "True"], r.stdout + r.stderr[-2000:]
+    bad = run(["models", "--memory-limit", "32"], tree)
+    assert bad.returncode == 2 and "--memory-limit" in bad.stderr
+
+
+@pytest.mark.full  # a cluster of two worker processes takes seconds to start
+def test_a_dask_cluster_gives_the_same_reports(tree: Path) -> None:
+    distributed = pytest.importorskip("distributed", reason="the cluster is dask.distributed's", exc_type=ImportError)
+    paths = model_paths([str(tree / "models")])
+    local = [r.to_dict() for r in check_many(paths, jobs=1)]
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl,
+        distributed.Client(cl) as client,
+    ):
+        remote = list(check_many(paths, client=client))
+        assert all(type(r) is Report for r in remote)
+        assert [r.to_dict() for r in remote] == local
+        address = cl.scheduler_address
+        r = run(["models", "--scheduler", address, "--json"], tree)
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["models"] == 4

@@ -281,6 +281,19 @@ def _check_parser(sub: Any) -> None:
     )
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when problems are found")
     c.add_argument(
+        "--memory-limit",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="the most memory a worker process may take; a model that needs more is reported, the run goes on",
+    )
+    c.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="check the models on a Dask cluster (tcp://host:8786; needs dask.distributed)",
+    )
+    c.add_argument(
         "-q",
         "--quiet",
         action="store_true",
@@ -436,6 +449,12 @@ def _check_command(args: argparse.Namespace) -> int:
     if args.json and args.format not in (None, "json"):
         print(f"bcast check: --json and --format {args.format} ask for two formats", file=sys.stderr)
         return 2
+    if args.memory_limit is not None and args.memory_limit < 64:
+        print(
+            f"bcast check: --memory-limit is a number of megabytes of at least 64, not {args.memory_limit}",
+            file=sys.stderr,
+        )
+        return 2
     if args.write_baseline and args.baseline:
         print("bcast check: --write-baseline writes a baseline, --baseline reads one: give one", file=sys.stderr)
         return 2
@@ -457,6 +476,8 @@ def _check_command(args: argparse.Namespace) -> int:
         write_baseline=args.write_baseline,
         jobs=args.jobs,
         exit_zero=args.exit_zero,
+        memory_limit=None if args.memory_limit is None else args.memory_limit << 20,
+        scheduler=args.scheduler,
     )
 
 

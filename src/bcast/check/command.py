@@ -125,6 +125,8 @@ def run_checks(
     write_baseline: str | None = None,
     jobs: int | None = None,
     exit_zero: bool = False,
+    memory_limit: int | None = None,
+    scheduler: str | None = None,
 ) -> int:
     """Check the models ``targets`` name (files, folders, globs) and print the reports in ``fmt``; the exit
     status is the worst of them: 0 clean, 1 problems at ``fail_on`` or worse, 2 a model (or an option, a
@@ -138,7 +140,8 @@ def run_checks(
     ``exit_zero``: exit 0 even with problems (2 and 3 still say that something could not be checked).
     ``quiet``: only the problems and the combined result (with ``json``, no ``nodes`` and ``unchecked``).
     ``html``: also write the report as an HTML page (one model only; ``-`` writes it to stdout instead of
-    the report).
+    the report). ``memory_limit``: the most bytes a worker process may take; ``scheduler``: the address of a
+    Dask scheduler whose workers check the models.
     """
     first = targets[0] if len(targets) == 1 else "<models>"
     as_json = fmt == "json"
@@ -161,10 +164,37 @@ def run_checks(
     status = 0
     streamed = fmt == "text" and html != "-" and not write_baseline
     runs: Iterable[Report | CheckFailure]
-    if single and isinstance(paths[0], str):
+    client = None
+    if scheduler is not None:
+        try:
+            client = importlib.import_module("distributed").Client(scheduler, timeout=20)
+        except ImportError:
+            return _fail(first, '--scheduler needs dask.distributed: pip install "bcast[dask]"', 2, as_json, None)
+        except (OSError, TimeoutError) as e:
+            return _fail(first, f"--scheduler: cannot reach {show(scheduler, 200)}: {show(e, 300)}", 2, as_json, None)
+    if single and isinstance(paths[0], str) and client is None and memory_limit is None:
         runs = _single(paths[0], run.sizes, _Bar(quiet), debug)
     else:
-        runs = check_many(paths, dims=run.sizes, jobs=run.jobs, debug=debug)
+        runs = check_many(paths, dims=run.sizes, jobs=run.jobs, debug=debug, memory_limit=memory_limit, client=client)
+    try:
+        status = _consume(runs, run, quiet, colour, exit_zero, streamed)
+    finally:
+        if client is not None:
+            client.close()
+    if write_baseline:
+        return _write_baseline(write_baseline, run.outcomes, first, as_json)
+    if render_html is not None and html is not None and isinstance(run.outcomes[0], Report):
+        status = max(status, _write_html(html, render_html(run.outcomes[0])))
+    _emit(run, single, streamed and len(paths) > 1)
+    return status
+
+
+def _consume(
+    runs: Iterable[Report | CheckFailure], run: _Run, quiet: bool, colour: str, exit_zero: bool, streamed: bool
+) -> int:
+    """Each model's outcome as it comes: gated, kept, said (a failure on stderr, a report when streamed); the
+    worst status so far."""
+    status = 0
     for r in runs:
         if isinstance(r, Report):
             r = run.keep(r, run.ignored_at(r.model))
@@ -176,11 +206,6 @@ def run_checks(
             status = max(status, 1)
         if streamed:  # each report as soon as it is done
             _print_text(r, quiet, colour, len(run.outcomes) > 1)
-    if write_baseline:
-        return _write_baseline(write_baseline, run.outcomes, first, as_json)
-    if render_html is not None and html is not None and isinstance(run.outcomes[0], Report):
-        status = max(status, _write_html(html, render_html(run.outcomes[0])))
-    _emit(run, single, streamed and len(paths) > 1)
     return status
 
 

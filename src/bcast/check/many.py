@@ -150,14 +150,26 @@ def check_many(
     dims: SizesLike = None,
     jobs: int | None = None,
     debug: bool = False,
+    ordered: bool = True,
+    memory_limit: int | None = None,
+    client: Any = None,
 ) -> Iterator[Report | CheckFailure]:
     """Check every model of ``models`` (paths; a :class:`CheckFailure` passes through), yielding each one's
-    report or failure in the order given, as soon as it and those before it are done.
+    report or failure: in the order given, as soon as it and those before it are done (``ordered``), or as
+    each is done (``ordered=False``).
 
     ``jobs``: the worker processes (default: the machine's cores; 1 checks in this process). Each model is
     checked as :func:`bcast.check.check` checks it, with ``dims`` for every model (each takes the names it
     has: sizes shared by many models name the dims of each). Names given by a folder or a glob are expanded by
     :func:`model_paths` first.
+
+    ``memory_limit``: the most bytes of address space a worker may take (``RLIMIT_AS``); a model that needs
+    more is reported as too large, and a worker that dies anyway (killed by the system) is replaced: the
+    models it had are checked again one at a time, and only the one that kills its worker again is reported,
+    never the run lost.
+
+    ``client``: a ``dask.distributed.Client``: the models are checked by its workers instead (each model one
+    task; its report comes back as the same :class:`Report` a local run gives), for sweeps over a cluster.
     """
     items: list[str | CheckFailure] = []
     for m in models:
@@ -170,18 +182,29 @@ def check_many(
     sizes = read_sizes(dims)
     if jobs is not None and (type(jobs) is not int or jobs < 1):
         raise TypeError(f"check_many: jobs is a positive int, not {jobs!r}")
+    if memory_limit is not None and (type(memory_limit) is not int or memory_limit < 1 << 26):
+        raise TypeError(f"check_many: memory_limit is a number of bytes of at least 64 MiB, not {memory_limit!r}")
+    if client is not None:
+        yield from _on_cluster(items, sizes, debug, ordered, client)
+        return
     todo = [m for m in items if not isinstance(m, CheckFailure)]
     workers = min(jobs or default_jobs(), len(todo))
-    if workers <= 1:
+    if workers <= 1 and memory_limit is None:
         for m in items:
             yield m if isinstance(m, CheckFailure) else check_one(m, sizes, debug, False)
         return
-    yield from _pooled(items, sizes, debug, workers)
+    yield from _pooled(items, sizes, debug, max(workers, 1), ordered, memory_limit)
 
 
-def _pooled(
-    items: Sequence[str | CheckFailure], sizes: Any, debug: bool, workers: int
-) -> Iterator[Report | CheckFailure]:
+def _limit_memory(limit: int | None) -> None:
+    """A worker's initializer: its address space capped, so that a model too large fails alone."""
+    if limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _context() -> Any:
     import multiprocessing
 
     # forkserver: a fresh process forked from a clean server with bcast's checker imported once, never a
@@ -190,16 +213,102 @@ def _pooled(
     context = multiprocessing.get_context(method)
     if method == "forkserver":
         context.set_forkserver_preload(["bcast.check.checker"])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures: list[Future[Report | CheckFailure] | CheckFailure] = [
-            m if isinstance(m, CheckFailure) else pool.submit(check_one, m, sizes, debug, False) for m in items
-        ]
-        for path, f in zip(items, futures, strict=True):
-            if isinstance(f, CheckFailure):
-                yield f
-                continue
+    return context
+
+
+def _pooled(
+    items: Sequence[str | CheckFailure],
+    sizes: Any,
+    debug: bool,
+    workers: int,
+    ordered: bool,
+    memory_limit: int | None,
+) -> Iterator[Report | CheckFailure]:
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = _context()
+    done: dict[int, Report | CheckFailure] = {}
+    lost: list[int] = []  # models whose worker died under them (or under a neighbour): checked again alone
+    nxt = 0  # the next index to yield, in order
+
+    def ready() -> Iterator[Report | CheckFailure]:
+        nonlocal nxt
+        while nxt < len(items) and nxt in done:
+            yield done.pop(nxt)
+            nxt += 1
+
+    for i, m in enumerate(items):
+        if isinstance(m, CheckFailure):
+            done[i] = m
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_limit_memory, initargs=(memory_limit,)) as pool:
+        futures: dict[Future[Report | CheckFailure], int] = {
+            pool.submit(check_one, m, sizes, debug, False): i for i, m in enumerate(items) if isinstance(m, str)
+        }
+        if ordered:
+            yield from ready()
+        for f in as_completed(futures):
+            i = futures[f]
             try:
-                yield f.result()
-            except Exception as e:  # the worker died (killed, out of memory): this model's failure only
-                what = f"{type(e).__name__}: {show(e, 300)}" if str(e) else type(e).__name__
-                yield CheckFailure(str(path), f"the worker checking {path_text(str(path))} stopped: {what}", 3)
+                r = f.result()
+            except BrokenProcessPool:
+                lost.append(i)
+                continue
+            if ordered:
+                done[i] = r
+                yield from ready()
+            else:
+                yield r
+    for i in sorted(lost):  # each alone in a fresh worker: only the model that kills it again is reported
+        path = str(items[i])
+        with ProcessPoolExecutor(1, mp_context=context, initializer=_limit_memory, initargs=(memory_limit,)) as one:
+            try:
+                r = one.submit(check_one, path, sizes, debug, False).result()
+            except BrokenProcessPool:
+                r = CheckFailure(
+                    path, f"the worker checking {path_text(path)} died (killed by the system: out of memory?)", 2
+                )
+        if ordered:
+            done[i] = r
+            yield from ready()
+        else:
+            yield r
+    if ordered:
+        yield from ready()
+
+
+def _on_cluster(
+    items: Sequence[str | CheckFailure], sizes: Any, debug: bool, ordered: bool, client: Any
+) -> Iterator[Report | CheckFailure]:
+    """The models checked as tasks of a Dask cluster (``client``: a ``distributed.Client``)."""
+    try:
+        from distributed import as_completed
+    except ImportError:  # pragma: no cover - a client without distributed cannot exist
+        raise ImportError('check_many(client=...) needs dask.distributed: pip install "bcast[dask]"') from None
+    paths = [m for m in items if isinstance(m, str)]
+    # a worker runs elsewhere, in its own folder: it is given absolute paths, and the reports name the models
+    # as they were given
+    futures = client.map(
+        check_one, [os.path.abspath(p) for p in paths], sizes=sizes, debug=debug, strict=False, pure=False
+    )
+    by_path = iter(futures)
+    if ordered:
+        for m in items:
+            yield m if isinstance(m, CheckFailure) else _cluster_result(next(by_path), m)
+        return
+    yield from (m for m in items if isinstance(m, CheckFailure))
+    index = {f.key: p for f, p in zip(futures, paths, strict=True)}
+    for f in as_completed(futures):  # type: ignore[no-untyped-call]
+        yield _cluster_result(f, index[f.key])
+
+
+def _cluster_result(future: Any, path: str) -> Report | CheckFailure:
+    try:
+        result: Report | CheckFailure = future.result()
+    except Exception as e:  # the task failed on its worker (a worker lost): this model's failure only
+        what = f"{type(e).__name__}: {show(e, 300)}" if str(e) else type(e).__name__
+        return CheckFailure(path, f"the cluster could not check {path_text(path)}: {what}", 3)
+    if isinstance(result, Report):
+        result.model = path
+        return result
+    return CheckFailure(path, result.message, result.status)
