@@ -334,3 +334,38 @@ def test_a_dask_cluster_gives_the_same_reports(tree: Path) -> None:
         address = cl.scheduler_address
         r = run(["models", "--scheduler", address, "--json"], tree)
     assert r.returncode == 1 and json.loads(r.stdout)["summary"]["models"] == 4
+
+
+# -- accepting one finding, lists in the API, hostile trees -------------------------------------------------------
+
+
+def test_one_finding_is_accepted_at_its_node_with_a_reason(tree: Path) -> None:
+    (tree / "bcast.toml").write_text(
+        '[[accept]]\nmodel = "models/a.onnx"\nnode = "gate"\ncode = "BC102"\nreason = "batch 1 or 4 by design"\n'
+    )
+    doc = json.loads(run(["models/a.onnx", "models/sub/b.onnx", "--json"], tree).stdout)
+    a, b = doc["models"]
+    assert [p["node"] for p in a["problems"]] == ["add_mask", "add_pos"] and a["summary"]["suppressed"] == 1
+    assert len(b["problems"]) == 3  # another model: nothing accepted there
+    (tree / "bcast.toml").write_text('[[accept]]\nnode = "gate"\n')
+    r = run(["models/a.onnx"], tree)
+    assert r.returncode == 2 and "needs a node and a reason" in r.stderr
+
+
+def test_check_takes_a_list_and_says_ok() -> None:
+    onnx = pytest.importorskip("onnx", reason="an onnx.ModelProto is one of the forms", exc_type=ImportError)
+    proto = onnx.load(str(CLEAN))
+    got = check([sample_model_path(), proto, Path(sample_model_path()).read_bytes(), "no/such.onnx"])
+    assert [type(r).__name__ for r in got] == ["Report", "Report", "Report", "CheckFailure"]
+    assert [bool(r) for r in got] == [False, True, False, False]
+    assert got[1].ok and not got[0].ok and "add_mask" in str(got[0])
+
+
+def test_a_symlink_loop_and_a_fifo_among_the_models(tree: Path) -> None:
+    (tree / "models" / "sub" / "loop").symlink_to("..")  # a folder that contains itself
+    os.mkfifo(tree / "models" / "pipe.onnx")  # no reader ever writes to it
+    found = model_paths([str(tree / "models")])
+    assert str(tree / "models" / "pipe.onnx") in found and len(found) == 5
+    r = run(["models", "models/**/*.onnx", "--quiet"], tree)
+    assert r.returncode == 2 and "is a FIFO" in r.stderr, r.stderr
+    assert "checked 5 models: 2 clean, 2 with problems, 1 not checked" in r.stdout

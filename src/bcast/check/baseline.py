@@ -102,15 +102,21 @@ def apply_gate(
     ignore: Sequence[str] = (),
     accepted: Counter[tuple[str, str]] | None = None,
     baseline_dir: str | None = None,
+    nodes: Sequence[tuple[str, str]] = (),
 ) -> Report:
     """``report`` without the findings of rules not selected (``select``/``ignore``: codes, prefixes, kinds,
-    ``ALL``) and those ``accepted`` by a baseline kept in ``baseline_dir``; they move to ``suppressed``."""
+    ``ALL``), those ``accepted`` by a baseline kept in ``baseline_dir``, and those at a node that ``nodes``
+    accepts (``(node, code)`` pairs, a code being a code, a prefix, a kind or ``ALL``); they move to
+    ``suppressed``."""
     keep = selection(select, ignore)
     left = Counter(accepted or {})
     base = baseline_dir or os.getcwd()
+    at = [(node, selection([code])) for node, code in nodes]
 
     def drop(p: Problem) -> bool:
         if not keep(p.kind):
+            return True
+        if any(p.node == node and chosen(p.kind) for node, chosen in at):
             return True
         if left:
             key = _key(p, report.model, base)
@@ -119,7 +125,7 @@ def apply_gate(
                 return True
         return False
 
-    return report.without(drop) if (select is not None or ignore or left) else report
+    return report.without(drop) if (select is not None or ignore or left or at) else report
 
 
 def gate(
@@ -127,6 +133,9 @@ def gate(
     ignore: Sequence[str],
     accepted: Counter[tuple[str, str]] | None,
     baseline_dir: str | None,
+    nodes: Sequence[tuple[str, str]] = (),
 ) -> Callable[[Report], Report]:
     """:func:`apply_gate` with these settings, for every report of a run."""
-    return lambda r: apply_gate(r, select=select, ignore=ignore, accepted=accepted, baseline_dir=baseline_dir)
+    return lambda r: apply_gate(
+        r, select=select, ignore=ignore, accepted=accepted, baseline_dir=baseline_dir, nodes=nodes
+    )

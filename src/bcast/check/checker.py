@@ -16,12 +16,13 @@ An OpenVINO IR (an ``.xml`` path) is checked by :func:`~bcast.check.ir_model.che
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, overload
 
-from ..files import model_source
+from ..files import CheckInputError, model_source
 from ..graph.sizes import SizesLike, read_sizes
 from ..onnx.graph_read import onnx_arity, onnx_fallback
 from ..onnx.reader import read_onnx
+from .failure import CheckFailure
 from .ir_model import check_ir
 from .pipeline import Progress, check_graph, read_graph
 from .report import Problem, Report
@@ -34,6 +35,18 @@ def sample_model_path() -> str:
     return os.path.join(os.path.dirname(__file__), "data", "sample.onnx")
 
 
+@overload
+def check(
+    model: list[Any] | tuple[Any, ...],
+    *,
+    dims: SizesLike = None,
+    progress: Progress | None = None,
+    debug: bool = False,
+    strict_dims: bool = True,
+) -> list[Report | CheckFailure]: ...
+
+
+@overload
 def check(
     model: Any,
     *,
@@ -41,12 +54,24 @@ def check(
     progress: Progress | None = None,
     debug: bool = False,
     strict_dims: bool = True,
-) -> Report:
+) -> Report: ...
+
+
+def check(
+    model: Any,
+    *,
+    dims: SizesLike = None,
+    progress: Progress | None = None,
+    debug: bool = False,
+    strict_dims: bool = True,
+) -> Report | list[Report | CheckFailure]:
     """Check an ONNX model or an OpenVINO IR for broadcasting bugs, reading shapes, never weights.
 
     ``model`` is a path (an ``.onnx`` file, or an IR's ``.xml`` with its ``.bin`` beside it), the
     bytes of an ONNX model, an ``onnx.ModelProto`` or an ``openvino.Model`` (saved as an IR to a
-    temporary folder, and checked there). ``progress(phase, done, total)``, when
+    temporary folder, and checked there); or a list of these, checked one after the other: a list of
+    their reports, a model that cannot be read being a :class:`~bcast.check.failure.CheckFailure` in
+    its place (:func:`bcast.check.check_many` checks many paths in parallel). ``progress(phase, done, total)``, when
     given, is called as the check goes ("read", "propagate", "check"). ``debug`` lets an error
     inside a shape function propagate instead of being reported as a node left unchecked.
     ``dims`` gives the model's symbols sizes (``{"S": 128}``) or ranges (``{"S": "1..512"}``, ``(1, 512)``,
@@ -61,6 +86,8 @@ def check(
     and :mod:`bcast.openvino.ir_read`).
     """
     sizes = read_sizes(dims)
+    if isinstance(model, (list, tuple)):
+        return [_one_of_many(m, sizes, debug) for m in model]
     source = model_source(model, "check")
     if source.kind == "openvino":
         return _check_ov_model(source.value, source.name, sizes, progress, debug, strict_dims)
@@ -93,4 +120,16 @@ def _check_ov_model(model: Any, name: str, sizes: Any, progress: Progress | None
         openvino.save_model(model, xml, compress_to_fp16=False)
         report = check_ir(xml, dims=sizes, progress=progress, debug=debug, strict=strict)
     report.model = name
+    return report
+
+
+def _one_of_many(model: Any, sizes: Any, debug: bool) -> Report | CheckFailure:
+    """One model of a list given to :func:`check`: its report, or why it could not be checked."""
+    from ..graph.sizes import SizesError
+
+    name = model if isinstance(model, str) else getattr(model, "name", None) or type(model).__name__
+    try:
+        report: Report = check(model, dims=sizes, debug=debug, strict_dims=False)
+    except (CheckInputError, SizesError) as e:
+        return CheckFailure(str(name), f"cannot read the model: {e}", 2)
     return report

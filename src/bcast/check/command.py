@@ -100,9 +100,10 @@ class _Run:
     colour: str
     fail_on: str
     sizes: Any
-    keep: Callable[[Report, tuple[str, ...]], Report]
+    keep: Callable[[Report, tuple[str, ...], tuple[tuple[str, str], ...]], Report]
     excluded: Callable[[str], bool] | None
     ignored_at: Callable[[str], tuple[str, ...]]
+    accepted_at: Callable[[str], tuple[tuple[str, str], ...]]
     jobs: int | None
     outcomes: list[Report | CheckFailure] = field(default_factory=list)
 
@@ -197,7 +198,7 @@ def _consume(
     status = 0
     for r in runs:
         if isinstance(r, Report):
-            r = run.keep(r, run.ignored_at(r.model))
+            r = run.keep(r, run.ignored_at(r.model), run.accepted_at(r.model))
         run.outcomes.append(r)
         if isinstance(r, CheckFailure):
             status = max(status, r.status)
@@ -258,8 +259,8 @@ def _prepare(
             raise _RefusedError(str(e)) from None
     base_dir = os.path.dirname(os.path.abspath(baseline)) if baseline else None
 
-    def keep(r: Report, ignored: tuple[str, ...]) -> Report:
-        return gate(chosen, [*dropped, *ignored], accepted, base_dir)(r)
+    def keep(r: Report, ignored: tuple[str, ...], nodes: tuple[tuple[str, str], ...]) -> Report:
+        return gate(chosen, [*dropped, *ignored], accepted, base_dir, nodes)(r)
 
     return _Run(
         fmt,
@@ -270,6 +271,7 @@ def _prepare(
         keep,
         settings.excluded if settings.exclude else None,
         settings.ignored_at,
+        settings.accepted_at,
         jobs or settings.jobs,
     )
 

@@ -21,6 +21,11 @@ override the file's.
     batch = 8
     [tool.bcast.per-file-ignores]    # a glob of model paths: the codes ignored there
     "legacy/*.onnx" = ["BC102"]
+    [[tool.bcast.accept]]            # one finding accepted, at one node, with the reason
+    model = "exports/llama*.onnx"    # a glob of model paths (default: every model)
+    node = "/model/layers.0/Add"     # the node where it shows
+    code = "BC102"                   # its code, a prefix or a kind (default: any)
+    reason = "the mask is built for batch 1 only; tracked in the export script"
 
 Every key is checked: an unknown one, or a value of the wrong type, is a :class:`ConfigError` (a
 ``ValueError``) naming the file and the key, and the command exits 2.
@@ -65,6 +70,8 @@ class Config:
     exclude: tuple[str, ...] = ()
     dims: dict[str, object] = field(default_factory=dict)
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: findings accepted one by one: (model glob, node, code or kind or prefix, reason)
+    accept: tuple[tuple[str, str, str, str], ...] = ()
 
     @property
     def root(self) -> str:
@@ -79,6 +86,15 @@ class Config:
             if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(model), pattern):
                 out.extend(codes)
         return tuple(out)
+
+    def accepted_at(self, model: str) -> tuple[tuple[str, str], ...]:
+        """The (node, code) pairs ``accept`` entries accept in the model at ``model``."""
+        rel = _relative(model, self.root)
+        return tuple(
+            (node, code)
+            for pattern, node, code, _ in self.accept
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(model), pattern)
+        )
 
     def excluded(self, model: str) -> bool:
         """Whether ``exclude`` leaves the model at ``model`` out of what a folder or a glob yields."""
@@ -139,7 +155,8 @@ def _read_toml(path: str) -> dict[str, Any]:
     return data
 
 
-_KEYS = ("select", "ignore", "fail-on", "jobs", "baseline", "exclude", "dims", "per-file-ignores")
+_KEYS = ("select", "ignore", "fail-on", "jobs", "baseline", "exclude", "dims", "per-file-ignores", "accept")
+_ACCEPT_KEYS = ("model", "node", "code", "reason")
 
 
 def load_config(path: str) -> Config:
@@ -177,6 +194,7 @@ def load_config(path: str) -> Config:
     if not isinstance(pfi, dict):
         raise ConfigError(f"{name}: per-file-ignores is a table of globs, each a list of codes")
     per_file = tuple((str(g), _codes(pfi, g, name, what=f"per-file-ignores {g!r}") or ()) for g in pfi)
+    accept = _accept(table.get("accept", []), name)
     return Config(
         path=os.path.abspath(path),
         select=select,
@@ -187,7 +205,36 @@ def load_config(path: str) -> Config:
         exclude=exclude,
         dims=dict(dims),
         per_file_ignores=per_file,
+        accept=accept,
     )
+
+
+def _accept(entries: Any, name: str) -> tuple[tuple[str, str, str, str], ...]:
+    """``accept`` entries, each checked: a node, a reason, and optionally a model glob and a code."""
+    if not isinstance(entries, list):
+        raise ConfigError(f"{name}: accept is a list of tables ([[tool.bcast.accept]]: node, reason, model, code)")
+    out = []
+    for k, e in enumerate(entries):
+        where = f"accept entry {k + 1}"
+        if not isinstance(e, dict):
+            raise ConfigError(f"{name}: {where} is not a table")
+        unknown = sorted(set(e) - set(_ACCEPT_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"{name}: unknown key {show(unknown[0], 60)!r} in {where}; the keys are node, reason, model, code"
+            )
+        for key in _ACCEPT_KEYS:
+            if key in e and not isinstance(e[key], str):
+                raise ConfigError(f"{name}: {where}: {key} is a string")
+        if not e.get("node") or not e.get("reason", "").strip():
+            raise ConfigError(f"{name}: {where} needs a node and a reason (why the finding is accepted)")
+        code = e.get("code", "ALL")
+        try:
+            selection(select=[code])
+        except BroadcastError as err:
+            raise ConfigError(f"{name}: {where}: {err}") from None
+        out.append((e.get("model", "*"), e["node"], code, e["reason"]))
+    return tuple(out)
 
 
 def _strings(table: Mapping[str, Any], key: str, name: str, *, what: str | None = None) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ results: the others are still checked.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import sys
@@ -94,7 +95,7 @@ def model_paths(targets: Iterable[str], *, exclude: Callable[[str], bool] | None
             for p in got:
                 add(p)
         elif any(m in t for m in _MAGIC) and not os.path.lexists(t):
-            matches = sorted(glob.glob(t, recursive=True))
+            matches = _glob(t)
             got = []
             for m in matches:
                 if os.path.isdir(m):
@@ -110,6 +111,30 @@ def model_paths(targets: Iterable[str], *, exclude: Callable[[str], bool] | None
         else:
             add(t)
     return out
+
+
+def _glob(pattern: str) -> list[str]:
+    """The paths ``pattern`` matches, sorted. ``**`` matches any folders, none included, found by a walk that
+    follows no symbolic link (a link that loops back cannot make it run forever); without ``**`` it is
+    :func:`glob.glob`'s."""
+    if "**" not in pattern:
+        return sorted(glob.glob(pattern))
+    parts = pattern.split(os.sep)
+    fixed = next(k for k, p in enumerate(parts) if any(m in p for m in _MAGIC))
+    base = os.sep.join(parts[:fixed]) or (os.sep if pattern.startswith(os.sep) else ".")
+    # `**/` stands for any folders, none included: a/**/b.onnx matches a/b.onnx too
+    shapes = {pattern, pattern.replace("**" + os.sep, "")}
+    found: list[str] = []
+    for root, dirs, files in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED)
+        for name in [*dirs, *files]:
+            path = os.path.join(root, name)
+            shown = os.path.normpath(path) if base == "." and not pattern.startswith("." + os.sep) else path
+            if any(fnmatch.fnmatch(shown, p) for p in shapes):
+                found.append(shown)
+                if len(found) > MAX_MODELS:
+                    raise CheckInputError(f"{path_text(pattern)} matches more than {MAX_MODELS:,} paths")
+    return sorted(found)
 
 
 def check_one(path: str, sizes: Any, debug: bool, strict: bool = True) -> Report | CheckFailure:

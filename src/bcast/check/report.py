@@ -368,6 +368,11 @@ class Report:
         out._group()
         return out
 
+    @property
+    def ok(self) -> bool:
+        """The same as :attr:`clean`: ``assert report.ok, report`` in a test shows the report when it fails."""
+        return self.clean
+
     def __bool__(self) -> bool:
         """Whether the model is clean (no error, no warning): ``assert check(model)`` in a test fails on a
         model with problems, and its message is the report."""
