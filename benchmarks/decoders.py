@@ -11,7 +11,9 @@ whose dims have no names, each input's batch is a symbol of its own and the laye
 linear or not.
 
 Weights are tiny (``hidden`` 16 by default): these models are about shapes, and the weights are
-random. Nothing is downloaded.
+random. Nothing is downloaded. At a real size (``hidden`` 8192), :func:`write_decoder` points every
+weight into an external data file made sparse with ``truncate``: its references are valid (offsets
+and lengths inside the file) while nothing big is written or read.
 
 >>> model = decoder_onnx(2)
 >>> len(model.graph.node) > 60, [i.name for i in model.graph.input][:3]
@@ -25,11 +27,24 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["decoder_ir", "decoder_onnx"]
+__all__ = ["decoder_ir", "decoder_onnx", "write_decoder"]
 
 
-def decoder_onnx(layers: int, *, hidden: int = 16, heads: int = 4, kv_heads: int = 2, vocab: int = 32) -> Any:
-    """An ONNX decoder of ``layers`` layers with symbolic ``batch``, ``seq`` and ``past`` dims."""
+def decoder_onnx(
+    layers: int,
+    *,
+    hidden: int = 16,
+    heads: int = 4,
+    kv_heads: int = 2,
+    vocab: int = 32,
+    external_data: str | None = None,
+) -> Any:
+    """An ONNX decoder of ``layers`` layers with symbolic ``batch``, ``seq`` and ``past`` dims.
+
+    With ``external_data`` (a file name, relative to the model's folder) the weight matrices are not
+    generated: each is an ``EXTERNAL`` reference to its own range of that file, one after the other;
+    the model's ``metadata_props`` entry ``external_bytes`` says how long the file must be.
+    """
     from onnx import TensorProto, helper, numpy_helper
 
     head = hidden // heads
@@ -45,8 +60,21 @@ def decoder_onnx(layers: int, *, hidden: int = 16, heads: int = 4, kv_heads: int
         nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
         return name
 
+    offset = 0
+
     def weight(name: str, *shape: int) -> str:
-        return init(name, (rng.standard_normal(shape) * 0.02).astype(np.float32))
+        nonlocal offset
+        if external_data is None:
+            return init(name, (rng.standard_normal(shape) * 0.02).astype(np.float32))
+        length = int(np.prod(shape)) * 4
+        t = TensorProto(name=name, dims=list(shape), data_type=TensorProto.FLOAT)
+        t.data_location = TensorProto.EXTERNAL
+        for key, val in (("location", external_data), ("offset", str(offset)), ("length", str(length))):
+            entry = t.external_data.add()
+            entry.key, entry.value = key, val
+        offset += length
+        inits.append(t)
+        return name
 
     def ints(name: str, values: list[int]) -> str:
         return init(name, np.array(values, np.int64))
@@ -150,7 +178,30 @@ def decoder_onnx(layers: int, *, hidden: int = 16, heads: int = 4, kv_heads: int
     logits = node("MatMul", [x, weight("lm_head", hidden, vocab)], "logits")
     graph_outputs.insert(0, helper.make_tensor_value_info(logits, TensorProto.FLOAT, ["batch", "seq", vocab]))
     graph = helper.make_graph(nodes, f"decoder_{layers}", graph_inputs, graph_outputs, inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    if external_data is not None:
+        helper.set_model_props(model, {"external_bytes": str(offset)})
+    return model
+
+
+def write_decoder(layers: int, directory: str | os.PathLike[str], **sizes: int) -> str:
+    """A decoder saved as ``decoder_{layers}.onnx`` in ``directory``, its weights in a sparse external data file.
+
+    The data file is made as long as the references need with ``truncate`` (a hole: no block is
+    written), so a model of 80 layers at ``hidden=8192`` (about 48 GB of weights) costs nothing on disk
+    and every reference to it is valid. Returns the model's path.
+    """
+    import onnx
+
+    os.makedirs(directory, exist_ok=True)
+    data = f"decoder_{layers}.weights"
+    model = decoder_onnx(layers, external_data=data, **sizes)
+    size = int(next(p.value for p in model.metadata_props if p.key == "external_bytes"))
+    with open(os.path.join(directory, data), "wb") as f:
+        f.truncate(size)
+    path = os.path.join(directory, f"decoder_{layers}.onnx")
+    onnx.save(model, path)
+    return path
 
 
 def decoder_ir(layers: int, directory: str | os.PathLike[str], **sizes: int) -> str:

@@ -9,7 +9,9 @@ root causes, chains, constraints), the problems found before propagation (``extr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 from ..constraints import Constraint
@@ -29,11 +31,30 @@ Progress = Callable[[str, int, int], None]
 _T = TypeVar("_T")
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector held off while a model is read or checked.
+
+    Reading and propagating a large graph makes millions of small objects that all stay alive (the
+    nodes, their values, the expressions): each full collection walks all of them, to free nothing,
+    and takes a third of the time of a graph of 20,000 nodes. What is freed by reference counting is
+    freed as before; the collector runs again afterwards (if it ran before).
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def read_graph(read: Callable[[], _T], progress: Progress | None = None) -> _T:
     """``read()`` (a reader, on a model), reported to ``progress`` as the "read" phase."""
     if progress is not None:
         progress("read", 0, 1)
-    out = read()
+    with _no_cycle_collection():
+        out = read()
     if progress is not None:
         progress("read", 1, 1)
     return out
@@ -65,7 +86,23 @@ def check_graph(
     a name the model does not have is a :class:`CheckInputError`, or with ``strict`` false left out (settings
     shared by many models name the dims of each).
     """
+    with _no_cycle_collection():
+        return _check_graph(graph, fallback, name, fmt, extra, progress, debug, arity, set_apart, sizes, strict)
 
+
+def _check_graph(
+    graph: Graph,
+    fallback: Fallback | None,
+    name: str,
+    fmt: str,
+    extra: Sequence[Problem],
+    progress: Progress | None,
+    debug: bool,
+    arity: Arity | None,
+    set_apart: Callable[[Result], tuple[Result, list[Problem]]] | None,
+    sizes: Sizes | None,
+    strict: bool,
+) -> Report:
     def step(done: int, total: int) -> None:
         if progress is not None:
             progress("propagate", done, total)

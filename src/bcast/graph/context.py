@@ -132,6 +132,12 @@ class Ctx:
     #: the length limits noted so far: each (length, table size) of a limit
     _limits: set[tuple[tuple[str, int], ...]] = field(default_factory=set)
     _seen_constraints: set[tuple[Any, ...]] = field(default_factory=set)
+    #: what the rules said of operands' shapes (the dims as rules see them, and the constraints or the error),
+    #: by mode, axis and the shapes: a wide graph broadcasts the same few shapes at thousands of nodes, and
+    #: the rules are pure functions of them (the names they see are registered the first time)
+    _plans: dict[tuple[Any, ...], tuple[tuple[Shape, ...], list[Constraint]] | BroadcastError] = field(
+        default_factory=dict
+    )
 
     # -- symbols -------------------------------------------------------------------------------
     def fresh(self, hint: str, *, free: bool = False, unnamed_input: tuple[str, int] | None = None) -> Expr:
@@ -413,25 +419,38 @@ class Ctx:
         self.records.append(record)
         if any(s is None for s in shapes):
             return None
-        try:
-            parsed = tuple(self.shape(s) for s in shapes)
-            if mode == "numpy":
-                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
-                cons = list(ep.constraints)
-            elif mode == "same":
-                for s in parsed[1:]:
-                    make_plan(s, parsed[0], "none")
-                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
-                cons = list(ep.constraints)
-            else:  # pdpd, legacy, none: B into A
-                cons = list(make_plan(parsed[1], parsed[0], mode, axis=axis).constraints)
-        except BroadcastError as e:
-            self._broadcast_error(node, e, ins, right_aligned=mode in ("numpy", "same"))
+        key = (mode, axis, *(tuple(s) for s in shapes if s is not None))
+        planned = self._plans.get(key)
+        if planned is None:
+            planned = self._plans[key] = self._plan(mode, axis, shapes)
+        if isinstance(planned, BroadcastError):
+            self._broadcast_error(node, planned, ins, right_aligned=mode in ("numpy", "same"))
             return None
+        parsed, cons = planned
         out = _elementwise_dims([s for s in shapes if s is not None]) if mode in ("numpy", "same") else shapes[0]
         self._constraints(node, cons, ins, parsed, right_aligned=True)
         record.output = out
         return out
+
+    def _plan(
+        self, mode: str, axis: int, shapes: Sequence[Dims | None]
+    ) -> tuple[tuple[Shape, ...], list[Constraint]] | BroadcastError:
+        """What :meth:`broadcast`'s rule says of ``shapes``: the shapes as the rules see them and the
+        constraints, or the error."""
+        try:
+            parsed = tuple(self.shape(s) for s in shapes)
+            if mode == "numpy":
+                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
+                return parsed, list(ep.constraints)
+            if mode == "same":
+                for s in parsed[1:]:
+                    make_plan(s, parsed[0], "none")
+                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
+                return parsed, list(ep.constraints)
+            # pdpd, legacy, none: B into A
+            return parsed, list(make_plan(parsed[1], parsed[0], mode, axis=axis).constraints)
+        except BroadcastError as e:
+            return e
 
     def broadcast_into(
         self,
@@ -452,14 +471,21 @@ class Ctx:
         if data.shape is None or target is None:
             return None
         tv = target_value or Value(None, target)
-        try:
-            d, t = self.shape(data.shape), self.shape(target)
-            p = make_plan(d, t, mode)
-        except BroadcastError as e:
-            self._broadcast_error(node, e, [data, tv], right_aligned=True)
+        key = ("into", mode, tuple(data.shape), tuple(target))
+        planned = self._plans.get(key)
+        if planned is None:
+            try:
+                d, t = self.shape(data.shape), self.shape(target)
+                planned = ((d, t), list(make_plan(d, t, mode).constraints))
+            except BroadcastError as e:
+                planned = e
+            self._plans[key] = planned
+        if isinstance(planned, BroadcastError):
+            self._broadcast_error(node, planned, [data, tv], right_aligned=True)
             return None
+        parsed, cons = planned
         out = _elementwise_dims([data.shape, target]) if mode == "bidirectional" else target
-        self._constraints(node, list(p.constraints), [data, tv], (d, t), right_aligned=True)
+        self._constraints(node, cons, [data, tv], parsed, right_aligned=True)
         record.output = out
         return out
 

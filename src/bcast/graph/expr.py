@@ -41,17 +41,31 @@ MAX_DEGREE = 6
 MAX_ATOM_CHARS = 200
 
 
+_set = object.__setattr__
+
+
 class Expr:
     """An integer polynomial over atoms, in normal form. Immutable and hashable."""
 
-    __slots__ = ("_hash", "terms")
+    __slots__ = ("_hash", "_text", "terms", "value")
 
     terms: Terms
     _hash: int
+    #: the integer this is, or ``None`` when it holds a symbol: a slot, not a property, as propagation asks
+    #: it of every dim it meets
+    value: int | None
+    _text: str | None
 
     def __init__(self, terms: Terms) -> None:
-        object.__setattr__(self, "terms", terms)
-        object.__setattr__(self, "_hash", hash(terms))
+        _set(self, "terms", terms)
+        _set(self, "_hash", hash(terms))
+        if not terms:
+            _set(self, "value", 0)
+        elif len(terms) == 1 and not terms[0][0]:
+            _set(self, "value", terms[0][1])
+        else:
+            _set(self, "value", None)
+        _set(self, "_text", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Expr is immutable")
@@ -75,15 +89,6 @@ class Expr:
         return Expr(tuple(items))
 
     # -- facts -----------------------------------------------------------------------------
-    @property
-    def value(self) -> int | None:
-        """The integer this is, or ``None`` when it holds a symbol."""
-        if not self.terms:
-            return 0
-        if len(self.terms) == 1 and not self.terms[0][0]:
-            return self.terms[0][1]
-        return None
-
     @property
     def is_const(self) -> bool:
         return self.value is not None
@@ -329,6 +334,14 @@ class Expr:
         return self._hash
 
     def __str__(self) -> str:
+        # the text is asked for again and again (the rules' names, the report): made once
+        text = self._text
+        if text is None:
+            text = self._render()
+            _set(self, "_text", text)
+        return text
+
+    def _render(self) -> str:
         if not self.terms:
             return "0"
         out = ""

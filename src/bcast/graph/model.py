@@ -17,7 +17,7 @@ __all__ = ["Declared", "Graph", "Node", "Origin", "Value"]
 Dims = tuple[Expr, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Origin:
     """Where a dim (or an element of a shape value) was first made: a node, an initializer or an input."""
 
@@ -26,7 +26,7 @@ class Origin:
     kind: str = "node"  # "node", "initializer", "input"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Value:
     """What propagation knows of one tensor.
 
@@ -76,7 +76,7 @@ class Value:
 UNKNOWN = Value(None, None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Declared:
     """A type as a file states it (graph input, output or value_info, IR port): evidence, not truth.
 

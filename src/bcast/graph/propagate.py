@@ -20,8 +20,9 @@ from typing import Any
 from ..dims import Tri
 from .context import BroadcastRecord, Ctx, Finding, ShapeError
 from .expr import Expr
-from .model import Declared, Graph, Node, Origin, Value
+from .model import UNKNOWN, Declared, Graph, Node, Origin, Value
 from .ops import SHAPES
+from .ops._base import ShapeFn
 
 __all__ = ["Fallback", "Result", "Stop", "propagate"]
 
@@ -87,36 +88,48 @@ def propagate(
     bent: set[str] = set()  # nodes downstream of a finding (or with one)
     consumers: dict[str, list[Node]] = {}
     total = len(graph.nodes)
+    declared = graph.declared
+    findings = ctx.findings
+    shape_fns: dict[tuple[str, str], ShapeFn | None] = {}  # each op's shape function, looked up once
     for i, node in enumerate(graph.nodes):
         if progress is not None and i % 64 == 0:
             progress(i, total)
+        ins: list[Value | None] = []
         for name in node.inputs:
             if name:
                 consumers.setdefault(name, []).append(node)
-        ins: list[Value | None] = [vals.get(n, Value(None, None)) if n else None for n in node.inputs]
+                ins.append(vals.get(name, UNKNOWN))
+            else:
+                ins.append(None)
         ctx.node = node
         ctx.values, ctx.fallback = vals, fallback
-        before = len(ctx.findings)
-        after = next((taint[n] for n in node.inputs if n in taint), None)
+        before = len(findings)
+        after = next((taint[n] for n in node.inputs if n in taint), None) if taint else None
         if arity is not None and not _arity_ok(node, arity, ctx):
             outs: list[Value] = []
             stop: Stop | None = None
         else:
-            outs, stop = _run(node, ins, ctx, fallback, debug)
+            op_key = (node.domain, node.op)
+            if op_key not in shape_fns:
+                shape_fns[op_key] = _shape_fn(node)
+            outs, stop = _run(node, ins, ctx, fallback, debug, shape_fns[op_key])
         if stop is not None:
             stops.append(stop)
-        inherited = _stop_of(node, ins, lost_at)
-        after = _consequences(ctx.findings, before, after, bent)
-        if after is not None:
-            bent.add(node.name)
+        inherited = _stop_of(node, ins, lost_at) if lost_at else None
+        if after is not None or len(findings) > before:
+            after = _consequences(findings, before, after, bent)
+            if after is not None:
+                bent.add(node.name)
         for k, name in enumerate(node.outputs):
             if not name:
                 continue
             if after is not None:
                 taint[name] = after
-            v = outs[k] if k < len(outs) else Value(None, None)
+            v = outs[k] if k < len(outs) else UNKNOWN
             v = _with_origins(node, ins, v)
-            v = _against_declared(node, name, v, graph.declared.get(name), ctx)
+            stated = declared.get(name)
+            if stated is not None:  # most tensors have no annotation to compare with
+                v = _against_declared(node, name, v, stated, ctx)
             vals[name] = v
             if v.shape is None:
                 if stop is not None:
@@ -203,12 +216,17 @@ def _input_value(name: str, decl: Declared, ctx: Ctx, graph: Graph) -> Value:
     return Value(decl.dtype, tuple(dims), None, (o,) * len(dims))
 
 
-def _run(
-    node: Node, ins: list[Value | None], ctx: Ctx, fallback: Fallback | None, debug: bool
-) -> tuple[list[Value], Stop | None]:
+def _shape_fn(node: Node) -> ShapeFn | None:
+    """The shape function of the node's op and domain, ``None`` when bcast has none."""
     key = f"{node.domain}:{node.op}" if node.domain not in ("", "ai.onnx") else node.op
-    fn = SHAPES.get(key) or (SHAPES.get(node.op) if node.domain in ("", "ai.onnx", "com.microsoft") else None)
-    function = ctx.graph.functions.get((node.domain, node.op))
+    return SHAPES.get(key) or (SHAPES.get(node.op) if node.domain in ("", "ai.onnx", "com.microsoft") else None)
+
+
+def _run(
+    node: Node, ins: list[Value | None], ctx: Ctx, fallback: Fallback | None, debug: bool, fn: ShapeFn | None
+) -> tuple[list[Value], Stop | None]:
+    functions = ctx.graph.functions
+    function = functions.get((node.domain, node.op)) if functions else None
     try:
         if function is not None:
             return _call(function, node, ins, ctx, fallback, debug), None

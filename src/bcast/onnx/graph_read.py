@@ -314,10 +314,14 @@ def onnx_arity(graph: Graph) -> Callable[[Node], tuple[int, int] | None]:
     onnx's schemas (:func:`bcast.onnx.arity.lookup`); ``None`` for an op of another domain, or one ONNX does
     not define at that opset."""
     opset = graph.opset("")
+    known: dict[str, tuple[int, int] | None] = {}  # by op: a graph asks of the same few ops again and again
 
     def arity(node: Node) -> tuple[int, int] | None:
         if node.domain not in ("", "ai.onnx"):
             return None
-        return _arity.lookup(node.op, opset)
+        op = node.op
+        if op not in known:
+            known[op] = _arity.lookup(op, opset)
+        return known[op]
 
     return arity

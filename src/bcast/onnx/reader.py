@@ -348,23 +348,39 @@ def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int
     twice = structure.faults.get("twice")
     uses_default = False
     for i, node in enumerate(nodes):
-        label = _node_label(node, i)
-        _text(node.name, f"the name of node #{i}")
-        op = _text(node.op_type, f"the op type of {label}")
-        domain = _text(node.domain, f"the domain of {label}")
+        op, domain = node.op_type, node.domain
+        outputs = node.output
+        # the common case, every field text, is seen without making the node's label for a message
+        plain = (
+            isinstance(node.name, str)
+            and isinstance(op, str)
+            and isinstance(domain, str)
+            and all(isinstance(o, str) for o in outputs)
+        )
+        if not plain:
+            label = _node_label(node, i)
+            _text(node.name, f"the name of node #{i}")
+            op = _text(op, f"the op type of {label}")
+            domain = _text(domain, f"the domain of {label}")
         if not op:
             raise _invalid(f"node #{i} has no op type")
         uses_default = uses_default or domain in ("", "ai.onnx")
-        for slot, out in enumerate(node.output):
-            name = _text(out, f"an output name of {label}")
-            if twice is not None and (twice.node, twice.slot) == (i, slot):
-                p = twice.source
-                by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
-                raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {label}")
+        if not plain:
+            for slot, out in enumerate(outputs):
+                name = _text(out, f"an output name of {label}")
+                if twice is not None and (twice.node, twice.slot) == (i, slot):
+                    p = twice.source
+                    by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
+                    raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {label}")
+        elif twice is not None and twice.node == i and twice.slot < len(outputs):
+            p = twice.source
+            by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
+            name = outputs[twice.slot]
+            raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {_node_label(node, i)}")
         if op == "Constant" and domain in ("", "ai.onnx"):
             for a in node.attribute:
                 if a.name == "value" and a.HasField("t"):
-                    _check_tensor(a.t, f"the value of {label}")
+                    _check_tensor(a.t, f"the value of {_node_label(node, i)}")
                     if node.output:
                         constants[node.output[0]] = math.prod(a.t.dims)
     return uses_default
@@ -376,7 +392,8 @@ def _check_reads(nodes: Any, structure: GraphStructure, constants: dict[str, int
     bad = structure.first("unproduced", "own")
     for i, node in enumerate(nodes):
         for slot, name in enumerate(node.input):
-            name = _text(name, f"an input name of {_node_label(node, i)}")
+            if not isinstance(name, str):
+                name = _text(name, f"an input name of {_node_label(node, i)}")
             if bad is not None and (bad.node, bad.slot) == (i, slot):
                 if bad.kind == "own":
                     raise _invalid(f"{_node_label(node, i)} reads its own output {_q(name)} (a cycle)")
@@ -574,7 +591,8 @@ def _external_tensors(model: Any) -> Iterator[tuple[Any, str, str, str]]:
         else:
             nodes, prefix = functions.pop()
         for i, node in enumerate(nodes):
-            label = _node_label(node, i)
+            if not node.attribute:
+                continue
             for a in node.attribute:
                 tensors = [a.t] if a.HasField("t") else []
                 tensors.extend(a.tensors)
@@ -584,10 +602,11 @@ def _external_tensors(model: Any) -> Iterator[tuple[Any, str, str, str]]:
                     if t.data_location == _EXTERNAL:
                         name = t.name or node.name or (node.output[0] if len(node.output) else "")
                         op = _name(node.op_type)
-                        yield t, _name(name), op, f"{prefix}the tensor of attribute {_q(a.name)} of {label}"
+                        where = f"{prefix}the tensor of attribute {_q(a.name)} of {_node_label(node, i)}"
+                        yield t, _name(name), op, where
                 subs = [a.g] if a.HasField("g") else []
                 subs.extend(a.graphs)
-                work.extend((sub, f"{prefix}in the body of {label}: ") for sub in subs)
+                work.extend((sub, f"{prefix}in the body of {_node_label(node, i)}: ") for sub in subs)
 
 
 def _needed_bytes(t: Any) -> int | None:
