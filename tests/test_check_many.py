@@ -369,3 +369,13 @@ def test_a_symlink_loop_and_a_fifo_among_the_models(tree: Path) -> None:
     r = run(["models", "models/**/*.onnx", "--quiet"], tree)
     assert r.returncode == 2 and "is a FIFO" in r.stderr, r.stderr
     assert "checked 5 models: 2 clean, 2 with problems, 1 not checked" in r.stdout
+
+
+def test_a_hook_given_every_changed_xml_skips_those_that_are_no_model(tree: Path) -> None:
+    (tree / "pom.xml").write_text("<project/>")
+    assert run(["pom.xml", "--quiet"], tree).returncode == 2  # named, and no model: bad input
+    r = run(["pom.xml", "models/clean.onnx", "--quiet", "--skip-non-models"], tree)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    r = run(["pom.xml", "models/a.onnx", "--quiet", "--skip-non-models"], tree)
+    assert r.returncode == 1 and "add_mask" in r.stdout
+    assert run(["pom.xml", "--skip-non-models"], tree).returncode == 0

@@ -221,6 +221,7 @@ _DISTRIBUTION = {
     "distributed": "distributed",
     "array_api_compat": "array-api-compat",
     "ml_dtypes": "ml-dtypes",
+    "tomli": "tomli",
 }
 
 

@@ -288,6 +288,11 @@ def _check_parser(sub: Any) -> None:
         help="the most memory a worker process may take; a model that needs more is reported, the run goes on",
     )
     c.add_argument(
+        "--skip-non-models",
+        action="store_true",
+        help="leave out a file named that is certainly no model (an .xml that is no OpenVINO IR): for hooks",
+    )
+    c.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         default=None,
@@ -478,6 +483,7 @@ def _check_command(args: argparse.Namespace) -> int:
         exit_zero=args.exit_zero,
         memory_limit=None if args.memory_limit is None else args.memory_limit << 20,
         scheduler=args.scheduler,
+        skip_non_models=args.skip_non_models,
     )
 
 

@@ -128,6 +128,7 @@ def run_checks(
     exit_zero: bool = False,
     memory_limit: int | None = None,
     scheduler: str | None = None,
+    skip_non_models: bool = False,
 ) -> int:
     """Check the models ``targets`` name (files, folders, globs) and print the reports in ``fmt``; the exit
     status is the worst of them: 0 clean, 1 problems at ``fail_on`` or worse, 2 a model (or an option, a
@@ -142,7 +143,8 @@ def run_checks(
     ``quiet``: only the problems and the combined result (with ``json``, no ``nodes`` and ``unchecked``).
     ``html``: also write the report as an HTML page (one model only; ``-`` writes it to stdout instead of
     the report). ``memory_limit``: the most bytes a worker process may take; ``scheduler``: the address of a
-    Dask scheduler whose workers check the models.
+    Dask scheduler whose workers check the models. ``skip_non_models``: a file named that is certainly no
+    model (an ``.xml`` that is no IR) is left out, not an error.
     """
     first = targets[0] if len(targets) == 1 else "<models>"
     as_json = fmt == "json"
@@ -156,7 +158,7 @@ def run_checks(
     from .many import check_many, model_paths
 
     try:
-        paths = model_paths(targets, exclude=run.excluded)
+        paths = model_paths(targets, exclude=run.excluded, skip_other=skip_non_models)
     except CheckInputError as e:
         return _fail(first, str(e), 2, as_json, None)
     single = len(targets) == 1 and len(paths) == 1 and isinstance(paths[0], str) and paths[0] == targets[0]

@@ -67,11 +67,29 @@ def _in_folder(folder: str, keep: Callable[[str], bool]) -> list[str]:
     return found
 
 
-def model_paths(targets: Iterable[str], *, exclude: Callable[[str], bool] | None = None) -> list[str | CheckFailure]:
+def _is_model(path: str) -> bool:
+    """Whether the file at ``path`` may be a model: an IR by its root element, else not something the first
+    bytes say is no model (a zip, a pickle, JSON...)."""
+    from ..files import sniff
+
+    if path.lower().endswith(".xml"):
+        return _is_ir(path)
+    try:
+        sniff(path)
+    except CheckInputError:
+        return False
+    return True
+
+
+def model_paths(
+    targets: Iterable[str], *, exclude: Callable[[str], bool] | None = None, skip_other: bool = False
+) -> list[str | CheckFailure]:
     """The models ``targets`` name, in order, each once: a file as it is; a folder searched recursively for
     ``.onnx`` files and ``.xml`` files that are OpenVINO IRs (hidden tool folders such as ``.git`` skipped);
     a glob pattern (``models/**/*.onnx``) expanded. A target that names nothing is a :class:`CheckFailure`
-    in its place. ``exclude(path)`` drops what a folder or a glob yields (never a file named as such)."""
+    in its place. ``exclude(path)`` drops what a folder or a glob yields (never a file named as such).
+    ``skip_other``: a file named that is certainly no model (an ``.xml`` that is no IR, a zip, JSON...) is
+    left out instead of being reported (what a pre-commit hook given every changed ``.xml`` wants)."""
     drop = exclude or (lambda _p: False)
     out: list[str | CheckFailure] = []
     seen: set[str] = set()
@@ -108,7 +126,7 @@ def model_paths(targets: Iterable[str], *, exclude: Callable[[str], bool] | None
                 out.append(CheckFailure(t, f"{path_text(t)}: the pattern matches no model", 2))
             for p in got:
                 add(p)
-        else:
+        elif not (skip_other and os.path.isfile(t) and not _is_model(t)):
             add(t)
     return out
 
