@@ -330,3 +330,51 @@ def test_an_ir_strided_slice_that_keeps_one_element_too_many_is_named_before_the
     assert not ov_runs(path)
     roots = _roots(check(os.fspath(path)))
     assert roots and roots[0][0] == "drop_last", roots
+
+
+# -- a KV cache: the key's past joined on the wrong axis, a mask unsqueezed against past + seq ---------------------
+
+
+def _cache(concat_axis: int, mask_axes: list[int]) -> Any:
+    """Scores ``q @ k^T`` with ``k = Concat(past_key, new_key)`` plus the mask ``[batch, past_seq + seq]``
+    unsqueezed at ``mask_axes``: right, ``Concat`` on axis 2 and the mask at ``[1, 2]``."""
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["q"], name="q_heads", perm=[0, 2, 1, 3]),
+        helper.make_node("Concat", ["past_key", "q"], ["k"], name="cat_past", axis=concat_axis),
+        helper.make_node("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="qk"),
+        helper.make_node("Unsqueeze", ["mask", "axes"], ["mask4"], name="mask_4d"),
+        helper.make_node("Add", ["scores", "mask4"], ["y"], name="add_mask"),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["batch", "seq", 2, 4]),
+        helper.make_tensor_value_info("past_key", F, ["batch", 2, "past_seq", 4]),
+        helper.make_tensor_value_info("mask", F, ["batch", "past_seq + seq"]),
+    ]
+    return _model(nodes, inputs, {"axes": _i64(*mask_axes)})
+
+
+def _cache_feeds(past: int, seq: int = 3) -> dict[str, np.ndarray]:
+    return {
+        "x": np.ones((2, seq, 2, 4), np.float32),
+        "past_key": np.ones((2, 2, past, 4), np.float32),
+        "mask": np.ones((2, past + seq), np.float32),
+    }
+
+
+def test_a_cache_joined_on_the_wrong_axis_names_the_concat() -> None:
+    right, wrong = _cache(2, [1, 2]), _cache(3, [1, 2])
+    assert _runs(right, _cache_feeds(5)) and check(right).problems == []
+    assert not _runs(wrong, _cache_feeds(3, 3)) and not _runs(wrong, _cache_feeds(5, 3))
+    report = check(wrong)
+    assert report.problems and {root for root, _ in _roots(report)} == {"cat_past"}, report.render()
+    assert "would join on axis 2" in report.problems[0].message
+
+
+def test_a_mask_against_past_plus_seq_unsqueezed_wrong_names_the_unsqueeze_and_its_consequences_join_it() -> None:
+    wrong = _cache(2, [1, 3])  # [batch, 1, past + seq, 1]: its length meets the queries' seq
+    assert _runs(wrong, _cache_feeds(0)) and not _runs(wrong, _cache_feeds(5))  # only with an empty cache
+    report = check(wrong)
+    assert report.root_causes and report.root_causes[0].node == "mask_4d", report.render()
+    assert all(root == "mask_4d" for root, _ in _roots(report)), report.render()
+    assert any("holds only if past_seq is 0" in p.message for p in report.problems)

@@ -74,6 +74,9 @@ class Finding:
     severity: str = "error"
     #: the index of an earlier finding upstream of this node, whose consequence this one may be
     cause: int | None = None
+    #: the index of a relation (what inputs must agree on) upstream of this node: its cause, should the relation
+    #: turn out to be a problem (:meth:`Ctx.settle_relations`)
+    after_relation: int | None = None
 
 
 @dataclass
@@ -576,18 +579,24 @@ class Ctx:
             return
         order = sorted(found, key=lambda r: (-len({self.findings[i].node.name for i in found[r]}), found[r][0]))
         taken = _Equations()
+        problems: set[int] = set()
         for row in order:
             forced = taken.add(dict(row))
             if forced is None:
                 continue
             atom, size = forced
             why = "no sizes meet it" if atom == "" else f"it holds only if {atom} is {size}"
+            problems.update(found[row])
             for i in found[row]:
                 f = self.findings[i]
                 f.severity = "warning"
                 f.message += (
                     f"; with what the model's other nodes need of its inputs, {why}" if taken.rows else f"; {why}"
                 )
+        # what such a relation bent downstream is its consequence, as for any problem upstream
+        for f in self.findings:
+            if f.cause is None and f.after_relation in problems:
+                f.cause = f.after_relation
 
     def _linear(self, names: Sequence[str]) -> tuple[tuple[str, Fraction], ...] | None:
         """``names[0] - names[1]`` as a linear form over atoms (a constant under ``""``), normalised so that

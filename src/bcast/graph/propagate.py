@@ -85,6 +85,9 @@ def propagate(
     stops: list[Stop] = []
     lost_at: dict[str, Stop] = {}  # tensor -> the stop that made it unknown
     taint: dict[str, int] = {}  # tensor -> the first finding upstream of it
+    # tensor -> the first relation upstream of it: what inputs must agree on is a problem only once the relations
+    # are settled (Ctx.settle_relations), and then what it bent downstream is its consequence
+    rtaint: dict[str, int] = {}
     bent: set[str] = set()  # nodes downstream of a finding (or with one)
     consumers: dict[str, list[Node]] = {}
     total = len(graph.nodes)
@@ -116,6 +119,9 @@ def propagate(
         if stop is not None:
             stops.append(stop)
         inherited = _stop_of(node, ins, lost_at) if lost_at else None
+        rafter = next((rtaint[n] for n in node.inputs if n in rtaint), None) if rtaint else None
+        if len(findings) > before:
+            rafter = _relation_after(findings, before, rafter)
         if after is not None or len(findings) > before:
             after = _consequences(findings, before, after, bent)
             if after is not None:
@@ -125,6 +131,8 @@ def propagate(
                 continue
             if after is not None:
                 taint[name] = after
+            if rafter is not None:
+                rtaint[name] = rafter
             v = outs[k] if k < len(outs) else UNKNOWN
             v = _with_origins(node, ins, v)
             stated = declared.get(name)
@@ -171,6 +179,17 @@ def _consequences(findings: list[Finding], before: int, after: int | None, bent:
         if findings[i].kind not in ("declared-shape", "quirk") and findings[i].severity not in ("relation", "info"):
             return i
     return None
+
+
+def _relation_after(findings: list[Finding], before: int, rafter: int | None) -> int | None:
+    """Note, on the findings made at this node, the relation upstream of it (``rafter``), and return the relation
+    the node's outputs carry downstream: that one, else this node's first relation."""
+    for f in findings[before:]:
+        if rafter is not None and f.cause is None and f.severity != "relation":
+            f.after_relation = rafter
+    if rafter is not None:
+        return rafter
+    return next((i for i in range(before, len(findings)) if findings[i].severity == "relation"), None)
 
 
 def _arity_ok(node: Node, arity: Arity, ctx: Ctx) -> bool:

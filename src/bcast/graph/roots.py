@@ -13,7 +13,10 @@ clash dim by dim to the place a person would edit on it:
 - for a clash of *sizes* (17 rows against 16, a stride's ``H/16`` against ``H/8``), the nearest node
   that computes the size of that axis, even one that left it as it came: a convolution or pooling
   (its strides, pads and kernel decide its spatial axes), a Slice or Pad (on the axes it cuts), a
-  resize; else the node, constant or input that made the dim;
+  resize; else a node that shifted the dim by inserting axes of 1 around it (a mask unsqueezed to
+  ``[B, 1, T, 1]`` whose length meets the queries'); else the node, constant or input that made the dim;
+- a Concat whose inputs agree on every axis but one other than its own, where they hold unrelated
+  sizes (a cache's length against a sequence's), is joined along the wrong axis: it is the root;
 - for a clash of *places* (a dim the other operand has at another axis: a batch meeting a length),
   of the nodes that moved the dim across other axes (a stray Transpose, an Unsqueeze before it) the
   one that took it furthest from where the model usually keeps it; else the shape value that placed
@@ -267,10 +270,11 @@ class _Model:
     # -- following a dim back ----------------------------------------------------------------
     def trace(self, t: str, k: int, places: bool) -> _Edit | None:
         """The place to edit for the dim at axis ``k`` of ``t``. For a clash of sizes: the nearest node that
-        computes its size, else what made it. For a clash of places: of the nodes that moved it across other
-        axes (a Transpose, an Unsqueeze before it), the one that took it furthest from where the model usually
-        keeps it (the nearest of equals); else the shape value that placed it (the Concat of a Reshape's
-        target); else a node that shifted it by inserting axes after it; else what made it."""
+        computes its size, else a node that shifted it by inserting axes of 1 around it, else what made it.
+        For a clash of places: of the nodes that moved it across other axes (a Transpose, an Unsqueeze before
+        it), the one that took it furthest from where the model usually keeps it (the nearest of equals); else
+        the shape value that placed it (the Concat of a Reshape's target); else a node that shifted it by
+        inserting axes after it; else what made it."""
         shape = self.shape(t)
         if shape is None or not 0 <= k < len(shape):
             return None
@@ -278,6 +282,7 @@ class _Model:
         cur, axis = t, k
         moves: list[tuple[bool, int, int, Origin]] = []  # (across axes, drop, -hops, node)
         made: _Edit | None = None
+        shifted: _Edit | None = None  # the nearest node that inserted axes of 1 after the dim
         placed = False  # whether the maker placed the dim by a shape value
         for hops in range(1, MAX_TRACE + 1):
             p = self.producer.get(cur)
@@ -301,7 +306,13 @@ class _Model:
                 moves.append((moved == "across", self._drop(e, ti, j, cur, axis), -hops, Origin(p.name, p.op)))
             elif not places and self._sizes(p, ti, j):
                 return _Edit(Origin(p.name, p.op), hops, kept=True)
+            elif not places and shifted is None and (moved == "shifted" or (moved and p.op == "Unsqueeze")):
+                shifted = _Edit(Origin(p.name, p.op), hops)
             cur, axis = ti, j
+        if not places and shifted is not None:
+            # a size that meets another only because axes of 1 were put around it (a mask unsqueezed to
+            # [B, 1, T, 1] meets the queries' length): the node that shifted it is the edit
+            return shifted
         across = [m for m in moves if m[0]]
         if not across and made is not None and placed:
             return made

@@ -276,6 +276,7 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     names = [n for n in node.inputs if n]
     shown = ", ".join(f"{n} {_dims_text(v.shape)}" for n, v in list(zip(names, vals, strict=False))[:8] if v.shape)
     warned: set[tuple[int, Expr]] = set()  # one warning per axis and size: Concat joins many alike
+    other = _fitting_axis(known_shapes, axis) if len(known_shapes) == len(vals) else None
     for k in range(r):
         if k == axis:
             continue
@@ -290,9 +291,15 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             fd, fv, fname = first
             t = d.eq(fd)
             sus = [Suspect(o, e.value) for o, e in ((fv.origin(k), fd), (v.origin(k), d)) if o]
+            if other is not None:
+                # the inputs agree everywhere but on one other axis: they are joined along the wrong axis, and the
+                # Concat's axis is what to edit
+                sus = [Suspect(_node_origin(node))]
             if t is Tri.NO:
+                where = f" (they would join on axis {other})" if other is not None else ""
                 raise ShapeError(
-                    f"Concat {node.label} on axis {axis}: the inputs differ at axis {k} ({fd} against {d}): {shown}",
+                    f"Concat {node.label} on axis {axis}: the inputs differ at axis {k} ({fd} against {d}){where}: "
+                    f"{shown}",
                     axis=k,
                     dims=(fd, d),
                     suspects=sus,
@@ -305,7 +312,8 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                     ctx,
                     "concat-mismatch",
                     f"on axis {axis}, axis {k} needs {fd} == {d}: {fname} {_dims_text(fv.shape or ())} against "
-                    f"{name} {_dims_text(v.shape)}",
+                    f"{name} {_dims_text(v.shape)}"
+                    + (f" (they would join on axis {other} at every size)" if other is not None else ""),
                     _equal(fd, d),
                     (fd, d),
                     axis=k,
@@ -321,6 +329,23 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         if len(data) > DATA_LIMIT:
             data = data_origins = None
     return [Value(vals[0].dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+def _fitting_axis(shapes: list[Dims], axis: int) -> int | None:
+    """The one other axis along which the Concat's inputs would join at every size (they agree on every axis but
+    that one, and disagree off ``axis``), when the dims that differ there are unrelated (no symbol in common: a
+    cache's length against a sequence's, not a map's height against its halved and doubled self), or ``None``."""
+    first = shapes[0]
+    differ = [k for k in range(len(first)) if any(s[k].eq(first[k]) is not Tri.YES for s in shapes[1:])]
+    if len(differ) != 1 or differ[0] == axis:
+        return None
+    k = differ[0]
+    seen: set[str] = set()
+    for s in shapes:
+        if not seen.isdisjoint(s[k].symbols):
+            return None
+        seen |= s[k].symbols
+    return k
 
 
 def _equal(a: Expr, b: Expr) -> Callable[[dict[str, int]], bool]:
