@@ -20,7 +20,7 @@ from typing import Any, overload
 
 from ..files import CheckInputError, model_source
 from ..graph.sizes import SizesLike, read_sizes
-from ..onnx.graph_read import onnx_arity, onnx_fallback
+from ..onnx.graph_read import onnx_arity, onnx_fallback, unsupported
 from ..onnx.reader import read_onnx
 from .failure import CheckFailure
 from .ir_model import check_ir
@@ -95,6 +95,7 @@ def check(
         return check_ir(source.value, dims=sizes, progress=progress, debug=debug, strict=strict_dims)
     read = read_graph(lambda: read_onnx(source), progress)
     extra = [Problem(f.tensor, f.where, f.kind, f.message) for f in read.findings]
+    extra += [Problem(n.label, n.op, "unsupported", why) for n, why in unsupported(read.graph)]
     return check_graph(
         read.graph,
         fallback=onnx_fallback,

@@ -34,7 +34,7 @@ from ..graph.ops.elementwise import dtype_name
 from . import arity as _arity
 from .wire import small_array
 
-__all__ = ["NO_ONNX", "graph_of", "onnx_arity", "onnx_fallback", "parse_dim"]
+__all__ = ["NO_ONNX", "graph_of", "onnx_arity", "onnx_fallback", "parse_dim", "unsupported"]
 
 #: why a node that needs onnx's inference is left unchecked when onnx is not installed
 NO_ONNX = "no shape function in bcast, and ONNX's own inference needs the onnx package: pip install onnx"
@@ -307,6 +307,39 @@ def onnx_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] 
 
 #: a dtype name as the ONNX type code that stands for it (the types onnx's inference is asked about)
 _ELEM = {dtype_name(code): code for code in (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 16)}
+
+
+def unsupported(graph: Graph) -> list[tuple[Node, str]]:
+    """The nodes of the default domain whose op ONNX does not define at the model's opset, each with why (an op
+    from a later opset, or no ONNX op at all): a runtime refuses the model when it loads it. A model-local
+    function of that name defines it."""
+    opset = graph.opset("")
+    out: list[tuple[Node, str]] = []
+    said: dict[str, str | None] = {}
+    for node in graph.nodes:
+        if node.domain not in ("", "ai.onnx") or (node.domain, node.op) in graph.functions:
+            continue
+        if node.op not in said:
+            said[node.op] = _undefined(node.op, opset)
+        why = said[node.op]
+        if why is not None:
+            out.append((node, why))
+    return out
+
+
+def _undefined(op: str, opset: int) -> str | None:
+    if _arity.lookup(op, opset) is not None:
+        return None
+    since = min((v[0] for v in _arity.DEFAULT.get(op, ())), default=None)
+    if since is not None:
+        return (
+            f"{op} is an ONNX op from opset {since} on, and the model imports opset {opset}: a runtime has no "
+            f"kernel for it there (export with opset {since} or later, or without the op)"
+        )
+    return (
+        f"ONNX defines no op {op} in the default domain (at opset {opset}): a runtime refuses the model "
+        "(give the node its custom domain and register that domain's kernels, or use standard ops)"
+    )
 
 
 def onnx_arity(graph: Graph) -> Callable[[Node], tuple[int, int] | None]:
