@@ -108,6 +108,8 @@ QUIRKS = [
     ((0,), (3,), -1, "0 meets only 0 or 1"),
     ((), (2, 3), -1, "rank 0 as X"),
     ((1,), (), -1, "rank 0 as Y"),
+    ((2, 0), (), -2, "an empty output: the kernel that rejects axis -2 never runs"),
+    ((2, 3), (), -2, "the same with elements: the kernel rejects axis -2"),
 ]
 
 

@@ -257,6 +257,11 @@ def _check_parser(sub: Any) -> None:
     c.add_argument(
         "--ignore", metavar="CODES", action="append", default=[], help="leave these rules out (as --select names them)"
     )
+    _gate_options(c)
+
+
+def _gate_options(c: argparse.ArgumentParser) -> None:
+    """``bcast check``'s options for what fails the run and how models are run."""
     c.add_argument(
         "--config",
         metavar="FILE",

@@ -241,17 +241,21 @@ class ModelSource:
 
 
 def model_source(model: Any, caller: str = "check") -> ModelSource:
-    """What ``model`` is: a path, the bytes of an ONNX model or an ``onnx.ModelProto``.
+    """What ``model`` is: a path, the bytes of an ONNX model, an ``onnx.ModelProto`` or an ``openvino.Model``.
 
     The one place that looks at a model's type. ``caller`` names the function in the message of the
     ``TypeError`` raised for anything else.
 
-    >>> model_source("m.XML").format, model_source(b"m.onnx").kind, model_source(b"m.onnx").name
-    ('openvino-ir', 'bytes', '<bytes>')
+    >>> model_source(b"m.onnx").format, model_source(b"m.onnx").kind, model_source(b"m.onnx").name
+    ('onnx', 'bytes', '<bytes>')
+    >>> model_source("no/such/model.xml")
+    Traceback (most recent call last):
+    ...
+    bcast.files.ModelNotFoundError: no/such/model.xml: no such file
     >>> model_source(3.5, "read_model")
     Traceback (most recent call last):
     ...
-    TypeError: read_model: the model is a path (str or os.PathLike), ... or an onnx.ModelProto, not float
+    TypeError: read_model: the model is a path (str or os.PathLike), ... or an openvino.Model, not float
     """
     if isinstance(model, (bytes, bytearray, memoryview)):
         return ModelSource("bytes", model, "onnx", "<bytes>")

@@ -167,14 +167,10 @@ def run_checks(
     status = 0
     streamed = fmt == "text" and html != "-" and not write_baseline
     runs: Iterable[Report | CheckFailure]
-    client = None
-    if scheduler is not None:
-        try:
-            client = importlib.import_module("distributed").Client(scheduler, timeout=20)
-        except ImportError:
-            return _fail(first, '--scheduler needs dask.distributed: pip install "bcast[dask]"', 2, as_json, None)
-        except (OSError, TimeoutError) as e:
-            return _fail(first, f"--scheduler: cannot reach {show(scheduler, 200)}: {show(e, 300)}", 2, as_json, None)
+    try:
+        client = _client(scheduler)
+    except _RefusedError as e:
+        return _fail(first, str(e), 2, as_json, None)
     if single and isinstance(paths[0], str) and client is None and memory_limit is None:
         runs = _single(paths[0], run.sizes, _Bar(quiet), debug)
     else:
@@ -210,6 +206,18 @@ def _consume(
         if streamed:  # each report as soon as it is done
             _print_text(r, quiet, colour, len(run.outcomes) > 1)
     return status
+
+
+def _client(scheduler: str | None) -> Any:
+    """A Dask client of the scheduler at ``scheduler`` (``None``: none)."""
+    if scheduler is None:
+        return None
+    try:
+        return importlib.import_module("distributed").Client(scheduler, timeout=20)
+    except ImportError:
+        raise _RefusedError('--scheduler needs dask.distributed: pip install "bcast[dask]"') from None
+    except (OSError, TimeoutError) as e:
+        raise _RefusedError(f"--scheduler: cannot reach {show(scheduler, 200)}: {show(e, 300)}") from None
 
 
 class _RefusedError(Exception):

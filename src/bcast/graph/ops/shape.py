@@ -275,6 +275,30 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     # every other axis must agree
     names = [n for n in node.inputs if n]
     shown = ", ".join(f"{n} {_dims_text(v.shape)}" for n, v in list(zip(names, vals, strict=False))[:8] if v.shape)
+    _concat_agrees(node, ctx, axis, names, vals, known_shapes, out, shown)
+    data = None
+    data_origins = None
+    if r == 1 and all(v.data is not None for v in vals):
+        data = tuple(e for v in vals for e in (v.data or ()))
+        data_origins = tuple(v.data_origin(k) for v in vals for k in range(len(v.data or ())))
+        if len(data) > DATA_LIMIT:
+            data = data_origins = None
+    return [Value(vals[0].dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+def _concat_agrees(
+    node: Node,
+    ctx: Ctx,
+    axis: int,
+    names: list[str],
+    vals: list[Value],
+    known_shapes: list[Dims],
+    out: list[Expr],
+    shown: str,
+) -> None:
+    """Every axis of a Concat's inputs but its own must agree: an error where they differ for sure, a warning
+    saying for which sizes where they may; ``out`` takes a static size over a symbol where one input has it."""
+    r = len(out)
     warned: set[tuple[int, Expr]] = set()  # one warning per axis and size: Concat joins many alike
     other = _fitting_axis(known_shapes, axis) if len(known_shapes) == len(vals) else None
     for k in range(r):
@@ -321,14 +345,6 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                 )
             if fd.value is None and d.value is not None:
                 out[k] = d  # a static size is the better name for it
-    data = None
-    data_origins = None
-    if r == 1 and all(v.data is not None for v in vals):
-        data = tuple(e for v in vals for e in (v.data or ()))
-        data_origins = tuple(v.data_origin(k) for v in vals for k in range(len(v.data or ())))
-        if len(data) > DATA_LIMIT:
-            data = data_origins = None
-    return [Value(vals[0].dtype, tuple(out), data, tuple(origins), data_origins)]
 
 
 def _fitting_axis(shapes: list[Dims], axis: int) -> int | None:
