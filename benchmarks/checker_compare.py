@@ -57,7 +57,11 @@ def _worker(tool: str, path: str) -> dict[str, Any]:
             return {"finding": False, "crash": f"{type(exc).__name__}: {exc}"[:500], "nodes": [], "text": ""}
         problems = [p for p in report["problems"] if p["severity"] in ("error", "warning")]
         nodes = sorted({n for p in problems for n in (p.get("nodes") or [p["node"]])})
-        roots = sorted({r["node"] for p in problems for r in (p["root"], p["also"]) if r})
+        # a problem with no root of its own begins at its node (what the finding is at is the edit)
+        roots = sorted(
+            {r["node"] for p in problems for r in (p["root"], p["also"]) if r}
+            | {p["node"] for p in problems if not p["root"]}
+        )
         text = " | ".join(f"{p['code']} {p['kind']} at {p['node']}: {p['message']}" for p in problems)[:2000]
         return {"finding": bool(problems), "nodes": nodes, "roots": roots, "text": text, "count": len(problems)}
     if tool == "polygraphy-lint":
