@@ -379,3 +379,16 @@ def test_a_hook_given_every_changed_xml_skips_those_that_are_no_model(tree: Path
     r = run(["pom.xml", "models/a.onnx", "--quiet", "--skip-non-models"], tree)
     assert r.returncode == 1 and "add_mask" in r.stdout
     assert run(["pom.xml", "--skip-non-models"], tree).returncode == 0
+
+
+def test_a_glob_past_the_cap_is_one_error_not_a_run_of_every_file(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bcast.check import many
+    from bcast.files import CheckInputError
+
+    for k in range(12):
+        (tree / f"m{k}.onnx").write_bytes(b"")
+    monkeypatch.setattr(many, "MAX_MODELS", 10)  # the real cap is 100,000; the walk stops at the cap either way
+    with pytest.raises(CheckInputError, match="more than 10"):
+        model_paths([str(tree / "**" / "*.onnx")])
+    with pytest.raises(CheckInputError, match="more than 10"):
+        model_paths([str(tree)])

@@ -64,6 +64,8 @@ def _in_folder(folder: str, keep: Callable[[str], bool]) -> list[str]:
             low = name.lower()
             if (low.endswith(".onnx") or (low.endswith(".xml") and _is_ir(path))) and keep(path):
                 found.append(path)
+                if len(found) > MAX_MODELS:  # stop the walk: a whole disk is a mistake, not a sweep
+                    raise CheckInputError(f"{path_text(folder)} holds more than {MAX_MODELS:,} models")
     return found
 
 
