@@ -45,6 +45,46 @@ def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
     return out
 
 
+def _node_reports(report: Report, result: Result) -> None:
+    """Every broadcasting node of ``result`` as a line of ``report``."""
+    # a wide graph broadcasts the same few shapes at thousands of nodes: each shape's text is made once
+    shown: dict[Sequence[Expr], tuple[str, ShapeJSON]] = {}
+
+    def show(dims: Sequence[Expr] | None) -> tuple[str, ShapeJSON]:
+        if not isinstance(dims, tuple):
+            return _text(dims), _json(dims)
+        got = shown.get(dims)
+        if got is None:
+            got = shown[dims] = (_text(dims), _json(dims))
+        text, js = got
+        return text, (list(js) if js is not None else None)  # each node its own list
+
+    for rec in _merged(result.records):
+        names = tuple(n for n, _ in rec.inputs)
+        shapes = tuple(s for _, s in rec.inputs)
+        texts: list[str] = []
+        jsons: list[ShapeJSON] = []
+        for n, s in rec.inputs:
+            text, js = show(s)
+            texts.append(f"{n} {text}")
+            jsons.append(js)
+        out_text, out_json = show(rec.output)
+        report.nodes.append(
+            NodeReport(
+                rec.node.label,
+                rec.node.op,
+                tuple(texts),
+                out_text if rec.output is not None or any(s is None for s in shapes) else None,
+                rec.rule,
+                names,
+                tuple(jsons),
+                out_json,
+                mode=rec.mode,
+                axes=rec.axes,
+            )
+        )
+
+
 def report_from_result(
     result: Result, model: str, fmt: str, *, extra: Sequence[Problem] = (), given: Sequence[Constraint] = ()
 ) -> Report:
@@ -53,23 +93,7 @@ def report_from_result(
     report = Report(model=model, format=fmt)
     report.problems.extend(extra)
     report.add_constraints("--dim", "given", given)
-    for rec in _merged(result.records):
-        names = tuple(n for n, _ in rec.inputs)
-        shapes = tuple(s for _, s in rec.inputs)
-        report.nodes.append(
-            NodeReport(
-                rec.node.label,
-                rec.node.op,
-                tuple(f"{n} {_text(s)}" for n, s in rec.inputs),
-                _text(rec.output) if rec.output is not None or any(s is None for s in shapes) else None,
-                rec.rule,
-                names,
-                tuple(_json(s) for s in shapes),
-                _json(rec.output),
-                mode=rec.mode,
-                axes=rec.axes,
-            )
-        )
+    _node_reports(report, result)
     # what inputs must agree on (a relation) is listed with the symbols: it has no root to find
     causes = root_causes(result, [i for i, f in enumerate(result.findings) if f.severity != "relation"])
     cause_of: dict[int, tuple[int, list[str]]] = {}

@@ -141,6 +141,8 @@ class Ctx:
     _plans: dict[tuple[Any, ...], tuple[tuple[Shape, ...], list[Constraint]] | BroadcastError] = field(
         default_factory=dict
     )
+    #: NumPy's output dims of operands' shapes, by the shapes (a pure function of them, as the plans are)
+    _outs: dict[tuple[Dims, ...], Dims] = field(default_factory=dict)
 
     # -- symbols -------------------------------------------------------------------------------
     def fresh(self, hint: str, *, free: bool = False, unnamed_input: tuple[str, int] | None = None) -> Expr:
@@ -422,7 +424,8 @@ class Ctx:
         self.records.append(record)
         if any(s is None for s in shapes):
             return None
-        key = (mode, axis, *(tuple(s) for s in shapes if s is not None))
+        operands: tuple[Dims, ...] = tuple(tuple(s) for s in shapes if s is not None)
+        key = (mode, axis, *operands)
         planned = self._plans.get(key)
         if planned is None:
             planned = self._plans[key] = self._plan(mode, axis, shapes)
@@ -430,7 +433,12 @@ class Ctx:
             self._broadcast_error(node, planned, ins, right_aligned=mode in ("numpy", "same"))
             return None
         parsed, cons = planned
-        out = _elementwise_dims([s for s in shapes if s is not None]) if mode in ("numpy", "same") else shapes[0]
+        if mode in ("numpy", "same"):
+            out = self._outs.get(operands)
+            if out is None:
+                out = self._outs[operands] = _elementwise_dims(operands)
+        else:
+            out = shapes[0]
         self._constraints(node, cons, ins, parsed, right_aligned=True)
         record.output = out
         return out

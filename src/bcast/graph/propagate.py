@@ -100,7 +100,11 @@ def propagate(
         ins: list[Value | None] = []
         for name in node.inputs:
             if name:
-                consumers.setdefault(name, []).append(node)
+                users = consumers.get(name)
+                if users is None:
+                    consumers[name] = [node]
+                else:
+                    users.append(node)
                 ins.append(vals.get(name, UNKNOWN))
             else:
                 ins.append(None)
@@ -108,14 +112,16 @@ def propagate(
         ctx.values, ctx.fallback = vals, fallback
         before = len(findings)
         after = next((taint[n] for n in node.inputs if n in taint), None) if taint else None
-        if arity is not None and not _arity_ok(node, arity, ctx):
+        if arity is not None and not _arity_ok(node, arity(node), ctx):
             outs: list[Value] = []
             stop: Stop | None = None
         else:
             op_key = (node.domain, node.op)
-            if op_key not in shape_fns:
-                shape_fns[op_key] = _shape_fn(node)
-            outs, stop = _run(node, ins, ctx, fallback, debug, shape_fns[op_key])
+            try:
+                fn = shape_fns[op_key]
+            except KeyError:
+                fn = shape_fns[op_key] = _shape_fn(node)
+            outs, stop = _run(node, ins, ctx, fallback, debug, fn)
         if stop is not None:
             stops.append(stop)
         inherited = _stop_of(node, ins, lost_at) if lost_at else None
@@ -192,12 +198,14 @@ def _relation_after(findings: list[Finding], before: int, rafter: int | None) ->
     return next((i for i in range(before, len(findings)) if findings[i].severity == "relation"), None)
 
 
-def _arity_ok(node: Node, arity: Arity, ctx: Ctx) -> bool:
-    got = arity(node)
+def _arity_ok(node: Node, got: tuple[int, int] | None, ctx: Ctx) -> bool:
     if got is None:
         return True
     lo, hi = got
-    n = len(node.inputs)
+    inputs = node.inputs
+    n = len(inputs)
+    if lo <= n <= hi and all(inputs[:lo]):  # the usual node: no message to make
+        return True
     if not lo <= n <= hi:
         want = f"{lo}" if lo == hi else f"{lo} to {hi}" if hi < 2**31 - 1 else f"at least {lo}"
         ctx.problem(
@@ -310,11 +318,34 @@ def _stop_of(node: Node, ins: Sequence[Value | None], lost_at: dict[str, Stop]) 
 
 def _with_origins(node: Node, ins: Sequence[Value | None], v: Value) -> Value:
     """Give each output dim the origin of the input dim it equals, else this node."""
-    if v.shape is None:
+    shape = v.shape
+    if shape is None:
         return v
-    if v.origins is not None and len(v.origins) == len(v.shape) and all(o is not None for o in v.origins):
+    given = v.origins
+    if given is not None and len(given) == len(shape) and all(o is not None for o in given):
         return v
-    here = Origin(node.name, node.op)
+    here: Origin | None = None
+    pool: dict[Expr, Origin] | None = None  # the inputs' symbolic dims, gathered once a dim asks for them
+    origins: list[Origin | None] = []
+    for k, e in enumerate(shape):
+        o = given[k] if given is not None and k < len(given) else None
+        if o is None:
+            if e.value is None:
+                if pool is None:
+                    pool = _origin_pool(ins)
+                o = pool.get(e)
+            else:
+                o = _same_axis_origin(ins, v, k)
+        if o is None:
+            if here is None:
+                here = Origin(node.name, node.op)
+            o = here
+        origins.append(o)
+    return Value(v.dtype, shape, v.data, tuple(origins), v.data_origins)
+
+
+def _origin_pool(ins: Sequence[Value | None]) -> dict[Expr, Origin]:
+    """Each symbolic dim of the inputs and the origin it has where it first comes."""
     pool: dict[Expr, Origin] = {}
     for x in ins:
         if x is None or x.shape is None or x.origins is None:
@@ -322,13 +353,7 @@ def _with_origins(node: Node, ins: Sequence[Value | None], v: Value) -> Value:
         for e, o in zip(x.shape, x.origins, strict=False):
             if o is not None and e.value is None:
                 pool.setdefault(e, o)
-    origins: list[Origin | None] = []
-    for k, e in enumerate(v.shape):
-        o = v.origins[k] if v.origins is not None and k < len(v.origins) else None
-        if o is None:
-            o = pool.get(e) if e.value is None else _same_axis_origin(ins, v, k)
-        origins.append(o or here)
-    return Value(v.dtype, v.shape, v.data, tuple(origins), v.data_origins)
+    return pool
 
 
 def _same_axis_origin(ins: Sequence[Value | None], v: Value, k: int) -> Origin | None:

@@ -587,6 +587,8 @@ def _sizes(result: Result) -> Counter[int]:
 def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[Cause]:
     """Group ``result.findings`` (those at ``findings``, default all) by the origin that explains them."""
     every = list(range(len(result.findings))) if findings is None else list(findings)
+    if not every:  # nothing to explain: the model's tables (sizes, producers) are not made
+        return []
     fs = result.findings
     chosen = set(every)
     # a finding downstream of an earlier one joins that one's root cause: it is its consequence
@@ -644,6 +646,13 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
     for i in sorted(left):  # no suspect: the node itself is where the problem begins
         n = fs[i].node
         causes.append(Cause(Origin(n.name, n.op), [i]))
+    _join_consequences(fs, every, chosen, causes)
+    _chains(result, causes)
+    return causes
+
+
+def _join_consequences(fs: list[Finding], every: list[int], chosen: set[int], causes: list[Cause]) -> None:
+    """Each finding not yet grouped joins the cause of the earlier finding it is a consequence of."""
     group = {i: c for c in causes for i in c.findings}
     for i in every:
         if i in group:
@@ -662,8 +671,6 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
         group[i] = c
     for c in causes:
         c.findings.sort()
-    _chains(result, causes)
-    return causes
 
 
 def _also(

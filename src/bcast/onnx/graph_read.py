@@ -25,6 +25,7 @@ needs onnx: without it, such a node is left unchecked (:data:`NO_ONNX`).
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ from ..graph import Ctx, Declared, Expr, Graph, Node, Value
 from ..graph.ops import DATA_LIMIT
 from ..graph.ops.elementwise import dtype_name
 from . import arity as _arity
+from . import proto
 from .wire import small_array
 
 __all__ = ["NO_ONNX", "graph_of", "onnx_arity", "onnx_fallback", "parse_dim", "unsupported"]
@@ -42,6 +44,7 @@ NO_ONNX = "no shape function in bcast, and ONNX's own inference needs the onnx p
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_.]*)|(//|[-+*/()%]))")
 _FLOAT_TYPES = frozenset({1, 10, 11, 16})
+_NUMPY_FLOATS = ("float16", "float32", "float64")
 
 
 def parse_dim(text: str) -> Expr:
@@ -133,17 +136,48 @@ def _declared(type_proto: Any) -> Declared | None:
 def initializer_value(t: Any) -> Value:
     """A TensorProto as a value: its shape always, its data only when small, present and not external
     (:func:`~bcast.onnx.wire.small_array`), and not strings or complex numbers."""
-    dims = tuple(Expr.const(int(d)) for d in t.dims)
+    dims = tuple(map(Expr.const, t.dims))  # Expr.const takes any integer
     dtype = dtype_name(t.data_type)
+    data = _raw_values(t)
+    if data is not None:
+        return Value(dtype, dims, data)
     arr = None if t.data_type in (8, 14, 15) else small_array(t, DATA_LIMIT)
     if arr is None:  # a stripped, external, large or corrupt weight: its shape is all a check needs
         return Value(dtype, dims)
     flat = arr.reshape(-1).tolist()
     if t.data_type in _FLOAT_TYPES:
-        data: tuple[Any, ...] = tuple(float(x) for x in flat)
+        # NumPy's own float types list as Python floats already; another (onnx's bfloat16) is made one
+        data = tuple(flat) if arr.dtype.name in _NUMPY_FLOATS else tuple(float(x) for x in flat)
     else:
-        data = tuple(Expr.const(int(x)) for x in flat)
+        data = tuple(map(Expr.const, flat))
     return Value(dtype, dims, data)
+
+
+def _raw_values(t: Any) -> tuple[Any, ...] | None:
+    """The values of a small decoded tensor of the commonest kinds (float32, int32, int64, double in raw_data, as
+    exporters write shape constants and scalars), read without NumPy: what :func:`initializer_value` makes of
+    them the longer way. ``None`` for any other tensor (it takes the longer way)."""
+    if type(t) is not proto.TensorProto:
+        return None
+    fields = t.__dict__
+    raw = fields.get("raw_data")
+    unpack = _RAW.get(fields.get("data_type", 0))
+    if raw is None or unpack is None or "segment" in fields or fields.get("data_location") == 1:
+        return None
+    count = 1
+    for d in t.dims:
+        if d < 0:
+            return None
+        count *= d
+    code, size = unpack
+    if count > DATA_LIMIT or len(raw) != count * size:
+        return None
+    values: tuple[Any, ...] = struct.unpack(f"<{count}{code}", raw)
+    return values if t.data_type in _FLOAT_TYPES else tuple(map(Expr.const, values))
+
+
+#: data_type -> the struct code of one element of raw_data (little-endian, as ONNX stores it) and its size
+_RAW = {1: ("f", 4), 6: ("i", 4), 7: ("q", 8), 11: ("d", 8)}
 
 
 # AttributeProto's types (AttributeProto.AttributeType)

@@ -62,6 +62,7 @@ STRIPPED_FIELD = (1 << 29) - 1
 # the kinds of field: how a value is read, and the wire type it must come with
 _INT32, _INT64, _UINT64, _ENUM, _STRING, _BYTES, _FLOAT, _DOUBLE, _MESSAGE = range(9)
 _WIRE = (0, 0, 0, 0, 2, 2, 5, 1, 2)
+_DELIMITED = frozenset({_STRING, _BYTES, _MESSAGE})
 _MASK64 = (1 << 64) - 1
 _F32 = struct.Struct("<f")
 _F64 = struct.Struct("<d")
@@ -93,6 +94,9 @@ class _Message:
     """
 
     _FIELDS: ClassVar[dict[int, _Spec]] = {}
+    #: the fields by the key that starts them on the wire (number and wire type): a key that is not here is an
+    #: unknown field or one of another wire type, skipped, so the decoder tells both with one look-up
+    _KEYS: ClassVar[dict[int, _Spec]] = {}
     _ONEOFS: ClassVar[tuple[str, ...]] = ()
 
     def HasField(self, name: str) -> bool:  # noqa: N802 (protobuf's name)
@@ -345,6 +349,12 @@ def _schema(cls: type[_Message], fields: dict[int, tuple[Any, ...]]) -> None:
         if kind == _MESSAGE and not repeated:
             setattr(cls, name, sub())
     cls._FIELDS = specs
+    keys: dict[int, _Spec] = {}
+    for number, spec in specs.items():
+        keys[number << 3 | _WIRE[spec[1]]] = spec
+        if spec[3] and spec[1] not in _DELIMITED:  # a repeated number may also come packed
+            keys[number << 3 | 2] = spec
+    cls._KEYS = keys
 
 
 _SSE = StringStringEntryProto
@@ -469,14 +479,6 @@ def _scalar(kind: int, value: int) -> int:
     return value
 
 
-def _text(raw: bytes) -> Any:
-    """A string field: text when it is UTF-8, else its bytes (as protobuf hands a proto2 string over)."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
-
-
 def _packed(data: bytes, start: int, end: int, kind: int) -> list[Any]:
     """The values of a packed repeated number field in ``data[start:end]``."""
     if kind in (_FLOAT, _DOUBLE):
@@ -537,7 +539,6 @@ def _skip(data: bytes, pos: int, end: int, wire: int, number: int, at: int, dept
     return pos
 
 
-_DELIMITED = frozenset({_STRING, _BYTES, _MESSAGE})
 _PAST = " at byte {} runs to byte {}, past the end of the message holding it at byte {}"
 
 
@@ -545,8 +546,9 @@ def _merge(obj: _Message, data: bytes, pos: int, end: int, depth: int) -> None:
     """Decode the fields in ``data[pos:end]`` into ``obj`` (a message at nesting ``depth``), protobuf's way."""
     if depth > MAX_DEPTH:
         raise _FaultError("messages nested more than " + f"{MAX_DEPTH}" + " deep at byte {}", pos)
-    fields = obj._FIELDS
+    keys = obj._KEYS
     d = obj.__dict__
+    value: Any
     while pos < end:
         at = pos
         key = data[pos]
@@ -554,15 +556,15 @@ def _merge(obj: _Message, data: bytes, pos: int, end: int, depth: int) -> None:
             pos += 1
         else:
             key, pos = _varint(data, pos, end)
-        number, wire = key >> 3, key & 7
-        if number == 0 or wire > 5:
-            raise _FaultError("byte {} is not a protobuf field", at)
-        spec = fields.get(number)
-        kind = -1 if spec is None else spec[1]
-        if spec is None or (wire != _WIRE[kind] and not (wire == 2 and spec[3] and kind not in _DELIMITED)):
+        spec = keys.get(key)
+        if spec is None:
+            number, wire = key >> 3, key & 7
+            if number == 0 or wire > 5:
+                raise _FaultError("byte {} is not a protobuf field", at)
             pos = _unknown(obj, data, pos, end, wire, number, at, depth)
             continue
-        name, _, sub, repeated, oneof = spec
+        wire = key & 7
+        name, kind, sub, repeated, oneof = spec
         if wire == 2:
             n = data[pos] if pos < end else 0x80
             if n < 0x80:
@@ -571,14 +573,26 @@ def _merge(obj: _Message, data: bytes, pos: int, end: int, depth: int) -> None:
                 n, body = _varint(data, pos, end)
             pos = body + n
             if pos > end:
-                raise _FaultError(f"field {number} of a {type(obj).__name__}" + _PAST, at, pos, end)
+                raise _FaultError(f"field {key >> 3} of a {type(obj).__name__}" + _PAST, at, pos, end)
             if kind == _MESSAGE:
-                _submessage(d, spec, data, body, pos, depth + 1)
-                continue
-            if kind not in _DELIMITED:  # a packed repeated number
+                if not repeated:
+                    _submessage(d, spec, data, body, pos, depth + 1)
+                    continue
+                # a new element of a repeated field (the nodes, their attributes...), appended below
+                value = sub()
+                _merge(value, data, body, pos, depth + 1)
+                if sub is NodeProto:
+                    value.__dict__["_span"] = (data, body, pos)
+            elif kind not in _DELIMITED:  # a packed repeated number
                 d.setdefault(name, []).extend(_packed(data, body, pos, kind))
                 continue
-            value: Any = _text(data[body:pos]) if kind == _STRING else data[body:pos]
+            else:
+                value = data[body:pos]
+                if kind == _STRING:  # text when UTF-8, else its bytes (as protobuf hands a proto2 string over)
+                    try:
+                        value = value.decode("utf-8")
+                    except UnicodeDecodeError:
+                        value = data[body:pos]
         elif wire == 0:
             if pos < end and data[pos] < 0x80:
                 value = data[pos]
@@ -591,7 +605,7 @@ def _merge(obj: _Message, data: bytes, pos: int, end: int, depth: int) -> None:
         else:
             size = 4 if wire == 5 else 8
             if pos + size > end:
-                raise _FaultError(f"field {number} of a {type(obj).__name__}" + _PAST, at, pos + size, end)
+                raise _FaultError(f"field {key >> 3} of a {type(obj).__name__}" + _PAST, at, pos + size, end)
             value = (_F32 if wire == 5 else _F64).unpack_from(data, pos)[0]
             pos += size
         if repeated:
@@ -603,16 +617,9 @@ def _merge(obj: _Message, data: bytes, pos: int, end: int, depth: int) -> None:
 
 
 def _submessage(d: dict[str, Any], spec: _Spec, data: bytes, body: int, pos: int, depth: int) -> None:
-    """Decode the message field of ``spec`` in ``data[body:pos]`` into the message of ``d``: a new element of a
-    repeated field, else merged into the message the field holds (as protobuf merges a message given twice)."""
-    name, _, sub, repeated, oneof = spec
-    if repeated:
-        value = sub()
-        _merge(value, data, body, pos, depth)
-        if sub is NodeProto:
-            value.__dict__["_span"] = (data, body, pos)
-        d.setdefault(name, []).append(value)
-        return
+    """Decode the singular message field of ``spec`` in ``data[body:pos]`` into the message of ``d``: merged into
+    the message the field holds (as protobuf merges a message given twice)."""
+    name, _, sub, _, oneof = spec
     current = d.get(name)
     if current is None:
         current = sub()

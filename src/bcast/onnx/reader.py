@@ -55,8 +55,9 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..errors import brief
@@ -193,7 +194,23 @@ def _known_opset(v: int) -> None:
         )
 
 
-def _dims_count(dims: Iterable[int], what: str) -> int:
+class _Later:
+    """What a message calls a thing, made only when a message is: a node's label costs more than the check."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self._make = make
+
+    def __format__(self, spec: str) -> str:
+        return format(self._make(), spec)
+
+
+def _value_of(node: Any, index: int) -> str:
+    return f"the value of {_node_label(node, index)}"
+
+
+def _dims_count(dims: Iterable[int], what: str | _Later) -> int:
     """The number of elements of ``dims``; negative dims, too many dims and an int64 overflow are invalid."""
     count = 1
     for rank, d in enumerate(dims, 1):
@@ -219,7 +236,7 @@ _DATA = {
 }  # fmt: skip
 
 
-def _check_tensor(t: Any, what: str) -> None:
+def _check_tensor(t: Any, what: str | _Later) -> None:
     """A TensorProto's dims, and that it holds data for them (or keeps it outside the file); nothing decoded."""
     count = _dims_count(t.dims, what)
     if t.data_location == 1:  # EXTERNAL: bcast never reads it
@@ -380,7 +397,7 @@ def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int
         if op == "Constant" and domain in ("", "ai.onnx"):
             for a in node.attribute:
                 if a.name == "value" and a.HasField("t"):
-                    _check_tensor(a.t, f"the value of {_node_label(node, i)}")
+                    _check_tensor(a.t, _Later(partial(_value_of, node, i)))
                     if node.output:
                         constants[node.output[0]] = math.prod(a.t.dims)
     return uses_default

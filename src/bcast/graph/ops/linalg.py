@@ -6,6 +6,7 @@ Reshape before ``Q @ K^T`` is a broadcasting clash: it is checked as one.
 
 from __future__ import annotations
 
+from ...dims import Tri
 from ..context import Ctx, ShapeError
 from ..expr import Expr
 from ..model import Node, Origin, Value
@@ -52,16 +53,17 @@ def _matmul(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if b1:
         sb, ob = [*sb, Expr.const(1)], [*ob, None]
     k_a, k_b = sa[-1], sb[-2]
-    agree(
-        node,
-        ctx,
-        k_a,
-        oa[-1],
-        k_b,
-        ob[-2],
-        f"the inner dims of {_text(a.shape)} @ {_text(b.shape)}",
-        kind="matmul-inner",
-    )
+    if k_a.eq(k_b) is not Tri.YES:  # inner dims that are one size need no message made
+        agree(
+            node,
+            ctx,
+            k_a,
+            oa[-1],
+            k_b,
+            ob[-2],
+            f"the inner dims of {_text(a.shape)} @ {_text(b.shape)}",
+            kind="matmul-inner",
+        )
     ba = Value(a.dtype, tuple(sa[:-2]), None, tuple(oa[:-2]))
     bb = Value(b.dtype, tuple(sb[:-2]), None, tuple(ob[:-2]))
     names = [node.inputs[0], node.inputs[1]]

@@ -274,8 +274,7 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         origins[axis] = _node_origin(node)
     # every other axis must agree
     names = [n for n in node.inputs if n]
-    shown = ", ".join(f"{n} {_dims_text(v.shape)}" for n, v in list(zip(names, vals, strict=False))[:8] if v.shape)
-    _concat_agrees(node, ctx, axis, names, vals, known_shapes, out, shown)
+    _concat_agrees(node, ctx, axis, names, vals, known_shapes, out)
     data = None
     data_origins = None
     if r == 1 and all(v.data is not None for v in vals):
@@ -294,13 +293,14 @@ def _concat_agrees(
     vals: list[Value],
     known_shapes: list[Dims],
     out: list[Expr],
-    shown: str,
 ) -> None:
     """Every axis of a Concat's inputs but its own must agree: an error where they differ for sure, a warning
     saying for which sizes where they may; ``out`` takes a static size over a symbol where one input has it."""
     r = len(out)
     warned: set[tuple[int, Expr]] = set()  # one warning per axis and size: Concat joins many alike
-    other = _fitting_axis(known_shapes, axis) if len(known_shapes) == len(vals) else None
+    # the axis they would join on, looked for only once two dims may differ (most Concats agree everywhere)
+    other: int | None = None
+    looked = False
     for k in range(r):
         if k == axis:
             continue
@@ -314,6 +314,13 @@ def _concat_agrees(
                 continue
             fd, fv, fname = first
             t = d.eq(fd)
+            if t is Tri.YES:
+                if fd.value is None and d.value is not None:
+                    out[k] = d  # a static size is the better name for it
+                continue
+            if not looked:
+                other = _fitting_axis(known_shapes, axis) if len(known_shapes) == len(vals) else None
+                looked = True
             sus = [Suspect(o, e.value) for o, e in ((fv.origin(k), fd), (v.origin(k), d)) if o]
             if other is not None:
                 # the inputs agree everywhere but on one other axis: they are joined along the wrong axis, and the
@@ -321,6 +328,9 @@ def _concat_agrees(
                 sus = [Suspect(_node_origin(node))]
             if t is Tri.NO:
                 where = f" (they would join on axis {other})" if other is not None else ""
+                shown = ", ".join(
+                    f"{n} {_dims_text(x.shape)}" for n, x in list(zip(names, vals, strict=False))[:8] if x.shape
+                )
                 raise ShapeError(
                     f"Concat {node.label} on axis {axis}: the inputs differ at axis {k} ({fd} against {d}){where}: "
                     f"{shown}",
