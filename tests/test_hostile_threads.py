@@ -59,6 +59,10 @@ def _run(body: str, timeout: float = 60.0) -> str:
     return assert_returned(attack(PRELUDE + WAIT_CHILD + textwrap.dedent(body), timeout=timeout))
 
 
+def _run_fresh(body: str, timeout: float = 60.0) -> str:
+    return assert_returned(attack(PRELUDE + WAIT_CHILD + textwrap.dedent(body), timeout=timeout, env={}))
+
+
 def test_fork_after_a_threaded_op_child_runs_ops() -> None:
     value = _run(
         """
@@ -173,8 +177,11 @@ def test_an_exception_in_one_unit_stops_the_others_and_the_pool_lives_on() -> No
 
 
 def test_ctrl_c_while_the_caller_waits_for_the_workers() -> None:
-    """SIGINT lands while the caller waits for a worker's unit: it waits that unit out, then raises."""
-    value = _run(
+    """SIGINT lands while the caller waits for a worker's unit: it waits that unit out, then raises.
+
+    In a fresh interpreter (``env``), not a child of the warm forker: a signal's disposition and the
+    thread pool's state are then the ones a user's process starts with, whatever earlier jobs did."""
+    value = _run_fresh(
         """
         main = threading.main_thread().ident
         result = []
