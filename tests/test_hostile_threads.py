@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from hostile import assert_returned, attack
 
 #: Shared set-up of the children: the threaded paths on small arrays, 2 threads.
@@ -201,12 +203,16 @@ def test_ctrl_c_while_the_caller_waits_for_the_workers() -> None:
                 result.append("returned")
             except KeyboardInterrupt:
                 result.append(running[0])  # 0: no unit still runs once the call has raised
+        workers = threads._pool.size if threads._pool is not None else 0
         result.append(check())
+        result.append(workers)
         result
         """
     )
-    *outcomes, checked = value.strip("[]").split(", ")
+    *outcomes, checked, workers = value.strip("[]").split(", ")
     assert checked == "True", value
+    if workers == "0":  # nothing to interrupt: the process could start no worker thread (its limits)
+        pytest.skip("the child could start no worker thread here, so no unit ran outside the caller")
     # 'returned': the caller drained every unit before a worker took one (no signal sent)
     assert set(outcomes) <= {"0", "'returned'"} and "0" in outcomes, value
 
