@@ -185,6 +185,9 @@ def test_ctrl_c_while_the_caller_waits_for_the_workers() -> None:
     thread pool's state are then the ones a user's process starts with, whatever earlier jobs did."""
     value = _run_fresh(
         """
+        # a process started in the background inherits SIGINT ignored (no KeyboardInterrupt at all): give it
+        # Python's own handler, as an interactive process has
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         main = threading.main_thread().ident
         result = []
         for attempt in range(10):  # a busy machine may let the caller drain the units before a worker starts
