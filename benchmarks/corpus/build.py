@@ -153,6 +153,13 @@ def _inject(
     return entries, discarded
 
 
+def write_manifest(out: str, manifest: dict[str, Any]) -> None:
+    """``manifest`` as ``out/manifest.json``: the one form every corpus builder writes."""
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+
+
 def build(out: str, *, small: bool, log: Any = print) -> dict[str, Any]:
     """Build the corpus into ``out`` (emptied first) and return its manifest."""
     start = time.perf_counter()
@@ -223,9 +230,7 @@ def build(out: str, *, small: bool, log: Any = print) -> dict[str, Any]:
         "export_failures": failures,
         "not_proven": discarded,
     }
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    write_manifest(out, manifest)
     return manifest
 
 

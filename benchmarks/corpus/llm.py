@@ -47,6 +47,7 @@ import onnx  # noqa: E402
 import torch  # noqa: E402
 
 from .bugs import Graph  # noqa: E402
+from .build import write_manifest  # noqa: E402
 from .prove import error_node  # noqa: E402
 
 VOCAB = 97
@@ -829,9 +830,7 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
         "export_failures": failures,
         "not_proven": lost,
     }
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    write_manifest(out, manifest)
     return manifest
 
 

@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 import onnx
 
+from .build import write_manifest
+
 TF_PYTHON = "/work/tfvenv/bin/python"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -543,9 +545,7 @@ def build(out: str, log: Log = print) -> dict[str, Any]:
         "export_failures": failures,
         "not_proven": lost,
     }
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    write_manifest(out, manifest)
     return manifest
 
 

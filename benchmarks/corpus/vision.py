@@ -43,7 +43,7 @@ import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
 from .bugs import BugClass, Graph, Injection, _node, _sizes, get_bug
-from .build import _bug_entry, _entry, _inject, slim
+from .build import _bug_entry, _entry, _inject, slim, write_manifest
 from .models import ModelSpec, feeds_for
 from .prove import error_node, ort_run, prove
 
@@ -591,9 +591,7 @@ def build(out: str, log: Callable[[str], None] = print) -> dict[str, Any]:
         "export_failures": failures,
         "not_proven": not_proven,
     }
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    write_manifest(out, manifest)
     return manifest
 
 
