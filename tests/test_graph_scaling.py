@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from bcast.check import check
+from bcast.dims import Tri
 from bcast.graph import context as graph_context
 from bcast.graph import expr as graph_expr
 from bcast.graph.expr import Expr, emax
@@ -120,19 +121,40 @@ def test_unnamed_input_links_are_looked_into_once_each() -> None:
 
 
 def test_expressions_hold_their_definitions_and_the_module_no_state() -> None:
-    """An opaque term carries what it stands for; nothing is kept beside expressions between checks."""
+    """An opaque term carries what it stands for; nothing is kept beside expressions between checks but the
+    bounded memo of sums, products and comparisons, a cache of pure results."""
     s = Expr.symbol("S")
     e = (s - 1) // 2 + 1
     assert e.evaluate({"S": 7}) == 4
     atom = ((s - 1) // 2).atom
     assert isinstance(atom, graph_expr.Opaque)
     assert (atom.op, str(atom.args[0])) == ("floor", "S - 1")
+    memos = {"_SUM": graph_expr._SUM, "_PRODUCT": graph_expr._PRODUCT, "_EQ": graph_expr._EQ}
     mutable = {
         name
         for name, value in vars(graph_expr).items()
-        if not name.startswith("__") and isinstance(value, (dict, set, list)) and name != "_SMALL"
+        if not name.startswith("__") and isinstance(value, (dict, set, list)) and name not in ("_SMALL", *memos)
     }
     assert mutable == set(), f"module-level state in bcast.graph.expr: {mutable}"
+
+
+def test_the_arithmetic_memo_is_bounded_and_gives_what_computing_afresh_gives() -> None:
+    """Sums, products and comparisons are remembered by operands (a graph computes the same dims at thousands of
+    nodes): the memo never holds more than MEMO_SIZE entries of each, and what it gives back is what the
+    arithmetic gives with every memo emptied, for new objects of the same values."""
+    symbols = [Expr.symbol(f"S{k}") for k in range(100)]  # 10,000 pairs: more than the memo holds
+    for a in symbols:
+        for b in symbols:
+            _ = a * b + a, (a + b).eq(b + a)
+    for memo in (graph_expr._SUM, graph_expr._PRODUCT, graph_expr._EQ):
+        assert 0 < len(memo) <= graph_expr.MEMO_SIZE
+    b, s = Expr.symbol("B"), Expr.symbol("S")
+    remembered = [str(b * s * 12 + s), str((b + 1) * (s - 1)), (b * s).eq(s * b), (s + 1).eq(s)]
+    for memo in (graph_expr._SUM, graph_expr._PRODUCT, graph_expr._EQ):
+        memo.clear()
+    b, s = Expr.symbol("B"), Expr.symbol("S")
+    assert remembered == [str(b * s * 12 + s), str((b + 1) * (s - 1)), (b * s).eq(s * b), (s + 1).eq(s)]
+    assert remembered == ["12*B*S + S", "B*S - B + S - 1", Tri.YES, Tri.NO]
 
 
 def test_two_checks_in_two_threads_do_not_interfere(tmp_path: Path) -> None:

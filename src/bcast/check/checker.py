@@ -18,13 +18,13 @@ from __future__ import annotations
 import os
 from typing import Any, overload
 
-from ..files import CheckInputError, model_source
-from ..graph.sizes import SizesLike, read_sizes
+from ..files import CheckInputError, ModelSource, model_source
+from ..graph.sizes import Sizes, SizesLike, read_sizes
 from ..onnx.graph_read import onnx_arity, onnx_fallback, unsupported
 from ..onnx.reader import read_onnx
 from .failure import CheckFailure
 from .ir_model import check_ir
-from .pipeline import Progress, check_graph, read_graph
+from .pipeline import Progress, check_graph, no_cycle_collection, read_graph
 from .report import Problem, Report
 
 __all__ = ["check", "sample_model_path"]
@@ -93,6 +93,11 @@ def check(
         return _check_ov_model(source.value, source.name, sizes, progress, debug, strict_dims)
     if source.format == "openvino-ir":
         return check_ir(source.value, dims=sizes, progress=progress, debug=debug, strict=strict_dims)
+    with no_cycle_collection():  # the graph read is freed before the collector runs again
+        return _check_onnx(source, sizes, progress, debug, strict_dims)
+
+
+def _check_onnx(source: ModelSource, sizes: Sizes, progress: Progress | None, debug: bool, strict: bool) -> Report:
     read = read_graph(lambda: read_onnx(source), progress)
     extra = [Problem(f.tensor, f.where, f.kind, f.message) for f in read.findings]
     extra += [Problem(n.label, n.op, "unsupported", why) for n, why in unsupported(read.graph)]
@@ -106,7 +111,7 @@ def check(
         debug=debug,
         arity=onnx_arity(read.graph),
         sizes=sizes,
-        strict=strict_dims,
+        strict=strict,
     )
 
 

@@ -34,7 +34,7 @@ from ..graph import Finding, Graph, Result
 from ..graph.sizes import SizesLike, read_sizes
 from ..openvino.graph_read import graph_of_ir, ir_fallback
 from ..openvino.ir_read import IRError, read_ir
-from .pipeline import check_graph, read_graph
+from .pipeline import check_graph, no_cycle_collection, read_graph
 from .report import CheckInputError, Problem, Report
 
 __all__ = ["check_ir"]
@@ -86,6 +86,11 @@ def check_ir(
     Raises :class:`~bcast.check.report.CheckInputError` when the IR cannot be read.
     """
     p = os.fspath(path)
+    with no_cycle_collection():  # the graph read is freed before the collector runs again
+        return _check_ir(p, dims, progress, debug, strict)
+
+
+def _check_ir(p: str, dims: SizesLike, progress: Progress | None, debug: bool, strict: bool) -> Report:
     graph = read_graph(lambda: _read(p), progress)
     return check_graph(
         graph,

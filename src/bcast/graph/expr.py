@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from ..dims import Tri
 
@@ -39,6 +40,8 @@ MAX_TERMS = 24
 MAX_DEGREE = 6
 #: the longest text an opaque atom may have; longer ones are named by a short digest
 MAX_ATOM_CHARS = 200
+
+_V = TypeVar("_V")
 
 
 _set = object.__setattr__
@@ -144,6 +147,16 @@ class Expr:
 
     def eq(self, other: ExprLike) -> Tri:
         """Three-valued equality: ``YES`` for one normal form, ``NO`` for a constant nonzero difference."""
+        o = as_expr(other)
+        if o is self:
+            return Tri.YES
+        key = (self, o)
+        known = _EQ.get(key)
+        if known is None:
+            known = _remember(_EQ, key, self._eq(o))
+        return known
+
+    def _eq(self, other: Expr) -> Tri:
         d = self - other
         v = d.value
         if v is not None:
@@ -166,10 +179,14 @@ class Expr:
             return self
         if not self.terms:
             return o
+        key = (self, o)
+        known = _SUM.get(key)
+        if known is not None:
+            return known
         acc = dict(self.terms)
         for m, c in o.terms:
             acc[m] = acc.get(m, 0) + c
-        return Expr._from(acc)
+        return _remember(_SUM, key, Expr._from(acc))
 
     __radd__ = __add__
 
@@ -193,14 +210,18 @@ class Expr:
             return o
         if b == 1:
             return self
+        key = (self, o)
+        known = _PRODUCT.get(key)
+        if known is not None:
+            return known
         if len(self.terms) * len(o.terms) > MAX_TERMS or self.degree + o.degree > MAX_DEGREE:
-            return _opaque(f"({self})*({o})", "mul", (self, o))
+            return _remember(_PRODUCT, key, _opaque(f"({self})*({o})", "mul", (self, o)))
         acc: dict[Monomial, int] = {}
         for m1, c1 in self.terms:
             for m2, c2 in o.terms:
                 m = tuple(sorted(m1 + m2))
                 acc[m] = acc.get(m, 0) + c1 * c2
-        return Expr._from(acc)
+        return _remember(_PRODUCT, key, Expr._from(acc))
 
     __rmul__ = __mul__
 
@@ -369,6 +390,22 @@ class Expr:
 ExprLike = Expr | int
 
 _SMALL = [Expr((((), v),) if v else ()) for v in range(-256, 4097)]
+
+
+#: what sums, products and comparisons gave, by operands: a graph computes the same few dims at thousands
+#: of nodes (each layer's ``B*S``, ``S + P``), each time as new objects of one value. Bounded: emptied when
+#: full, so a long process that checks many models keeps no more than this many of each
+MEMO_SIZE = 1 << 13
+_SUM: dict[tuple[Expr, Expr], Expr] = {}
+_PRODUCT: dict[tuple[Expr, Expr], Expr] = {}
+_EQ: dict[tuple[Expr, Expr], Tri] = {}
+
+
+def _remember(memo: dict[tuple[Expr, Expr], _V], key: tuple[Expr, Expr], value: _V) -> _V:
+    if len(memo) >= MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def as_expr(value: ExprLike) -> Expr:

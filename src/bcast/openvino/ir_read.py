@@ -570,7 +570,8 @@ class _Reader:
 
     def _start(self, tag: str, attrs: dict[str, str]) -> None:
         elem = self._builder.start(tag, attrs)
-        self.lines[elem] = self._p.CurrentLineNumber
+        if tag != "dim":  # messages name the line of a layer, port, edge or data; a dim's is its port's
+            self.lines[elem] = self._p.CurrentLineNumber
 
     def parse(self, chunks: Iterable[bytes]) -> ET.Element:
         try:
@@ -642,12 +643,18 @@ class _Ctx:
         for attr in ("id", "name", "type"):
             if el.get(attr) is None:
                 self.fail(el, f"a <layer> has no {attr!r} attribute")
-        layer_id = _int(el.get("id"), self.where(el), "a layer 'id'")
+        text = el.get("id")
+        if text is not None and text.isascii() and text.isdigit():  # the usual id: no place named for a message
+            layer_id = int(text)
+        else:
+            layer_id = _int(text, self.where(el), "a layer 'id'")
         label = f"{el.get('name')!r} (id {layer_id})"
-        data_el = el.find("data")
+        # the children looked at by a loop over them, not by ElementPath: a layer has a handful, and paths cost
+        # more to follow than the children to look at
+        data_el = next((c for c in el if c.tag == "data"), None)
         data = dict(data_el.attrib) if data_el is not None else {}
-        inputs = tuple(self.port(p, label) for p in el.iterfind("input/port"))
-        outputs = tuple(self.port(p, label) for p in el.iterfind("output/port"))
+        inputs = tuple(self.port(p, label) for c in el if c.tag == "input" for p in c if p.tag == "port")
+        outputs = tuple(self.port(p, label) for c in el if c.tag == "output" for p in c if p.tag == "port")
         for kind, ports in (("input", inputs), ("output", outputs)):
             ids = [p.id for p in ports]
             if len(set(ids)) != len(ids):
@@ -674,11 +681,16 @@ class _Ctx:
         )
 
     def port(self, el: ET.Element, label: str) -> IRPort:
-        where = f"{self.where(el)}: layer {label}"
-        port_id = _int(el.get("id"), where, "a port 'id'")
+        text = el.get("id")
+        if text is not None and text.isascii() and text.isdigit():  # the usual id: no place named for a message
+            port_id = int(text)
+        else:
+            port_id = _int(text, f"{self.where(el)}: layer {label}", "a port 'id'")
         texts: list[str] = []
-        for i, d in enumerate(el.iterfind("dim")):
-            if i >= MAX_RANK:
+        for d in el:
+            if d.tag != "dim":
+                continue
+            if len(texts) >= MAX_RANK:
                 self.fail(el, f"layer {label}, port {port_id}: more than {MAX_RANK} dims (ranks go up to {MAX_RANK})")
             texts.append((d.text or "").strip())
         key = tuple(texts)
@@ -737,8 +749,12 @@ class _Ctx:
         return IRConst(et, shape, offset, size)
 
     def edge(self, el: ET.Element, layers: dict[int, IRLayer]) -> IREdge:
-        where = self.where(el)
-        vals = [_int(el.get(a), where, f"an edge's {a!r}") for a in ("from-layer", "from-port", "to-layer", "to-port")]
+        texts = [el.get(a) for a in _EDGE_ATTRIBUTES]
+        if all(t is not None and t.isascii() and t.isdigit() for t in texts):  # the usual edge: no message made
+            vals = [int(t) for t in texts if t is not None]
+        else:
+            where = self.where(el)
+            vals = [_int(t, where, f"an edge's {a!r}") for a, t in zip(_EDGE_ATTRIBUTES, texts, strict=True)]
         e = IREdge(*vals)
         src, dst = layers.get(e.from_layer), layers.get(e.to_layer)
         if src is None or dst is None:
@@ -750,6 +766,9 @@ class _Ctx:
         if all(p.id != e.to_port for p in dst.inputs):
             self.fail(el, f"an edge enters input port {e.to_port} of layer {dst.label}, which has no such port")
         return e
+
+
+_EDGE_ATTRIBUTES = ("from-layer", "from-port", "to-layer", "to-port")
 
 
 def find_cycle(layers: Iterable[IRLayer], edges: Iterable[IREdge]) -> list[IRLayer]:
