@@ -305,6 +305,16 @@ def _line(r: dict[str, Any]) -> str:
     )
 
 
+def merged(path: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of the earlier run in ``path``, each replaced by the row measured now of its model and tool; the
+    rows of a model or tool that run lacks come after them."""
+    with open(path, encoding="utf-8") as f:
+        earlier = json.load(f)["rows"]
+    new = {(r["model"], r["tool"]): r for r in rows}
+    out = [new.pop((r["model"], r["tool"]), r) for r in earlier]
+    return out + list(new.values())
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join([_HEAD, "|" + "---|" * 10, *(_line(r) for r in rows)])
 
@@ -353,6 +363,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="comma-separated families of models to measure (wide, decoder, ir-wide, ir-decoder)")
     ap.add_argument("--bcast-src", default="", help="import bcast from this source folder (an older version's src)")
     ap.add_argument("--from-json", help="print the table (and --plot) of an earlier run's --json, measuring nothing")
+    ap.add_argument(
+        "--update",
+        help="an earlier run's --json: the rows measured now replace its rows of the same model and tool, the "
+        "others are kept, and the whole is written back (and plotted with --plot)",
+    )
     ap.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.build_only:
@@ -382,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     print(_HEAD)
     print("|" + "---|" * 10)
     rows = measure(models, timeout, set(args.tools.split(",")) if args.tools else None)
+    if args.update:
+        rows = merged(args.update, rows)
+        args.json = args.json or args.update
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"timeout_s": timeout, "memory_cap_gb": MEMORY_CAP >> 30, "rows": rows}, f, indent=1)

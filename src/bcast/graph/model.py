@@ -7,6 +7,7 @@ small, their value); :mod:`bcast.graph.propagate` then derives every tensor's :c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +88,7 @@ class Declared:
     dims: tuple[Expr | None, ...] | None
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """One operation. ``attrs`` hold plain Python values (int, float, str, lists, a constant
     :class:`Value`); ``bodies`` the sub-graphs (If's branches, Loop's and Scan's body)."""
@@ -97,9 +98,9 @@ class Node:
     op: str
     inputs: list[str]
     outputs: list[str]
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: Mapping[str, Any] = field(default_factory=dict)
     domain: str = ""
-    bodies: dict[str, Graph] = field(default_factory=dict)
+    bodies: Mapping[str, Graph] = field(default_factory=dict)
     path: tuple[str, ...] = ()  # enclosing nodes, for a node inside a body
     source: Any = field(default=None, repr=False, compare=False)  # the reader's own record of the node
 

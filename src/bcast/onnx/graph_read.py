@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
-from ..graph.ops import DATA_LIMIT
+from ..graph.ops import DATA_LIMIT, FLOAT_LIMIT
 from ..graph.ops.elementwise import dtype_name
 from . import arity as _arity
 from . import proto
@@ -134,14 +135,16 @@ def _declared(type_proto: Any) -> Declared | None:
 
 
 def initializer_value(t: Any) -> Value:
-    """A TensorProto as a value: its shape always, its data only when small, present and not external
+    """A TensorProto as a value: its shape always, its data only when small (:data:`~bcast.graph.ops.DATA_LIMIT`
+    elements, :data:`~bcast.graph.ops.FLOAT_LIMIT` of floating point), present and not external
     (:func:`~bcast.onnx.wire.small_array`), and not strings or complex numbers."""
     dims = tuple(map(Expr.const, t.dims))  # Expr.const takes any integer
     dtype = dtype_name(t.data_type)
     data = _raw_values(t)
     if data is not None:
         return Value(dtype, dims, data)
-    arr = None if t.data_type in (8, 14, 15) else small_array(t, DATA_LIMIT)
+    limit = FLOAT_LIMIT if t.data_type in _FLOAT_TYPES else DATA_LIMIT
+    arr = None if t.data_type in (8, 14, 15) else small_array(t, limit)
     if arr is None:  # a stripped, external, large or corrupt weight: its shape is all a check needs
         return Value(dtype, dims)
     flat = arr.reshape(-1).tolist()
@@ -170,7 +173,7 @@ def _raw_values(t: Any) -> tuple[Any, ...] | None:
             return None
         count *= d
     code, size = unpack
-    if count > DATA_LIMIT or len(raw) != count * size:
+    if count > (FLOAT_LIMIT if fields.get("data_type", 0) in _FLOAT_TYPES else DATA_LIMIT) or len(raw) != count * size:
         return None
     values: tuple[Any, ...] = struct.unpack(f"<{count}{code}", raw)
     return values if t.data_type in _FLOAT_TYPES else tuple(map(Expr.const, values))
@@ -202,9 +205,33 @@ def _attribute_value(a: Any) -> Any:
     return list(value) if many else value
 
 
+class _Encoded:
+    """A decoded node's own bytes, for onnx's per-node inference (:func:`onnx_fallback`): all that the converted
+    graph keeps of the decoded message, so that the decoded model (a third of the memory of a large check) is
+    freed once it is converted."""
+
+    __slots__ = ("_span",)
+
+    def __init__(self, span: tuple[bytes, int, int]) -> None:
+        self._span = span
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 (protobuf's name)
+        data, start, end = self._span
+        return bytes(data[start:end])
+
+
+def _source(n: Any) -> Any:
+    """What a node keeps of its message: onnx's own ``NodeProto`` as it is, a decoded one as its bytes."""
+    span = n.__dict__.get("_span") if isinstance(n, proto.NodeProto) else None
+    return n if span is None else _Encoded(span)
+
+
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
 def _attrs(
     node: Any, path: tuple[str, ...], opsets: dict[str, int], label: str
-) -> tuple[dict[str, Any], dict[str, Graph]]:
+) -> tuple[Mapping[str, Any], Mapping[str, Graph]]:
     attrs: dict[str, Any] = {}
     bodies: dict[str, Graph] = {}
     for a in node.attribute:
@@ -226,7 +253,8 @@ def _attrs(
             elif isinstance(v, list) and v and isinstance(v[0], bytes):
                 v = [x.decode("utf-8", "replace") for x in v]
             attrs[a.name] = v
-    return attrs, bodies
+    # most nodes hold no sub-graph, many no attribute: those share one empty mapping, which nothing writes to
+    return attrs or _NOTHING, bodies or _NOTHING
 
 
 def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = ()) -> Graph:
@@ -246,7 +274,9 @@ def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = ()) -> Graph:
     for i, n in enumerate(g.node):
         label = n.name or f"{n.op_type}_{i}"
         attrs, bodies = _attrs(n, path, opsets, label)
-        nodes.append(Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, path, n))
+        nodes.append(
+            Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, path, _source(n))
+        )
     return Graph(
         nodes, inputs, [o.name for o in g.output], constants, declared, dict(opsets), "onnx", g.name or "graph"
     )
@@ -264,7 +294,9 @@ def graph_of(model: Any) -> Graph:
         for i, n in enumerate(f.node):
             label = n.name or f"{n.op_type}_{i}"
             attrs, bodies = _attrs(n, (f.name,), f_opsets, label)
-            nodes.append(Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, (), n))
+            nodes.append(
+                Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, (), _source(n))
+            )
         graph.functions[(f.domain, f.name)] = Graph(
             nodes, {}, list(f.output), {}, {}, f_opsets, "onnx", f.name, params=list(f.input)
         )

@@ -1,4 +1,4 @@
-"""The ONNX messages ``bcast check`` reads, decoded in pure Python: no onnx, no protobuf.
+"""The ONNX messages ``bcast check`` reads, decoded without onnx or protobuf.
 
 :func:`decode_model` turns the bytes of a ``ModelProto`` (those :func:`bcast.onnx.wire.strip` keeps:
 big tensor payloads already dropped and marked) into plain objects that answer to the names onnx's
@@ -26,12 +26,21 @@ Malformed bytes (a number of more than ten bytes, a length past the end of its m
 packed field of a length no element size divides, an end-group tag with no group open, messages
 or groups nested more than :data:`MAX_DEPTH` deep) raise :class:`ProtoError`, whose message names
 the byte; the decoder's work is linear in the bytes, its recursion bounded by the nesting cap.
+
+Where bcast was built with a C compiler, the field loop runs compiled (``bcast.onnx._wire``, from
+``csrc/wire.c``): decoding was the largest single cost of checking a large graph, and it is a loop over
+every byte, which Python cannot make cheaper. The compiled loop gives the same objects and raises the
+same errors as :func:`_merge`, which stays the reference and runs where nothing was compiled or
+``BCAST_PURE_PYTHON=1`` is set.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 import struct
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, ClassVar
 
 __all__ = [
@@ -648,6 +657,28 @@ def _set_oneof(d: dict[str, Any], group: str, name: str) -> None:
     d[key] = name
 
 
+def _load_native() -> ModuleType | None:
+    """The compiled field loop, or ``None``: not built, or ``BCAST_PURE_PYTHON=1`` in the environment."""
+    if os.environ.get("BCAST_PURE_PYTHON", "").strip() not in ("", "0"):
+        return None
+    try:
+        return importlib.import_module(f"{__package__}._wire")
+    except ImportError:
+        return None
+
+
+_wire = _load_native()
+# what the compiled loop calls back for the rare paths, and the constants it must agree on
+_NATIVE_CONTEXT = (
+    _FaultError,
+    NodeProto,
+    _unknown,
+    _packed,
+    MAX_DEPTH,
+    (_INT32, _INT64, _UINT64, _ENUM, _STRING, _BYTES, _FLOAT, _DOUBLE, _MESSAGE),
+)
+
+
 def decode_model(data: bytes, where: Callable[[int], int] | None = None) -> ModelProto:
     """The ``ModelProto`` encoded in ``data``, decoded into plain objects.
 
@@ -678,7 +709,10 @@ def decode_model(data: bytes, where: Callable[[int], int] | None = None) -> Mode
     model = ModelProto()
     problem: _FaultError | None = None
     try:
-        _merge(model, data, 0, len(data), 0)
+        if _wire is not None and type(data) is bytes:  # the compiled loop reads bytes only
+            _wire.merge(model, data, 0, len(data), 0, _NATIVE_CONTEXT)
+        else:
+            _merge(model, data, 0, len(data), 0)
     except _FaultError as e:
         problem = e
     if problem is None:

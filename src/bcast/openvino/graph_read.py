@@ -19,7 +19,7 @@ only re-expresses it, so that the IR is propagated by the *same* symbolic engine
   quirks (:data:`~bcast.graph.ops.openvino.INTERVALS`);
 * ``Const`` layers are constants: their shape always, their value only when they hold at most
   :data:`~bcast.graph.ops.DATA_LIMIT` integers (a shape, an axis list, an index table) or
-  :data:`FLOAT_LIMIT` floats (a scale, a bound); those bytes alone are read from the ``.bin``, and a
+  :data:`~bcast.graph.ops.FLOAT_LIMIT` floats (a scale, a bound); those bytes alone are read from the ``.bin``, and a
   weight is never decoded;
 * ``Result`` layers name the graph's outputs;
 * every other layer's declared output dims are :attr:`Graph.declared <bcast.graph.Graph.declared>`:
@@ -36,7 +36,7 @@ from typing import Any
 
 from ..dims import Shape
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
-from ..graph.ops import DATA_LIMIT
+from ..graph.ops import DATA_LIMIT, FLOAT_LIMIT
 from ..graph.ops.openvino import INTERVALS, binary  # importing it registers the IR's shape functions
 from ..rules.openvino import dtype_of_element, dtype_of_precision
 from .ir_read import ELEMENT_TYPES, IRError, IRLayer, IRModel, IRPort
@@ -45,10 +45,6 @@ __all__ = ["DOMAIN", "dtype_of_element", "dtype_of_precision", "graph_of_ir", "i
 
 #: the domain of every IR node: its shape function is ``SHAPES["openvino:<type>"]``
 DOMAIN = "openvino"
-
-#: a floating-point Const is decoded only up to this many elements: a scale, a Range bound, a clamp value
-#: (what propagation computes with) are a few; the biases of a large model are many, and only weights
-FLOAT_LIMIT = 64
 
 
 def _dims(port_dims: Any) -> tuple[Expr | None, ...]:

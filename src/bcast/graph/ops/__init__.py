@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from . import control, elementwise, indexing, linalg, ml, nn, shape
-from ._base import DATA_LIMIT, SHAPES, ShapeFn, register
+from ._base import DATA_LIMIT, FLOAT_LIMIT, SHAPES, ShapeFn, register
 
 __all__ = [
     "DATA_LIMIT",
+    "FLOAT_LIMIT",
     "SHAPES",
     "ShapeFn",
     "control",

@@ -26,6 +26,7 @@ from ..model import Node, Origin, Value
 __all__ = [
     "CONTRACTS",
     "DATA_LIMIT",
+    "FLOAT_LIMIT",
     "SHAPES",
     "Latent",
     "ShapeFn",
@@ -60,6 +61,9 @@ SHAPES: dict[str, ShapeFn] = {}
 
 #: the most elements a value is kept for: shape tensors are tiny, weights are never values
 DATA_LIMIT = 4096
+#: the most elements a floating-point constant's value is kept for: a scale, a Range bound, a clamp value (what
+#: propagation computes with) are a few; the biases and norms of a small model are many, and only weights
+FLOAT_LIMIT = 64
 
 Dims = tuple[Expr, ...]
 

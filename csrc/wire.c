@@ -1,0 +1,566 @@
+/* bcast.onnx._wire: the field loop of bcast.onnx.proto's decoder, in C (plain Python C API).
+ *
+ * Decoding a model is a loop over every byte of its encoding, and a Python loop pays an interpreted
+ * step for each; here the loop is compiled. proto._merge stays the reference: this module reads the
+ * same schema (each class's _KEYS), makes the same objects in the same order (the order of each
+ * __dict__ included) and raises the same proto._FaultError, with the same text and byte offsets, in
+ * the same cases. The rare paths are proto.py's own functions, passed in by the caller: an unknown
+ * field (skipped, a group included, or a stripped tensor's mark kept) and a packed repeated number.
+ *
+ * merge(obj, data, pos, end, depth, context) decodes data[pos:end] into obj, where data is bytes and
+ * context is (_FaultError, NodeProto, _unknown, _packed, MAX_DEPTH, kinds), kinds being proto's
+ * (_INT32, _INT64, _UINT64, _ENUM, _STRING, _BYTES, _FLOAT, _DOUBLE, _MESSAGE), which must be 0..8.
+ *
+ * Every read is checked against the end of the message holding it, and that end against the bytes;
+ * the work is linear in the bytes, and the recursion (one C frame per nested message) stops at
+ * MAX_DEPTH as proto._merge does.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#if PY_VERSION_HEX < 0x030B0000
+#define PyFloat_Unpack4(p, le) _PyFloat_Unpack4((const unsigned char *)(p), (le))
+#define PyFloat_Unpack8(p, le) _PyFloat_Unpack8((const unsigned char *)(p), (le))
+#endif
+
+enum { K_INT32, K_INT64, K_UINT64, K_ENUM, K_STRING, K_BYTES, K_FLOAT, K_DOUBLE, K_MESSAGE, K_COUNT };
+
+/* a key of _KEYS higher than this is refused when the schema is read: the table by key stays small */
+#define MAX_KEY 65535
+
+typedef struct schema schema;
+
+/* one entry of a class's _KEYS: (name, kind, sub, repeated, oneof) */
+typedef struct {
+    PyObject *name;      /* the attribute, the spec's own str */
+    PyObject *sub;       /* the message class, or the enum's values */
+    PyObject *oneof_key; /* "_oneof_" + the oneof's name, or NULL */
+    schema *sub_schema;  /* the schema of the last message made for this field: the next is of the same class */
+    int kind, repeated;
+} field;
+
+/* a message class as the decoder sees it: its fields by the key that starts them */
+struct schema {
+    PyTypeObject *type;
+    PyObject *type_name; /* type.__name__, for the messages */
+    Py_ssize_t nslots;
+    field **slots;       /* by key, NULL for a key the class does not know */
+    field *fields;
+    Py_ssize_t nfields;
+};
+
+/* the schemas read so far, each holding its class: a class's _KEYS is read once */
+static schema **cache;
+static Py_ssize_t ncache, cache_cap;
+
+typedef struct {
+    PyObject *data; /* the bytes decoded: what each NodeProto's _span holds */
+    const unsigned char *buf;
+    PyObject *fault, *node, *unknown, *packed;
+    long max_depth;
+} ctx;
+
+static PyObject *str_span, *str_extend, *str_append;
+
+/* -- faults: proto._FaultError(text, *offsets) ------------------------------------------------- */
+
+/* raise _FaultError(text, *offs); steals text and offs (any of them NULL: an error is already set) */
+static void raise_fault(ctx *c, PyObject *text, int n, PyObject **offs) {
+    PyObject *args = NULL, *exc;
+    int i;
+    if (text == NULL) goto done;
+    for (i = 0; i < n; i++)
+        if (offs[i] == NULL) goto done;
+    args = PyTuple_New(1 + n);
+    if (args == NULL) goto done;
+    PyTuple_SET_ITEM(args, 0, text);
+    text = NULL;
+    for (i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(args, 1 + i, offs[i]);
+        offs[i] = NULL;
+    }
+    exc = PyObject_Call(c->fault, args, NULL);
+    if (exc != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+done:
+    Py_XDECREF(text);
+    for (i = 0; i < n; i++) Py_XDECREF(offs[i]);
+    Py_XDECREF(args);
+}
+
+static int fault1(ctx *c, const char *text, Py_ssize_t a) {
+    PyObject *offs[1] = {PyLong_FromSsize_t(a)};
+    raise_fault(c, PyUnicode_FromString(text), 1, offs);
+    return -1;
+}
+
+static int fault2(ctx *c, const char *text, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *offs[2] = {PyLong_FromSsize_t(a), PyLong_FromSsize_t(b)};
+    raise_fault(c, PyUnicode_FromString(text), 2, offs);
+    return -1;
+}
+
+/* a field whose value runs from `at` to `to` (a Python int: a length may take it past 2**64), past `end` */
+static int fault_past(ctx *c, schema *s, uint64_t key, Py_ssize_t at, PyObject *to, Py_ssize_t end) {
+    PyObject *offs[3] = {PyLong_FromSsize_t(at), to, PyLong_FromSsize_t(end)};
+    PyObject *text = PyUnicode_FromFormat(
+        "field %llu of a %U at byte {} runs to byte {}, past the end of the message holding it at byte {}",
+        (unsigned long long)(key >> 3), s->type_name);
+    raise_fault(c, text, 3, offs);
+    return -1;
+}
+
+static int fault_depth(ctx *c, Py_ssize_t pos) {
+    PyObject *offs[1] = {PyLong_FromSsize_t(pos)};
+    raise_fault(c, PyUnicode_FromFormat("messages nested more than %ld deep at byte {}", c->max_depth), 1, offs);
+    return -1;
+}
+
+/* -- reading ------------------------------------------------------------------------------------ */
+
+/* proto._varint: the varint at pos (masked to 64 bits), *next the position after it */
+static int varint(ctx *c, Py_ssize_t pos, Py_ssize_t end, uint64_t *out, Py_ssize_t *next) {
+    uint64_t value = 0;
+    int shift = 0;
+    Py_ssize_t i = pos;
+    for (;;) {
+        if (i >= end)
+            return fault2(c, "a number at byte {} runs past the end of the message holding it at byte {}", pos, end);
+        if (i - pos == 10) return fault1(c, "a malformed number at byte {}", pos);
+        unsigned b = c->buf[i++];
+        value |= (uint64_t)(b & 0x7F) << shift; /* shift is at most 63: the tenth byte is the last read */
+        if (b < 0x80) {
+            *out = value;
+            *next = i;
+            return 0;
+        }
+        shift += 7;
+    }
+}
+
+/* proto._scalar: a varint as the field's type reads it */
+static PyObject *scalar(int kind, uint64_t v) {
+    if (kind == K_INT64) return PyLong_FromLongLong((long long)(int64_t)v);
+    if (kind == K_INT32) return PyLong_FromLong((long)(int32_t)(uint32_t)(v & 0xFFFFFFFFu));
+    return PyLong_FromUnsignedLongLong(v);
+}
+
+/* -- the schema --------------------------------------------------------------------------------- */
+
+static void schema_free(schema *s) {
+    if (s == NULL) return;
+    for (Py_ssize_t i = 0; i < s->nfields; i++) {
+        Py_XDECREF(s->fields[i].name);
+        Py_XDECREF(s->fields[i].sub);
+        Py_XDECREF(s->fields[i].oneof_key);
+    }
+    PyMem_Free(s->fields);
+    PyMem_Free(s->slots);
+    Py_XDECREF(s->type_name);
+    Py_XDECREF((PyObject *)s->type);
+    PyMem_Free(s);
+}
+
+static int read_field(field *f, PyObject *spec) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 5) {
+        PyErr_SetString(PyExc_TypeError, "_wire: a field spec is not a 5-tuple");
+        return -1;
+    }
+    PyObject *name = PyTuple_GET_ITEM(spec, 0), *kind = PyTuple_GET_ITEM(spec, 1);
+    PyObject *sub = PyTuple_GET_ITEM(spec, 2), *oneof = PyTuple_GET_ITEM(spec, 4);
+    if (!PyUnicode_Check(name) || !PyLong_Check(kind) || (oneof != Py_None && !PyUnicode_Check(oneof))) {
+        PyErr_SetString(PyExc_TypeError, "_wire: a field spec of the wrong types");
+        return -1;
+    }
+    long k = PyLong_AsLong(kind);
+    if (k == -1 && PyErr_Occurred()) return -1;
+    if (k < 0 || k >= K_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "_wire: a field of an unknown kind");
+        return -1;
+    }
+    int repeated = PyObject_IsTrue(PyTuple_GET_ITEM(spec, 3));
+    if (repeated < 0) return -1;
+    f->kind = (int)k;
+    f->repeated = repeated;
+    Py_INCREF(name);
+    f->name = name;
+    Py_INCREF(sub);
+    f->sub = sub;
+    if (oneof != Py_None) {
+        f->oneof_key = PyUnicode_FromFormat("_oneof_%U", oneof);
+        if (f->oneof_key == NULL) return -1;
+    }
+    return 0;
+}
+
+static schema *schema_read(PyTypeObject *type) {
+    schema *s = PyMem_Calloc(1, sizeof(schema));
+    PyObject *keys = NULL, *k, *v;
+    Py_ssize_t i = 0, top = -1;
+    if (s == NULL) return (schema *)PyErr_NoMemory();
+    Py_INCREF(type);
+    s->type = type;
+    s->type_name = PyObject_GetAttrString((PyObject *)type, "__name__");
+    if (s->type_name == NULL) goto fail;
+    if (!PyUnicode_Check(s->type_name)) {
+        PyErr_SetString(PyExc_TypeError, "_wire: a class whose __name__ is not a str");
+        goto fail;
+    }
+    keys = PyObject_GetAttrString((PyObject *)type, "_KEYS");
+    if (keys == NULL) goto fail;
+    if (!PyDict_Check(keys)) {
+        PyErr_SetString(PyExc_TypeError, "_wire: a message class whose _KEYS is not a dict");
+        goto fail;
+    }
+    while (PyDict_Next(keys, &i, &k, &v)) {
+        Py_ssize_t key = PyLong_Check(k) ? PyLong_AsSsize_t(k) : -1;
+        if (key == -1 && PyErr_Occurred()) goto fail;
+        if (key < 0 || key > MAX_KEY) {
+            PyErr_SetString(PyExc_ValueError, "_wire: a key of _KEYS out of range");
+            goto fail;
+        }
+        if (key > top) top = key;
+    }
+    s->nslots = top + 1;
+    s->nfields = PyDict_GET_SIZE(keys);
+    s->slots = PyMem_Calloc(s->nslots ? (size_t)s->nslots : 1, sizeof(field *));
+    s->fields = PyMem_Calloc(s->nfields ? (size_t)s->nfields : 1, sizeof(field));
+    if (s->slots == NULL || s->fields == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_ssize_t n = 0;
+    i = 0;
+    while (PyDict_Next(keys, &i, &k, &v) && n < s->nfields) {
+        Py_ssize_t key = PyLong_AsSsize_t(k);
+        if (key < 0 || key >= s->nslots) {
+            PyErr_SetString(PyExc_RuntimeError, "_wire: _KEYS changed while it was read");
+            goto fail;
+        }
+        if (read_field(&s->fields[n], v) < 0) goto fail;
+        s->slots[key] = &s->fields[n];
+        n++;
+    }
+    Py_DECREF(keys);
+    return s;
+fail:
+    Py_XDECREF(keys);
+    schema_free(s);
+    return NULL;
+}
+
+static schema *schema_of(PyTypeObject *type) {
+    for (Py_ssize_t i = 0; i < ncache; i++)
+        if (cache[i]->type == type) return cache[i];
+    /* read before the cache grows: reading runs Python code, which may let another thread add a schema */
+    schema *s = schema_read(type);
+    if (s == NULL) return NULL;
+    if (ncache == cache_cap) {
+        Py_ssize_t cap = cache_cap ? 2 * cache_cap : 32;
+        schema **grown = PyMem_Realloc(cache, (size_t)cap * sizeof(schema *));
+        if (grown == NULL) {
+            schema_free(s);
+            return (schema *)PyErr_NoMemory();
+        }
+        cache = grown;
+        cache_cap = cap;
+    }
+    cache[ncache++] = s;
+    return s;
+}
+
+/* -- decoding ----------------------------------------------------------------------------------- */
+
+static int merge(ctx *c, PyObject *obj, PyObject *d, schema *s, Py_ssize_t pos, Py_ssize_t end, long depth);
+
+/* decode data[body:end] into the message obj (made for field f), at nesting depth */
+static int merge_into(ctx *c, PyObject *obj, field *f, Py_ssize_t body, Py_ssize_t end, long depth) {
+    schema *s = f->sub_schema;
+    if (s == NULL || s->type != Py_TYPE(obj)) {
+        s = schema_of(Py_TYPE(obj));
+        if (s == NULL) return -1;
+        f->sub_schema = s;
+    }
+    PyObject *d = PyObject_GenericGetDict(obj, NULL);
+    if (d == NULL) return -1;
+    int rc = merge(c, obj, d, s, body, end, depth);
+    Py_DECREF(d);
+    return rc;
+}
+
+/* proto._set_oneof: name the field f the member of its oneof set, clearing another one */
+static int set_oneof(PyObject *d, field *f) {
+    PyObject *other = PyDict_GetItemWithError(d, f->oneof_key);
+    if (other == NULL && PyErr_Occurred()) return -1;
+    if (other != NULL && other != Py_None) {
+        Py_INCREF(other);
+        int ne = PyObject_RichCompareBool(other, f->name, Py_NE);
+        if (ne > 0) ne = PyDict_DelItem(d, other);
+        Py_DECREF(other);
+        if (ne < 0) return -1;
+    }
+    return PyDict_SetItem(d, f->oneof_key, f->name);
+}
+
+/* d.setdefault(name, []): a new reference */
+static PyObject *list_of(PyObject *d, PyObject *name) {
+    PyObject *l = PyDict_GetItemWithError(d, name);
+    if (l != NULL) {
+        Py_INCREF(l);
+        return l;
+    }
+    if (PyErr_Occurred()) return NULL;
+    l = PyList_New(0);
+    if (l != NULL && PyDict_SetItem(d, name, l) < 0) Py_CLEAR(l);
+    return l;
+}
+
+/* d.setdefault(name, []).append(value); value is stolen */
+static int append(PyObject *d, PyObject *name, PyObject *value) {
+    PyObject *l = list_of(d, name);
+    int rc = -1;
+    if (l != NULL) {
+        if (PyList_CheckExact(l)) {
+            rc = PyList_Append(l, value);
+        } else {
+            PyObject *r = PyObject_CallMethodObjArgs(l, str_append, value, NULL);
+            rc = r == NULL ? -1 : 0;
+            Py_XDECREF(r);
+        }
+        Py_DECREF(l);
+    }
+    Py_DECREF(value);
+    return rc;
+}
+
+/* proto._submessage: merge data[body:end] into the message the singular field f holds, made if unset */
+static int submessage(ctx *c, PyObject *d, field *f, Py_ssize_t body, Py_ssize_t end, long depth) {
+    PyObject *current = PyDict_GetItemWithError(d, f->name);
+    if (current == NULL && PyErr_Occurred()) return -1;
+    if (current == NULL || current == Py_None) {
+        current = PyObject_CallNoArgs(f->sub);
+        if (current == NULL) return -1;
+        if ((f->oneof_key != NULL && set_oneof(d, f) < 0) || PyDict_SetItem(d, f->name, current) < 0) {
+            Py_DECREF(current);
+            return -1;
+        }
+    } else {
+        Py_INCREF(current);
+    }
+    int rc = merge_into(c, current, f, body, end, depth);
+    Py_DECREF(current);
+    return rc;
+}
+
+/* a new element of a repeated message field; a NodeProto keeps its span of the bytes */
+static PyObject *element(ctx *c, field *f, Py_ssize_t body, Py_ssize_t end, long depth) {
+    PyObject *value = PyObject_CallNoArgs(f->sub);
+    if (value == NULL) return NULL;
+    if (merge_into(c, value, f, body, end, depth) < 0) goto fail;
+    if (f->sub == c->node) {
+        PyObject *d = PyObject_GenericGetDict(value, NULL);
+        if (d == NULL) goto fail;
+        PyObject *span = Py_BuildValue("(Onn)", c->data, body, end);
+        int rc = span == NULL ? -1 : PyDict_SetItem(d, str_span, span);
+        Py_XDECREF(span);
+        Py_DECREF(d);
+        if (rc < 0) goto fail;
+    }
+    return value;
+fail:
+    Py_DECREF(value);
+    return NULL;
+}
+
+/* a packed repeated number: d.setdefault(name, []).extend(_packed(data, body, end, kind)) */
+static int packed(ctx *c, PyObject *d, field *f, Py_ssize_t body, Py_ssize_t end) {
+    PyObject *l = list_of(d, f->name), *values = NULL, *r = NULL;
+    if (l != NULL) values = PyObject_CallFunction(c->packed, "Onni", c->data, body, end, f->kind);
+    if (values != NULL) r = PyObject_CallMethodObjArgs(l, str_extend, values, NULL);
+    Py_XDECREF(l);
+    Py_XDECREF(values);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* a string field's value: text when UTF-8, else its bytes (as protobuf hands a proto2 string over) */
+static PyObject *text_or_bytes(ctx *c, field *f, Py_ssize_t body, Py_ssize_t end) {
+    const char *p = (const char *)c->buf + body;
+    if (f->kind == K_STRING) {
+        PyObject *s = PyUnicode_DecodeUTF8(p, end - body, NULL);
+        if (s != NULL || !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) return s;
+        PyErr_Clear();
+    }
+    return PyBytes_FromStringAndSize(p, end - body);
+}
+
+/* proto._merge: decode the fields of data[pos:end] into obj (its __dict__ d, its schema s) */
+static int merge(ctx *c, PyObject *obj, PyObject *d, schema *s, Py_ssize_t pos, Py_ssize_t end, long depth) {
+    const unsigned char *buf = c->buf;
+    if (depth > c->max_depth) return fault_depth(c, pos);
+    while (pos < end) {
+        Py_ssize_t at = pos;
+        uint64_t key = buf[pos];
+        if (key < 0x80)
+            pos++;
+        else if (varint(c, pos, end, &key, &pos) < 0)
+            return -1;
+        field *f = key < (uint64_t)s->nslots ? s->slots[key] : NULL;
+        unsigned wire = (unsigned)(key & 7);
+        if (f == NULL) {
+            if (key >> 3 == 0 || wire > 5) return fault1(c, "byte {} is not a protobuf field", at);
+            PyObject *r = PyObject_CallFunction(c->unknown, "OOnnIKnl", obj, c->data, pos, end, wire,
+                                                (unsigned long long)(key >> 3), at, depth);
+            if (r == NULL) return -1;
+            pos = PyLong_AsSsize_t(r);
+            Py_DECREF(r);
+            if (pos == -1 && PyErr_Occurred()) return -1;
+            if (pos < 0) {
+                PyErr_SetString(PyExc_ValueError, "_wire: an unknown field skipped to a negative position");
+                return -1;
+            }
+            continue;
+        }
+        PyObject *value;
+        if (wire == 2) {
+            uint64_t n;
+            Py_ssize_t body;
+            if (pos < end && buf[pos] < 0x80) {
+                n = buf[pos];
+                body = pos + 1;
+            } else if (varint(c, pos, end, &n, &body) < 0) {
+                return -1;
+            }
+            if (n > (uint64_t)(end - body)) {
+                PyObject *b = PyLong_FromSsize_t(body), *m = PyLong_FromUnsignedLongLong(n), *to = NULL;
+                if (b != NULL && m != NULL) to = PyNumber_Add(b, m);
+                Py_XDECREF(b);
+                Py_XDECREF(m);
+                return fault_past(c, s, key, at, to, end);
+            }
+            pos = body + (Py_ssize_t)n;
+            if (f->kind == K_MESSAGE) {
+                if (!f->repeated) {
+                    if (submessage(c, d, f, body, pos, depth + 1) < 0) return -1;
+                    continue;
+                }
+                value = element(c, f, body, pos, depth + 1);
+            } else if (f->kind != K_STRING && f->kind != K_BYTES) {
+                if (packed(c, d, f, body, pos) < 0) return -1;
+                continue;
+            } else {
+                value = text_or_bytes(c, f, body, pos);
+            }
+        } else if (wire == 0) {
+            if (pos < end && buf[pos] < 0x80) {
+                value = PyLong_FromLong(buf[pos]);
+                pos++;
+            } else {
+                uint64_t v;
+                if (varint(c, pos, end, &v, &pos) < 0) return -1;
+                value = scalar(f->kind, v);
+            }
+            if (value != NULL && f->kind == K_ENUM) {
+                int known = PySequence_Contains(f->sub, value);
+                if (known <= 0) { /* a closed enum's unknown value: an unknown field, the field stays unset */
+                    Py_DECREF(value);
+                    if (known < 0) return -1;
+                    continue;
+                }
+            }
+        } else {
+            Py_ssize_t size = wire == 5 ? 4 : 8;
+            if (size > end - pos) return fault_past(c, s, key, at, PyLong_FromSsize_t(pos + size), end);
+            const char *p = (const char *)buf + pos;
+            double x = wire == 5 ? PyFloat_Unpack4(p, 1) : PyFloat_Unpack8(p, 1);
+            if (x == -1.0 && PyErr_Occurred()) return -1;
+            value = PyFloat_FromDouble(x);
+            pos += size;
+        }
+        if (value == NULL) return -1;
+        if (f->repeated) {
+            if (append(d, f->name, value) < 0) return -1;
+        } else {
+            int rc = (f->oneof_key != NULL && set_oneof(d, f) < 0) ? -1 : PyDict_SetItem(d, f->name, value);
+            Py_DECREF(value);
+            if (rc < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static int read_context(ctx *c, PyObject *context) {
+    if (!PyTuple_Check(context) || PyTuple_GET_SIZE(context) != 6) {
+        PyErr_SetString(PyExc_TypeError, "_wire.merge: context must be a 6-tuple");
+        return -1;
+    }
+    c->fault = PyTuple_GET_ITEM(context, 0);
+    c->node = PyTuple_GET_ITEM(context, 1);
+    c->unknown = PyTuple_GET_ITEM(context, 2);
+    c->packed = PyTuple_GET_ITEM(context, 3);
+    c->max_depth = PyLong_AsLong(PyTuple_GET_ITEM(context, 4));
+    if (c->max_depth == -1 && PyErr_Occurred()) return -1;
+    PyObject *kinds = PyTuple_GET_ITEM(context, 5);
+    if (!PyTuple_Check(kinds) || PyTuple_GET_SIZE(kinds) != K_COUNT) goto bad_kinds;
+    for (Py_ssize_t i = 0; i < K_COUNT; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kinds, i);
+        if (!PyLong_Check(k) || PyLong_AsLong(k) != i) goto bad_kinds;
+    }
+    return 0;
+bad_kinds:
+    PyErr_Clear();
+    PyErr_SetString(PyExc_ValueError, "_wire.merge: the kinds of field must be 0..8, in proto.py's order");
+    return -1;
+}
+
+static PyObject *py_merge(PyObject *self, PyObject *args) {
+    PyObject *obj, *data, *context;
+    Py_ssize_t pos, end;
+    long depth;
+    ctx c;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOnnlO:merge", &obj, &data, &pos, &end, &depth, &context)) return NULL;
+    if (!PyBytes_CheckExact(data)) {
+        PyErr_SetString(PyExc_TypeError, "_wire.merge: data must be bytes");
+        return NULL;
+    }
+    if (pos < 0 || end > PyBytes_GET_SIZE(data)) {
+        PyErr_SetString(PyExc_ValueError, "_wire.merge: pos and end must lie within data");
+        return NULL;
+    }
+    if (read_context(&c, context) < 0) return NULL;
+    c.data = data;
+    c.buf = (const unsigned char *)PyBytes_AS_STRING(data);
+    schema *s = schema_of(Py_TYPE(obj));
+    if (s == NULL) return NULL;
+    PyObject *d = PyObject_GenericGetDict(obj, NULL);
+    if (d == NULL) return NULL;
+    int rc = merge(&c, obj, d, s, pos, end, depth);
+    Py_DECREF(d);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"merge", py_merge, METH_VARARGS,
+     "merge(obj, data, pos, end, depth, context): decode data[pos:end] into obj, as bcast.onnx.proto._merge does."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_wire", "The field loop of bcast.onnx.proto's decoder, compiled.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__wire(void) {
+    str_span = PyUnicode_InternFromString("_span");
+    str_extend = PyUnicode_InternFromString("extend");
+    str_append = PyUnicode_InternFromString("append");
+    if (str_span == NULL || str_extend == NULL || str_append == NULL) return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,461 @@
+"""The compiled field loop of the ONNX decoder (``bcast.onnx._wire``, csrc/wire.c) against the Python one.
+
+``bcast.onnx.proto._merge`` is the reference: on every input the compiled loop must build the same
+objects (every ``__dict__``, in the same order, each ``NodeProto``'s ``_span`` included) or raise a
+``ProtoError`` with the same message (the same text and byte offsets).
+
+* Every ONNX model of the repository decodes to the same objects both ways.
+* Random messages of the decoder's schema (wrong wire types, packed and unpacked numbers, long and
+  overlong varints, unknown fields and groups, stripped-tensor marks, oneofs given twice, strings
+  that are not UTF-8), then mutated (bytes set, inserted, deleted, the end cut), give the same
+  outcome both ways; so do mutations of small real models.
+* The hostile bytes of ``tests/test_numpy_only.py`` are refused with the same message both ways, and
+  nesting is read up to :data:`~bcast.onnx.proto.MAX_DEPTH` and refused one deeper, both ways.
+* A failed decoding keeps no reference: neither to the bytes nor to the objects made.
+
+Without the compiled module (``BCAST_PURE_PYTHON=1`` at install, or no compiler) these tests skip.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bcast.check import sample_model_path
+from bcast.onnx import proto, wire
+from test_numpy_only import FUZZ, HOSTILE, _chain, _deep_bodies, _deep_type, _key, _ld, _num, _varint
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = [Path(sample_model_path()), *sorted((ROOT / "tests" / "data").rglob("*.onnx"))]
+NOT_BUILT = "the native decoder is not built (BCAST_PURE_PYTHON or no compiler)"
+
+
+@pytest.fixture
+def native() -> Any:
+    """The compiled module; the test skips where it was not built."""
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    return proto._wire
+
+
+def _tree(x: Any, data: bytes) -> Any:
+    """``x`` as plain nested values, to compare: each message's ``__dict__`` in its order, floats by their
+    bits (NaN and -0.0 included), the decoded bytes themselves (held by each ``_span``) by name."""
+    if x is data:
+        return "<the bytes decoded>"
+    if isinstance(x, proto._Message):
+        return (type(x).__qualname__, [(k, _tree(v, data)) for k, v in x.__dict__.items()])
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, [_tree(v, data) for v in x])
+    if isinstance(x, dict):
+        return ("dict", [(k, _tree(v, data)) for k, v in x.items()])
+    if isinstance(x, float):
+        return ("float", struct.pack("<d", x))
+    return (type(x).__name__, x)
+
+
+def _decode(data: bytes, compiled: bool) -> Any:
+    """What ``decode_model(data)`` gives, with the compiled loop or the Python one: the objects as
+    :func:`_tree`, or the ``ProtoError``'s message."""
+    saved = proto._wire
+    proto._wire = saved if compiled else None
+    try:
+        return _tree(proto.decode_model(data), data)
+    except proto.ProtoError as e:
+        return ("ProtoError", str(e))
+    finally:
+        proto._wire = saved
+
+
+def _same_both_ways(data: bytes) -> Any:
+    got, want = _decode(data, True), _decode(data, False)
+    assert got == want
+    return got
+
+
+def _python_calls(fn: Callable[[], object], name: str) -> int:
+    """How many times fn() calls a Python function of ``proto`` called ``name``."""
+    calls = [0]
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_name == name and frame.f_code.co_filename == proto.__file__:
+            calls[0] += 1
+
+    old = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(old)
+    return calls[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# the compiled loop is there, and used
+
+
+def test_the_compiled_loop_decodes_without_the_python_one(native: Any) -> None:
+    data = _chain(50)
+    assert _python_calls(lambda: proto.decode_model(data), "_merge") == 0
+    saved = proto._wire
+    proto._wire = None
+    try:  # the count sees the Python loop where it runs: one call per message
+        assert _python_calls(lambda: proto.decode_model(data), "_merge") > 50
+    finally:
+        proto._wire = saved
+
+
+def test_the_compiled_module_is_loaded_where_it_was_built() -> None:
+    built = list(Path(proto.__file__).parent.glob("_wire.*"))
+    if not built:
+        pytest.skip(NOT_BUILT)
+    if os.environ.get("BCAST_PURE_PYTHON", "").strip() not in ("", "0"):
+        assert proto._wire is None
+    else:
+        assert proto._wire is not None, built
+
+
+def test_bcast_pure_python_decodes_in_python() -> None:
+    code = (
+        "from bcast.onnx import proto\n"
+        "m = proto.decode_model(bytes.fromhex('0809')  + b'\\x3a\\x0d\\x0a\\x0b\\x0a\\x01x\\x12\\x01y\\x22\\x03Abs')\n"
+        "print(proto._wire is None, m.graph.node[0].op_type)\n"
+    )
+    env = {**os.environ, "BCAST_PURE_PYTHON": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "Abs"]
+
+
+def test_the_compiled_loop_refuses_what_it_cannot_read(native: Any) -> None:
+    model = proto.ModelProto()
+    with pytest.raises(TypeError, match="bytes"):
+        native.merge(model, bytearray(b"\x08\x01"), 0, 2, 0, proto._NATIVE_CONTEXT)
+    with pytest.raises(ValueError, match="within data"):
+        native.merge(model, b"\x08\x01", 0, 3, 0, proto._NATIVE_CONTEXT)
+    with pytest.raises(ValueError, match="within data"):
+        native.merge(model, b"\x08\x01", -1, 2, 0, proto._NATIVE_CONTEXT)
+    with pytest.raises(TypeError, match="a 6-tuple"):
+        native.merge(model, b"\x08\x01", 0, 2, 0, proto._NATIVE_CONTEXT[:5])
+    kinds = proto._NATIVE_CONTEXT[5][::-1]
+    with pytest.raises(ValueError, match="kinds"):
+        native.merge(model, b"\x08\x01", 0, 2, 0, (*proto._NATIVE_CONTEXT[:5], kinds))
+    assert not model.__dict__
+
+
+def test_other_buffers_decode_in_python(native: Any) -> None:
+    """The compiled loop reads bytes only: a bytearray decodes in Python, to the same fields."""
+    data = _chain(3)
+    got = proto.decode_model(bytearray(data))
+    assert isinstance(got.graph.node[0].__dict__["_span"][0], bytearray)
+    assert [n.op_type for n in got.graph.node] == ["Abs"] * 3
+    assert got.graph.node[2].SerializeToString() == proto.decode_model(data).graph.node[2].SerializeToString()
+
+
+# ------------------------------------------------------------------------------------------------
+# the same objects
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.name for p in MODELS])
+def test_every_model_decodes_to_the_same_objects(path: Path, native: Any) -> None:
+    data, _ = wire._strip_file(str(path), False)
+    tree = _same_both_ways(data)
+    assert tree[0] == "ModelProto" and any(k == "graph" for k, _ in tree[1]), tree[:1]
+
+
+def test_a_stripped_weight_keeps_its_mark_both_ways(native: Any) -> None:
+    weight = _ld(8, b"w") + _num(2, 1) + _num(1, 50_000) + _ld(9, bytes(200_000))
+    node = _ld(1, b"x") + _ld(2, b"y") + _ld(4, b"Abs")
+    data, _ = wire._strip_bytes(_num(1, 9) + _ld(7, _ld(5, weight) + _ld(1, node)), "m")
+    tree = _same_both_ways(data)
+    tensor = proto.decode_model(data).graph.initializer[0]
+    assert tensor.stripped() == {9: 200_000} and "_stripped" in repr(tree)
+
+
+def test_oneofs_given_twice_keep_the_last_member_in_order(native: Any) -> None:
+    dim = _ld(1, _num(1, 3) + _ld(2, b"N") + _ld(3, b"d") + _num(1, 5))  # value, then param, then value again
+    tensor_type = _ld(1, _num(1, 1) + _ld(2, dim))
+    type_proto = tensor_type + _ld(4, b"") + tensor_type  # tensor, sequence, tensor
+    data = _num(1, 9) + _ld(7, _ld(11, _ld(1, b"x") + _ld(2, type_proto)))
+    tree = _same_both_ways(data)
+    t = proto.decode_model(data).graph.input[0].type
+    assert t.WhichOneof("value") == "tensor_type" and not t.HasField("sequence_type")
+    d = t.tensor_type.shape.dim[0]
+    assert (d.WhichOneof("value"), d.dim_value, d.HasField("dim_param")) == ("dim_value", 5, False)
+    assert "sequence_type" not in repr(tree)
+
+
+def test_numbers_read_as_their_types_both_ways(native: Any) -> None:
+    minus_one = _varint(-1)
+    dims = _key(1, 0) + minus_one + _ld(1, _varint(7) + minus_one + _varint(1 << 40))  # unpacked, then packed
+    floats = _key(4, 5) + struct.pack("<f", 1.5) + _ld(4, struct.pack("<2f", float("nan"), -0.0))
+    doubles = _key(10, 1) + struct.pack("<d", 2.5) + _ld(10, struct.pack("<d", float("inf")))
+    tensor = dims + _key(2, 0) + _varint((1 << 40) | 3) + floats + doubles + _ld(11, b"") + _key(11, 0) + minus_one
+    data = _num(1, 9) + _ld(7, _ld(5, tensor))
+    _same_both_ways(data)
+    t = proto.decode_model(data).graph.initializer[0]
+    assert list(t.dims) == [-1, 7, -1, 1 << 40] and t.data_type == 3
+    assert t.float_data[0] == 1.5 and t.float_data[1] != t.float_data[1] and str(t.float_data[2]) == "-0.0"
+    assert list(t.double_data) == [2.5, float("inf")] and list(t.uint64_data) == [(1 << 64) - 1]
+
+
+# ------------------------------------------------------------------------------------------------
+# the same errors
+
+
+@pytest.mark.parametrize(("kind", "data", "words"), HOSTILE, ids=[k for k, _, _ in HOSTILE])
+def test_hostile_bytes_are_refused_the_same_both_ways(kind: str, data: bytes, words: list[str], native: Any) -> None:
+    outcome = _same_both_ways(data)
+    assert outcome[0] == "ProtoError", kind
+    for w in words:
+        assert w in outcome[1], outcome
+
+
+def _faults(native: Any, data: bytes, cls: type[proto._Message], depth: int) -> Iterator[Any]:
+    """The outcome of merging ``data`` into a new ``cls`` at ``depth``, the Python way and the compiled way."""
+    for merge in (proto._merge, lambda *a: native.merge(*a, proto._NATIVE_CONTEXT)):
+        obj = cls()
+        try:
+            merge(obj, data, 0, len(data), depth)
+            yield _tree(obj, data)
+        except proto._FaultError as e:
+            yield ("fault", e.text, e.offsets)
+
+
+_A = proto.AttributeProto
+#: (class, bytes, what the outcome holds): each fault the compiled loop raises itself, and its neighbours
+FAULTS: list[tuple[type[proto._Message], bytes, str]] = [
+    (proto.OperatorSetIdProto, _key(2, 0) + b"\xff" * 10 + b"\x01", "a malformed number at byte"),
+    (proto.OperatorSetIdProto, _key(2, 0) + b"\xff" * 9 + b"\x01", "OperatorSetIdProto"),  # ten bytes: read
+    (proto.OperatorSetIdProto, _key(2, 0) + b"\xff" * 10, "runs past the end"),
+    (proto.OperatorSetIdProto, _key(2, 0) + b"\xff", "a number at byte"),
+    (proto.OperatorSetIdProto, _key(2, 0), "a number at byte"),
+    (proto.OperatorSetIdProto, b"\xff", "a number at byte"),
+    (proto.OperatorSetIdProto, b"\x80" * 10 + b"\x01", "a malformed number at byte"),
+    (proto.OperatorSetIdProto, b"\x90\x00\x01", "OperatorSetIdProto"),  # an overlong key: field 2
+    (proto.OperatorSetIdProto, b"\x00", "byte {} is not a protobuf field"),
+    (proto.OperatorSetIdProto, _key(2, 6), "byte {} is not a protobuf field"),
+    (proto.OperatorSetIdProto, _num(3, 1) + _key(2, 7) + b"\x01", "byte {} is not a protobuf field"),
+    (proto.OperatorSetIdProto, _varint((1 << 61) - 1 << 3) + b"\x05" + _num(2, 3), "OperatorSetIdProto"),
+    (proto.OperatorSetIdProto, _key(1, 2) + b"\x05ab", "field 1 of a OperatorSetIdProto at byte"),
+    (proto.OperatorSetIdProto, _key(1, 2) + _varint((1 << 64) - 1), "field 1 of a OperatorSetIdProto at byte"),
+    (proto.OperatorSetIdProto, _key(1, 2) + b"\x80", "a number at byte"),
+    (proto.OperatorSetIdProto, _key(1, 2), "a number at byte"),
+    (proto.OperatorSetIdProto, _ld(1, b"\xc3\x28") + _ld(1, b"\xed\xa0\x80"), "OperatorSetIdProto"),  # not UTF-8
+    (proto.TensorProto, _key(4, 5) + b"ab", "field 4 of a TensorProto at byte"),
+    (proto.TensorProto, _key(10, 1) + b"abcdefg", "field 10 of a TensorProto at byte"),
+    (proto.TensorProto, _key(4, 5) + b"abcd" + _key(10, 1) + b"abcdefgh", "TensorProto"),
+    (proto.TensorProto, _ld(4, b"abcdef"), "not a whole number of 4-byte values"),
+    (proto.TensorProto, _ld(7, b"\x01\xff"), "a number at byte"),  # packed, cut short
+    (proto.TensorProto, _ld(3, _key(1, 0) + b"\xff"), "a number at byte"),  # inside a message
+    (proto.TensorProto, _ld(3, _ld(2, b"x")) + _num(14, 2), "TensorProto"),  # wrong wire type, unknown enum
+    (_A, _num(20, 99) + _num(20, 3) + _num(20, 2**40 + 3) + _num(20, 2**64 - 1), "AttributeProto"),
+    (_A, _key(6, 2) + b"\x02" + _key(1, 2) + b"\x05", "field 1 of a GraphProto at byte"),
+    (proto.TensorShapeProto, _ld(1, _num(1, 2) + _ld(2, b"N")) + _ld(1, _ld(2, b"M") + _num(1, 3)), "Dimension"),
+]
+
+
+@pytest.mark.parametrize(("cls", "data", "holds"), FAULTS, ids=[f"{c.__name__}-{d.hex()[:24]}" for c, d, _ in FAULTS])
+def test_faults_of_the_compiled_loop_are_the_pythons(
+    cls: type[proto._Message], data: bytes, holds: str, native: Any
+) -> None:
+    got, want = _faults(native, data, cls, 0)
+    assert got == want
+    assert holds in repr(got)
+
+
+def test_nesting_up_to_max_depth_is_read_and_one_deeper_refused_both_ways(native: Any) -> None:
+    tree = _same_both_ways(_deep_bodies(32))
+    assert tree[0] == "ModelProto"
+    refused = _same_both_ways(_deep_bodies(33))
+    assert refused[0] == "ProtoError" and f"nested more than {proto.MAX_DEPTH} deep" in refused[1]
+    entry = _ld(1, b"k") + _ld(2, b"v")
+    at_the_cap, over = (list(_faults(native, entry, proto.StringStringEntryProto, d)) for d in (proto.MAX_DEPTH, 101))
+    assert at_the_cap[0] == at_the_cap[1] and at_the_cap[0][0] == "StringStringEntryProto"
+    assert over[0] == over[1] == ("fault", f"messages nested more than {proto.MAX_DEPTH} deep at byte {{}}", (0,))
+    # a message field's own message one level down, at the cap
+    nested = _ld(4, _ld(1, _deep_type(0)))
+    for depth in (proto.MAX_DEPTH - 3, proto.MAX_DEPTH - 2, proto.MAX_DEPTH - 1):
+        got, want = _faults(native, nested, proto.TypeProto, depth)
+        assert got == want, depth
+    assert got[0] == "fault" and got[2] == (4,)
+
+
+@pytest.mark.parametrize("groups", [1, 2, 3])
+def test_groups_nested_at_the_cap_are_refused_the_same_both_ways(groups: int, native: Any) -> None:
+    body = _num(1, 1)
+    for k in range(groups):
+        body = _key(30 + k, 3) + body + _key(30 + k, 4)
+    outcomes = set()
+    for depth in range(proto.MAX_DEPTH - 3, proto.MAX_DEPTH + 1):
+        got, want = _faults(native, body + _ld(1, b"k"), proto.StringStringEntryProto, depth)
+        assert got == want, depth
+        outcomes.add(got[0])
+    assert outcomes == {"StringStringEntryProto", "fault"}
+
+
+def test_a_failed_decoding_keeps_no_reference(native: Any) -> None:
+    """Forty nodes read, each holding the bytes, then a fault: in the compiled loop (a key cut short), in an
+    unknown field's Python skipping (a number cut short), or deeper down (a length past the end)."""
+    good = _chain(40)
+    bad = [good + b"\xff", good + _key(30, 0) + b"\xff", good + _ld(7, _ld(1, _key(3, 2) + b"\x40abc"))]
+
+    def attempt() -> None:
+        for data in bad:
+            with pytest.raises(proto.ProtoError, match="past the end"):
+                proto.decode_model(data)
+        proto.decode_model(good)
+
+    attempt()
+    gc.collect()
+    refs, objects = [sys.getrefcount(d) for d in (good, *bad)], len(gc.get_objects())
+    for _ in range(30):
+        attempt()
+    gc.collect()
+    assert [sys.getrefcount(d) for d in (good, *bad)] == refs
+    assert len(gc.get_objects()) - objects < 30  # a leak of the objects made would be thousands
+
+
+# ------------------------------------------------------------------------------------------------
+# random messages, and mutations of them
+
+
+def _overlong(value: int, extra: int) -> bytes:
+    """``value``'s varint with ``extra`` more continuation bytes (at most ten bytes in all stay readable)."""
+    v = bytearray(_varint(value))
+    if extra:
+        v[-1] |= 0x80
+        v += b"\x80" * (extra - 1) + b"\x00"
+    return bytes(v)
+
+
+_NUMBERS = st.one_of(
+    st.integers(0, 200), st.integers(-(2**63), 2**64 - 1), st.sampled_from([0x7F, 0x80, 2**31, 2**32 - 1, -1])
+)
+
+
+@st.composite
+def _value(draw: st.DrawFn, wire_type: int, kind: int, sub: Any, depth: int, number: int) -> bytes:
+    if wire_type == 0:
+        return _overlong(draw(_NUMBERS), draw(st.sampled_from([0, 0, 0, 1, 3, 9, 10])))
+    if wire_type == 1:
+        return draw(st.binary(min_size=8, max_size=8))
+    if wire_type == 5:
+        return draw(st.binary(min_size=4, max_size=4))
+    if wire_type == 3:
+        inner = b"".join(draw(st.lists(_field(proto._Message, depth + 1), max_size=3)))
+        return inner + _key(number, 4)
+    # length-delimited
+    if kind == proto._MESSAGE and depth < 6:
+        payload = draw(_message(sub, depth + 1))
+    elif kind in (proto._FLOAT, proto._DOUBLE):
+        payload = draw(st.binary(max_size=20))  # packed: a whole number of values or not
+    elif kind in proto._DELIMITED:
+        payload = draw(st.one_of(st.text(max_size=6).map(str.encode), st.binary(max_size=6)))
+    else:
+        payload = b"".join(_overlong(v, 0) for v in draw(st.lists(_NUMBERS, max_size=4)))
+    return _varint(len(payload)) + payload
+
+
+@st.composite
+def _field(draw: st.DrawFn, cls: type[proto._Message], depth: int) -> bytes:
+    """One field of a ``cls``: mostly a known one of its own wire type, else of another wire type, packed, an
+    unknown one, a group or a stripped tensor's mark."""
+    known = sorted(cls._FIELDS)
+    number = draw(st.sampled_from(known) if known and draw(st.integers(0, 5)) else st.integers(1, 40))
+    spec = cls._FIELDS.get(number)
+    kind, sub = (spec[1], spec[2]) if spec else (proto._BYTES, None)
+    if cls is proto.TensorProto and not draw(st.integers(0, 15)):
+        return _key(proto.STRIPPED_FIELD, 0) + _varint(draw(st.integers(0, 1 << 40)))
+    right = proto._WIRE[kind]
+    wire_type = draw(st.sampled_from([right, right, right, 2, 0, 1, 5, 3] if depth < 6 else [right, 2, 0]))
+    if kind == proto._ENUM and wire_type == 0:
+        return _key(number, 0) + _varint(draw(st.integers(0, 20)))
+    return _key(number, wire_type) + draw(_value(wire_type, kind, sub, depth, number))
+
+
+@st.composite
+def _message(draw: st.DrawFn, cls: type[proto._Message], depth: int = 0) -> bytes:
+    return b"".join(draw(st.lists(_field(cls, depth), max_size=6 if depth < 3 else 2)))
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, base: st.SearchStrategy[bytes]) -> bytes:
+    data = bytearray(draw(base))
+    for _ in range(draw(st.integers(0, 3))):
+        how = draw(st.sampled_from(["set", "insert", "delete", "truncate"]))
+        at = draw(st.integers(0, max(len(data) - 1, 0)))
+        if how == "set" and data:
+            data[at] = draw(st.integers(0, 255))
+        elif how == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=12))
+        elif how == "delete":
+            del data[at : at + draw(st.integers(1, 12))]
+        else:
+            del data[at:]
+    return bytes(data)
+
+
+def _small_models() -> list[bytes]:
+    small = [p for p in MODELS if p.name.startswith("sk_scaler_logreg") or p == Path(sample_model_path())]
+    return [FUZZ, *(wire._strip_file(str(p), False)[0] for p in small)]
+
+
+_RANDOM = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _classes() -> list[type[proto._Message]]:
+    """Every message class the decoder knows, from ModelProto down."""
+    seen: list[type[proto._Message]] = [proto.ModelProto]
+    for cls in seen:
+        for spec in cls._FIELDS.values():
+            if spec[1] == proto._MESSAGE and spec[2] not in seen:
+                seen.append(spec[2])
+    return seen
+
+
+CLASSES = _classes()
+
+
+@_RANDOM
+@given(data=_mutated(_message(proto.ModelProto)))
+def test_random_models_decode_the_same_both_ways(data: bytes) -> None:
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    _same_both_ways(data)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cls_data=st.sampled_from(CLASSES).flatmap(lambda c: st.tuples(st.just(c), _mutated(_message(c)))))
+def test_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    cls, data = cls_data
+    got, want = _faults(proto._wire, data, cls, 0)
+    assert got == want
+
+
+@_RANDOM
+@given(data=_mutated(st.sampled_from(_small_models())))
+def test_mutated_models_decode_the_same_both_ways(data: bytes) -> None:
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    _same_both_ways(data)
+
+
+@_RANDOM
+@given(data=st.binary(max_size=64))
+def test_random_bytes_decode_the_same_both_ways(data: bytes) -> None:
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    _same_both_ways(data)
