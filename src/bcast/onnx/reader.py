@@ -75,7 +75,7 @@ from ..files import (
     show,
 )
 from ..graph import Graph
-from . import arity, wire
+from . import arity, proto, wire
 from .graph_read import graph_of
 
 __all__ = [
@@ -473,11 +473,24 @@ def _validate_bodies(g: Any, producer: dict[str, int]) -> None:
         work.extend(_bodies(body, prod, scopes, f"{where} > "))
 
 
+#: the fields of an attribute that hold a tensor or a graph
+_HOLDERS = frozenset({"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"})
+
+
+def _plain(a: Any) -> bool:
+    """Whether the attribute, decoded by :mod:`bcast.onnx.proto`, holds no tensor and no graph: a decoded message
+    has in its ``__dict__`` the fields set, so most attributes (ints, floats, strings) are passed over with one
+    look, where the fields' own tests take six. ``False`` for onnx's own messages (their fields are tested)."""
+    return type(a) is proto.AttributeProto and a.__dict__.keys().isdisjoint(_HOLDERS)
+
+
 def _bodies(graph: Any, prod: dict[str, int], scopes: list[_Scope], where: str) -> list[tuple[Any, str, list[_Scope]]]:
     """The sub-graphs held by ``graph``'s nodes, each with where it hangs and the scopes it sees."""
     out: list[tuple[Any, str, list[_Scope]]] = []
     for i, node in enumerate(graph.node):
         for a in node.attribute:
+            if _plain(a):
+                continue
             subs = [a.g] if a.HasField("g") else list(a.graphs)
             for k, sub in enumerate(subs):
                 label = f"{where}{_node_label(node, i)}, attribute {_q(a.name)}{f'[{k}]' if len(subs) > 1 else ''}"
@@ -611,6 +624,8 @@ def _external_tensors(model: Any) -> Iterator[tuple[Any, str, str, str]]:
             if not node.attribute:
                 continue
             for a in node.attribute:
+                if _plain(a):
+                    continue
                 tensors = [a.t] if a.HasField("t") else []
                 tensors.extend(a.tensors)
                 for sp in [*([a.sparse_tensor] if a.HasField("sparse_tensor") else []), *a.sparse_tensors]:
