@@ -459,3 +459,16 @@ def test_random_bytes_decode_the_same_both_ways(data: bytes) -> None:
     if proto._wire is None:
         pytest.skip(NOT_BUILT)
     _same_both_ways(data)
+
+
+def test_a_decoded_model_given_to_check_is_not_changed(tmp_path: Path) -> None:
+    """A model read from a file or bytes lets go of its decoded nodes as they are converted (it is the read's own);
+    a decoded model handed to ``check`` is the caller's, and keeps every node."""
+    from bcast.check import check, sample_model_path
+
+    data = Path(sample_model_path()).read_bytes()
+    model = proto.decode_model(data)
+    before = len(model.graph.node)
+    report = check(model)
+    assert [n for n in model.graph.node if n is None] == [] and len(model.graph.node) == before
+    assert report.to_dict()["problems"] == check(data).to_dict()["problems"] != []

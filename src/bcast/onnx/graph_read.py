@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import struct
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -252,12 +253,12 @@ def _attrs(
                 v = v.decode("utf-8", "replace")
             elif isinstance(v, list) and v and isinstance(v[0], bytes):
                 v = [x.decode("utf-8", "replace") for x in v]
-            attrs[a.name] = v
+            attrs[sys.intern(a.name) if type(a.name) is str else a.name] = v
     # most nodes hold no sub-graph, many no attribute: those share one empty mapping, which nothing writes to
     return attrs or _NOTHING, bodies or _NOTHING
 
 
-def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = ()) -> Graph:
+def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = (), consume: bool = False) -> Graph:
     constants = {t.name: initializer_value(t) for t in g.initializer}
     inputs: dict[str, Declared] = {}
     for vi in g.input:
@@ -270,33 +271,49 @@ def _graph(g: Any, opsets: dict[str, int], path: tuple[str, ...] = ()) -> Graph:
         d = _declared(vi.type)
         if d is not None:
             declared[vi.name] = d
-    nodes = []
-    for i, n in enumerate(g.node):
-        label = n.name or f"{n.op_type}_{i}"
-        attrs, bodies = _attrs(n, path, opsets, label)
-        nodes.append(
-            Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, path, _source(n))
-        )
+    nodes = _nodes(g.node, path, opsets, consume)
     return Graph(
         nodes, inputs, [o.name for o in g.output], constants, declared, dict(opsets), "onnx", g.name or "graph"
     )
 
 
-def graph_of(model: Any) -> Graph:
-    """The neutral graph of a ``ModelProto`` (decoded by :mod:`bcast.onnx.proto`, or onnx's own)."""
+def _nodes(
+    messages: Any, path: tuple[str, ...], opsets: dict[str, int], consume: bool = False, scope: tuple[str, ...] = ()
+) -> list[Node]:
+    """The nodes of a graph (``path``: the nodes enclosing it) or of a function (``scope``: its name, which its
+    nodes' bodies are named under); with ``consume``, each decoded message is let go of once converted (its list's
+    entry made ``None``), so that a large model's decoded nodes and converted ones are not all held at once."""
+    nodes = []
+    consume = consume and type(messages) is list
+    # an op's name and domain are one string for all its nodes, not one decoded per node
+    intern = sys.intern
+    for i, n in enumerate(messages):
+        op, domain = n.op_type, n.domain
+        label = n.name or f"{op}_{i}"
+        attrs, bodies = _attrs(n, scope or path, opsets, label)
+        op = intern(op) if type(op) is str else op
+        domain = intern(domain) if type(domain) is str else domain
+        nodes.append(Node(i, label, op, list(n.input), list(n.output), attrs, domain, bodies, path, _source(n)))
+        if consume:
+            messages[i] = None
+    return nodes
+
+
+def graph_of(model: Any, *, consume: bool = False) -> Graph:
+    """The neutral graph of a ``ModelProto`` (decoded by :mod:`bcast.onnx.proto`, or onnx's own).
+
+    ``consume`` lets go of each node of a model decoded by :mod:`bcast.onnx.proto` as soon as it is converted
+    (the model's node lists are emptied of them): for a model decoded for this call alone, whose decoded nodes
+    would otherwise be held beside the converted ones until the end. onnx's own messages are never changed.
+    """
     opsets = {(o.domain or ""): int(o.version) for o in model.opset_import}
     if "" not in opsets:
         opsets[""] = opsets.get("ai.onnx", _arity.OPSET)
-    graph = _graph(model.graph, opsets)
+    own = consume and type(model) is proto.ModelProto
+    graph = _graph(model.graph, opsets, consume=own)
     for f in model.functions:
         f_opsets = {(o.domain or ""): int(o.version) for o in f.opset_import} or dict(opsets)
-        nodes = []
-        for i, n in enumerate(f.node):
-            label = n.name or f"{n.op_type}_{i}"
-            attrs, bodies = _attrs(n, (f.name,), f_opsets, label)
-            nodes.append(
-                Node(i, label, n.op_type, list(n.input), list(n.output), attrs, n.domain, bodies, (), _source(n))
-            )
+        nodes = _nodes(f.node, (), f_opsets, scope=(f.name,))
         graph.functions[(f.domain, f.name)] = Graph(
             nodes, {}, list(f.output), {}, {}, f_opsets, "onnx", f.name, params=list(f.input)
         )

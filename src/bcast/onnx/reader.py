@@ -132,7 +132,8 @@ def read_onnx(source: Any) -> OnnxRead:
     folder = os.path.dirname(os.path.abspath(src.value)) if src.kind == "path" else None
     findings = validate(model, folder)
     _functions_are_bounded(model)
-    return OnnxRead(graph_of(model), src.name, findings)
+    # a model decoded here, from a file or bytes, is this read's own: its nodes are let go of as they are converted
+    return OnnxRead(graph_of(model, consume=src.kind != "proto"), src.name, findings)
 
 
 def _invalid(what: str) -> CheckInputError:
