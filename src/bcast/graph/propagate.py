@@ -52,10 +52,24 @@ class Result:
     findings: list[Finding]
     records: list[BroadcastRecord]
     unknown: list[Stop] = field(default_factory=list)
-    consumers: dict[str, list[Node]] = field(default_factory=dict)
+    _consumers: dict[str, list[Node]] | None = field(default=None, repr=False)
+
+    @property
+    def consumers(self) -> dict[str, list[Node]]:
+        """The nodes that read each tensor, in the graph's order: made when first asked for (root causes ask
+        only when there is a finding), not kept for every tensor of every check."""
+        if self._consumers is None:
+            out: dict[str, list[Node]] = {}
+            for node in self.graph.nodes:
+                for name in node.inputs:
+                    if name:
+                        out.setdefault(name, []).append(node)
+            self._consumers = out
+        return self._consumers
 
     def consumers_of(self, tensors: Sequence[str]) -> list[Node]:
-        return [n for t in tensors for n in self.consumers.get(t, ())]
+        consumers = self.consumers
+        return [n for t in tensors for n in consumers.get(t, ())]
 
 
 def propagate(
@@ -89,7 +103,6 @@ def propagate(
     # are settled (Ctx.settle_relations), and then what it bent downstream is its consequence
     rtaint: dict[str, int] = {}
     bent: set[str] = set()  # nodes downstream of a finding (or with one)
-    consumers: dict[str, list[Node]] = {}
     total = len(graph.nodes)
     declared = graph.declared
     findings = ctx.findings
@@ -97,17 +110,7 @@ def propagate(
     for i, node in enumerate(graph.nodes):
         if progress is not None and i % 64 == 0:
             progress(i, total)
-        ins: list[Value | None] = []
-        for name in node.inputs:
-            if name:
-                users = consumers.get(name)
-                if users is None:
-                    consumers[name] = [node]
-                else:
-                    users.append(node)
-                ins.append(vals.get(name, UNKNOWN))
-            else:
-                ins.append(None)
+        ins: list[Value | None] = [vals.get(name, UNKNOWN) if name else None for name in node.inputs]
         ctx.node = node
         ctx.values, ctx.fallback = vals, fallback
         before = len(findings)
@@ -156,7 +159,7 @@ def propagate(
     ctx.node = None
     if ctx.graph is graph:  # the model's own graph, not a body: what its inputs must agree on is all known
         ctx.settle_relations()
-    return Result(graph, vals, ctx.findings, ctx.records, stops, consumers)
+    return Result(graph, vals, ctx.findings, ctx.records, stops)
 
 
 def _walk(body: Graph, ctx: Ctx, values: dict[str, Value] | None) -> dict[str, Value]:
