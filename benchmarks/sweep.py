@@ -1,12 +1,13 @@
-"""A sweep over many small models: ``python -m benchmarks.sweep [--models 1000] [--jobs N] [--dask] [--json OUT]``.
+"""A sweep over many models: ``python -m benchmarks.sweep [--models N] [--jobs N] [--dask] [--source M] [--json F]``.
 
 Why: an exporter's nightly run or a model zoo is hundreds or thousands of models, and ``bcast check`` runs
 them in a process pool (:func:`bcast.check.check_many`). A pool is worth having only when its throughput is
 close to the cores times one process's rate: this measures both in one run, on copies of the kept corpus
-(``tests/data/corpus`` and ``tests/data/families``: real exports of many families, a few hundred KB each),
-and prints the rates and their ratio; ``--dask`` also runs the sweep on a Dask ``LocalCluster`` of as many
-workers (``check_many(client=...)``), which shows what a cluster's scheduling costs per model. Nothing is
-downloaded; the copies go to a temporary folder.
+(``tests/data/corpus`` and ``tests/data/families``: real exports of many families, a few hundred KB each;
+``--source``: copies of another model, or of the models of a folder), and prints the rates and their ratio.
+``--dask`` also runs the sweep on a Dask ``LocalCluster`` of as many workers (``check_many(client=...)``),
+which shows what a cluster's scheduling costs per model. Nothing is downloaded; the copies go to a temporary
+folder.
 """
 
 from __future__ import annotations
@@ -24,14 +25,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def corpus_copies(n: int, folder: Path) -> list[str]:
-    """``n`` model files in ``folder``: the kept corpus's ONNX models (and IRs, with their weights) in turn."""
+def corpus_copies(n: int, folder: Path, source: str | None = None) -> list[str]:
+    """``n`` model files in ``folder``: the kept corpus's ONNX models (and IRs, with their weights) in turn, or
+    those of ``source`` (a model or a folder of them)."""
     from bcast.check import model_paths
 
-    sources = [
-        str(p)
-        for p in model_paths([str(ROOT / "tests" / "data" / "corpus"), str(ROOT / "tests" / "data" / "families")])
-    ]
+    roots = [source] if source else [str(ROOT / "tests" / "data" / "corpus"), str(ROOT / "tests" / "data" / "families")]
+    sources = [str(p) for p in model_paths(roots)]
     out = []
     for k in range(n):
         src = Path(sources[k % len(sources)])
@@ -77,10 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--single", type=int, default=200, help="how many of them one process checks for its rate")
     ap.add_argument("--jobs", type=int, default=default_jobs(), help="worker processes (default: the cores)")
     ap.add_argument("--dask", action="store_true", help="also on a Dask LocalCluster of --jobs workers")
+    ap.add_argument("--source", help="copies of this model (or of the models in this folder), not of the corpus")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bcast-sweep-") as tmp:
-        paths = corpus_copies(args.models, Path(tmp))
+        paths = corpus_copies(args.models, Path(tmp), args.source)
         one, one_s = rate(paths[: args.single], 1)
         many, many_s = rate(paths, args.jobs)
         dask = cluster_rate(paths, args.jobs) if args.dask else None

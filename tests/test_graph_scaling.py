@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bcast.check import check
+from bcast.check import check, sample_model_path
 from bcast.dims import Tri
 from bcast.graph import context as graph_context
 from bcast.graph import expr as graph_expr
@@ -155,6 +155,8 @@ def test_the_arithmetic_memo_is_bounded_and_gives_what_computing_afresh_gives() 
     b, s = Expr.symbol("B"), Expr.symbol("S")
     assert remembered == [str(b * s * 12 + s), str((b + 1) * (s - 1)), (b * s).eq(s * b), (s + 1).eq(s)]
     assert remembered == ["12*B*S + S", "B*S - B + S - 1", Tri.YES, Tri.NO]
+    check(sample_model_path())  # a check empties the memo when it ends: it keeps nothing of one model for the next
+    assert (graph_expr._SUM, graph_expr._PRODUCT, graph_expr._EQ) == ({}, {}, {})
 
 
 def test_two_checks_in_two_threads_do_not_interfere(tmp_path: Path) -> None:

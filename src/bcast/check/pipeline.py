@@ -18,6 +18,7 @@ from ..constraints import Constraint
 from ..dims import Dim
 from ..errors import brief
 from ..graph import Ctx, Graph, Result, propagate
+from ..graph.expr import forget
 from ..graph.propagate import Arity, Fallback
 from ..graph.sizes import Sizes, SizesError
 from .graph_report import report_from_result
@@ -46,6 +47,7 @@ def no_cycle_collection() -> Iterator[None]:
     try:
         yield
     finally:
+        forget()  # the memo of the model's expressions goes with them
         if was:
             gc.enable()
 

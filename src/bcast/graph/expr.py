@@ -401,6 +401,13 @@ _PRODUCT: dict[tuple[Expr, Expr], Expr] = {}
 _EQ: dict[tuple[Expr, Expr], Tri] = {}
 
 
+def forget() -> None:
+    """Empty the memo of sums, products and comparisons (a check does when it ends: it holds the expressions of
+    one model, which the next rarely shares)."""
+    for memo in (_SUM, _PRODUCT, _EQ):
+        memo.clear()
+
+
 def _remember(memo: dict[tuple[Expr, Expr], _V], key: tuple[Expr, Expr], value: _V) -> _V:
     if len(memo) >= MEMO_SIZE:
         memo.clear()
