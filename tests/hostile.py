@@ -447,3 +447,28 @@ def counted(
     out = attack(f"{STEPS_SOURCE}\n{setup}\n[{counts}]", timeout=timeout, memory=memory)
     value = assert_returned(out)
     return [int(c) for c in value.strip("[]").split(",")]
+
+
+def mutated(base: Any, least: int = 1, most: int = 4) -> Any:
+    """A hypothesis strategy: the bytes ``base`` draws, edited ``least`` to ``most`` times (a byte set, up to 12
+    bytes inserted or deleted, the tail cut): what a model file becomes when a download, a disk or a tool breaks
+    it."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def edit(draw: st.DrawFn) -> bytes:
+        data = bytearray(draw(base))
+        for _ in range(draw(st.integers(least, most))):
+            how = draw(st.sampled_from(["set", "insert", "delete", "truncate"]))
+            at = draw(st.integers(0, max(len(data) - 1, 0)))
+            if how == "set" and data:
+                data[at] = draw(st.integers(0, 255))
+            elif how == "insert":
+                data[at:at] = draw(st.binary(min_size=1, max_size=12))
+            elif how == "delete":
+                del data[at : at + draw(st.integers(1, 12))]
+            else:
+                del data[at:]
+        return bytes(data)
+
+    return edit()

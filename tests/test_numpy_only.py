@@ -34,7 +34,7 @@ from bcast.check import check, sample_model_path
 from bcast.check.report import CheckInputError
 from bcast.files import model_source
 from bcast.onnx import arity, proto, wire
-from hostile import assert_linear, steps
+from hostile import assert_linear, mutated, steps
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = sorted((ROOT / "tests" / "data" / "corpus" / "onnx").glob("*.onnx"))
@@ -302,26 +302,9 @@ _SHAPE = _s(8, "s") + _num(2, 7) + _num(1, 2) + _ld(7, _varint(2) + _varint((1 <
 FUZZ = _model(_FUZZ_NODES, [_vi("x", ["N", 4])], [_vi("y", [2, "M"])], [_SHAPE])
 
 
-@st.composite
-def _mutations(draw: st.DrawFn) -> bytes:
-    data = bytearray(FUZZ)
-    for _ in range(draw(st.integers(1, 4))):
-        how = draw(st.sampled_from(["set", "insert", "delete", "truncate"]))
-        at = draw(st.integers(0, max(len(data) - 1, 0)))
-        if how == "set" and data:
-            data[at] = draw(st.integers(0, 255))
-        elif how == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=12))
-        elif how == "delete":
-            del data[at : at + draw(st.integers(1, 12))]
-        else:
-            del data[at:]
-    return bytes(data)
-
-
 @needs_onnx
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=_mutations(), keep=st.sampled_from([8, wire.KEEP_BYTES]))
+@given(data=mutated(st.just(FUZZ)), keep=st.sampled_from([8, wire.KEEP_BYTES]))
 def test_mutated_models_decode_as_onnx_parses_them(data: bytes, keep: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A model or a one-line refusal, as onnx: whatever onnx parses decodes to the same fields."""
     monkeypatch.setattr(wire, "KEEP_BYTES", keep)

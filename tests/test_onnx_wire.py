@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hostile import assert_linear, steps
+from hostile import assert_linear, mutated, steps
 
 onnx = pytest.importorskip("onnx")
 
@@ -652,25 +652,8 @@ def _fuzz_model() -> bytes:
 FUZZ = _fuzz_model()
 
 
-@st.composite
-def mutations(draw: st.DrawFn) -> bytes:
-    data = bytearray(FUZZ)
-    for _ in range(draw(st.integers(1, 4))):
-        how = draw(st.sampled_from(["set", "insert", "delete", "truncate"]))
-        at = draw(st.integers(0, max(len(data) - 1, 0)))
-        if how == "set" and data:
-            data[at] = draw(st.integers(0, 255))
-        elif how == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=12))
-        elif how == "delete":
-            del data[at : at + draw(st.integers(1, 12))]
-        else:
-            del data[at:]
-    return bytes(data)
-
-
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=mutations(), keep=st.sampled_from([8, 64, KEEP_BYTES]))
+@given(data=mutated(st.just(FUZZ)), keep=st.sampled_from([8, 64, KEEP_BYTES]))
 def test_mutated_models_read_or_are_refused(data: bytes, keep: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(wire, "KEEP_BYTES", keep)
     try:

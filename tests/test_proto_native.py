@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from bcast.check import sample_model_path
 from bcast.onnx import proto, wire
+from hostile import mutated
 from test_numpy_only import FUZZ, HOSTILE, _chain, _deep_bodies, _deep_type, _key, _ld, _num, _varint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -389,23 +390,6 @@ def _message(draw: st.DrawFn, cls: type[proto._Message], depth: int = 0) -> byte
     return b"".join(draw(st.lists(_field(cls, depth), max_size=6 if depth < 3 else 2)))
 
 
-@st.composite
-def _mutated(draw: st.DrawFn, base: st.SearchStrategy[bytes]) -> bytes:
-    data = bytearray(draw(base))
-    for _ in range(draw(st.integers(0, 3))):
-        how = draw(st.sampled_from(["set", "insert", "delete", "truncate"]))
-        at = draw(st.integers(0, max(len(data) - 1, 0)))
-        if how == "set" and data:
-            data[at] = draw(st.integers(0, 255))
-        elif how == "insert":
-            data[at:at] = draw(st.binary(min_size=1, max_size=12))
-        elif how == "delete":
-            del data[at : at + draw(st.integers(1, 12))]
-        else:
-            del data[at:]
-    return bytes(data)
-
-
 def _small_models() -> list[bytes]:
     small = [p for p in MODELS if p.name.startswith("sk_scaler_logreg") or p == Path(sample_model_path())]
     return [FUZZ, *(wire._strip_file(str(p), False)[0] for p in small)]
@@ -428,7 +412,7 @@ CLASSES = _classes()
 
 
 @_RANDOM
-@given(data=_mutated(_message(proto.ModelProto)))
+@given(data=mutated(_message(proto.ModelProto), 0, 3))
 def test_random_models_decode_the_same_both_ways(data: bytes) -> None:
     if proto._wire is None:
         pytest.skip(NOT_BUILT)
@@ -436,7 +420,7 @@ def test_random_models_decode_the_same_both_ways(data: bytes) -> None:
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cls_data=st.sampled_from(CLASSES).flatmap(lambda c: st.tuples(st.just(c), _mutated(_message(c)))))
+@given(cls_data=st.sampled_from(CLASSES).flatmap(lambda c: st.tuples(st.just(c), mutated(_message(c), 0, 3))))
 def test_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
     if proto._wire is None:
         pytest.skip(NOT_BUILT)
@@ -446,7 +430,7 @@ def test_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple
 
 
 @_RANDOM
-@given(data=_mutated(st.sampled_from(_small_models())))
+@given(data=mutated(st.sampled_from(_small_models()), 0, 3))
 def test_mutated_models_decode_the_same_both_ways(data: bytes) -> None:
     if proto._wire is None:
         pytest.skip(NOT_BUILT)
