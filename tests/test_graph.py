@@ -473,3 +473,26 @@ def test_check_takes_a_path_bytes_or_a_model_proto(tmp_path: Path) -> None:
     model = onnx.load(sample_model_path())
     for other in (check(model).to_dict(), check(model.SerializeToString()).to_dict()):
         assert other["problems"] == by_path["problems"] and other["nodes"] == by_path["nodes"]
+
+
+def test_a_read_graph_pickles_and_copies_and_its_shared_empty_attributes_refuse_writes() -> None:
+    """Nodes without attributes share one empty mapping (a large graph holds one, not one per node): it pickles and
+    deep-copies as a dict, so the graph does, and a write to it is refused rather than made to every node."""
+    import copy
+    import pickle
+
+    from bcast.check import sample_model_path
+    from bcast.onnx.reader import read_onnx
+
+    graph = read_onnx(sample_model_path()).graph
+    bare = [n for n in graph.nodes if not n.attrs]
+    assert len(bare) >= 2 and bare[0].attrs is bare[1].attrs
+    for twin in (pickle.loads(pickle.dumps(graph)), copy.deepcopy(graph)):
+        assert [(n.name, n.op, n.inputs, n.outputs, dict(n.attrs)) for n in twin.nodes] == [
+            (n.name, n.op, n.inputs, n.outputs, dict(n.attrs)) for n in graph.nodes
+        ]
+    with pytest.raises(TypeError, match="read-only"):
+        bare[0].attrs["axis"] = 1  # type: ignore[index]
+    with pytest.raises(TypeError, match="read-only"):
+        bare[0].attrs.update(axis=1)  # type: ignore[attr-defined]
+    assert bare[1].attrs == {}

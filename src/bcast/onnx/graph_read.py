@@ -28,7 +28,6 @@ import re
 import struct
 import sys
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
 from typing import Any
 
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
@@ -227,7 +226,18 @@ def _source(n: Any) -> Any:
     return n if span is None else _Encoded(span)
 
 
-_NOTHING: Mapping[str, Any] = MappingProxyType({})
+class _Nothing(dict[str, Any]):
+    """The empty mapping that the nodes without attributes (or bodies) share: read as ``{}``, refuses every write
+    (one node's change would be every node's), and pickles and copies as a dict does."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a node's attributes and bodies are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    update = setdefault = pop = popitem = clear = _refuse
+
+
+_NOTHING: Mapping[str, Any] = _Nothing()
 
 
 def _attrs(
