@@ -584,6 +584,12 @@ class _Reader:
                 f"{expat.ErrorString(e.code) if e.code is not None else e}",
                 source=self.source,
             ) from None
+        finally:
+            # the parser's handlers are this reader's methods: a cycle, which would keep the whole tree (through
+            # the lines) alive until the cyclic collector runs, and a check holds the collector off to its end
+            for handler in ("StartDoctypeDeclHandler", "EntityDeclHandler", "ExternalEntityRefHandler",
+                            "StartElementHandler", "EndElementHandler", "CharacterDataHandler"):  # fmt: skip
+                setattr(self._p, handler, None)
         return self._builder.close()
 
 
