@@ -18,6 +18,7 @@ Without the compiled module (``BCAST_PURE_PYTHON=1`` at install, or no compiler)
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import struct
@@ -456,3 +457,22 @@ def test_a_decoded_model_given_to_check_is_not_changed(tmp_path: Path) -> None:
     report = check(model)
     assert [n for n in model.graph.node if n is None] == [] and len(model.graph.node) == before
     assert report.to_dict()["problems"] == check(data).to_dict()["problems"] != []
+
+
+def test_the_compiled_loops_work_is_linear_in_the_nodes_and_stops_at_a_fault(native: Any) -> None:
+    """The compiled loop counts the fields it reads (it takes no Python steps to count): twice the nodes, twice
+    the fields, as many as the Python loop's messages hold; a fault in the first bytes stops it at once, however
+    long the bytes after it."""
+
+    def fields(data: bytes) -> int:
+        before = native.fields_read()
+        with contextlib.suppress(proto.ProtoError):
+            proto.decode_model(data)
+        return int(native.fields_read() - before)
+
+    counts = [fields(_chain(n)) for n in (1_000, 2_000, 3_000)]
+    assert counts[0] > 1_000 * 3  # each node's op, input and output at least
+    assert counts[2] - counts[1] == counts[1] - counts[0]  # the same fields for each thousand nodes more: linear
+    # a ModelProto whose first field (the graph) claims more bytes than there are: that field read, then the fault
+    broken = b"\x3a\xff\xff\xff\x0f" + _chain(3_000)
+    assert fields(broken) == 1
