@@ -40,7 +40,9 @@ def no_cycle_collection() -> Iterator[None]:
     check ends (the nodes, their values, the expressions), and are then freed by reference counting: a
     collection in between walks all of them to free nothing (a fifth of the time of a graph of 50,000
     nodes, when the collector ran between the read and the check). Held off across both, the graph is freed
-    before the collector runs again, and its first pass sees only the report. Nested regions are one.
+    before the collector runs again, and its first pass sees only the report. The entry points that read and
+    check a model (:func:`bcast.check.check`, :func:`bcast.check.ir_model.check_ir`) each hold one region around
+    :func:`read_graph` and :func:`check_graph`.
     """
     was = gc.isenabled()
     gc.disable()
@@ -56,8 +58,7 @@ def read_graph(read: Callable[[], _T], progress: Progress | None = None) -> _T:
     """``read()`` (a reader, on a model), reported to ``progress`` as the "read" phase."""
     if progress is not None:
         progress("read", 0, 1)
-    with no_cycle_collection():
-        out = read()
+    out = read()
     if progress is not None:
         progress("read", 1, 1)
     return out
@@ -89,23 +90,7 @@ def check_graph(
     a name the model does not have is a :class:`CheckInputError`, or with ``strict`` false left out (settings
     shared by many models name the dims of each).
     """
-    with no_cycle_collection():
-        return _check_graph(graph, fallback, name, fmt, extra, progress, debug, arity, set_apart, sizes, strict)
 
-
-def _check_graph(
-    graph: Graph,
-    fallback: Fallback | None,
-    name: str,
-    fmt: str,
-    extra: Sequence[Problem],
-    progress: Progress | None,
-    debug: bool,
-    arity: Arity | None,
-    set_apart: Callable[[Result], tuple[Result, list[Problem]]] | None,
-    sizes: Sizes | None,
-    strict: bool,
-) -> Report:
     def step(done: int, total: int) -> None:
         if progress is not None:
             progress("propagate", done, total)

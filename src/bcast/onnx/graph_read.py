@@ -143,8 +143,7 @@ def initializer_value(t: Any) -> Value:
     data = _raw_values(t)
     if data is not None:
         return Value(dtype, dims, data)
-    limit = FLOAT_LIMIT if t.data_type in _FLOAT_TYPES else DATA_LIMIT
-    arr = None if t.data_type in (8, 14, 15) else small_array(t, limit)
+    arr = None if t.data_type in (8, 14, 15) else small_array(t, _value_limit(t.data_type))
     if arr is None:  # a stripped, external, large or corrupt weight: its shape is all a check needs
         return Value(dtype, dims)
     flat = arr.reshape(-1).tolist()
@@ -154,6 +153,11 @@ def initializer_value(t: Any) -> Value:
     else:
         data = tuple(map(Expr.const, flat))
     return Value(dtype, dims, data)
+
+
+def _value_limit(data_type: int) -> int:
+    """The most elements a constant of the ONNX element type ``data_type`` is kept as a value for."""
+    return FLOAT_LIMIT if data_type in _FLOAT_TYPES else DATA_LIMIT
 
 
 def _raw_values(t: Any) -> tuple[Any, ...] | None:
@@ -173,7 +177,7 @@ def _raw_values(t: Any) -> tuple[Any, ...] | None:
             return None
         count *= d
     code, size = unpack
-    if count > (FLOAT_LIMIT if fields.get("data_type", 0) in _FLOAT_TYPES else DATA_LIMIT) or len(raw) != count * size:
+    if count > _value_limit(fields.get("data_type", 0)) or len(raw) != count * size:
         return None
     values: tuple[Any, ...] = struct.unpack(f"<{count}{code}", raw)
     return values if t.data_type in _FLOAT_TYPES else tuple(map(Expr.const, values))

@@ -48,7 +48,7 @@ import heapq
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -649,11 +649,7 @@ class _Ctx:
         for attr in ("id", "name", "type"):
             if el.get(attr) is None:
                 self.fail(el, f"a <layer> has no {attr!r} attribute")
-        text = el.get("id")
-        if text is not None and text.isascii() and text.isdigit():  # the usual id: no place named for a message
-            layer_id = int(text)
-        else:
-            layer_id = _int(text, self.where(el), "a layer 'id'")
+        layer_id = _int(el.get("id"), lambda: self.where(el), "a layer 'id'")
         label = f"{el.get('name')!r} (id {layer_id})"
         # the children looked at by a loop over them, not by ElementPath: a layer has a handful, and paths cost
         # more to follow than the children to look at
@@ -687,11 +683,7 @@ class _Ctx:
         )
 
     def port(self, el: ET.Element, label: str) -> IRPort:
-        text = el.get("id")
-        if text is not None and text.isascii() and text.isdigit():  # the usual id: no place named for a message
-            port_id = int(text)
-        else:
-            port_id = _int(text, f"{self.where(el)}: layer {label}", "a port 'id'")
+        port_id = _int(el.get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
         texts: list[str] = []
         for d in el:
             if d.tag != "dim":
@@ -755,12 +747,7 @@ class _Ctx:
         return IRConst(et, shape, offset, size)
 
     def edge(self, el: ET.Element, layers: dict[int, IRLayer]) -> IREdge:
-        texts = [el.get(a) for a in _EDGE_ATTRIBUTES]
-        if all(t is not None and t.isascii() and t.isdigit() for t in texts):  # the usual edge: no message made
-            vals = [int(t) for t in texts if t is not None]
-        else:
-            where = self.where(el)
-            vals = [_int(t, where, f"an edge's {a!r}") for a, t in zip(_EDGE_ATTRIBUTES, texts, strict=True)]
+        vals = [_int(el.get(a), lambda: self.where(el), what) for a, what in _EDGE_ATTRIBUTES]
         e = IREdge(*vals)
         src, dst = layers.get(e.from_layer), layers.get(e.to_layer)
         if src is None or dst is None:
@@ -774,7 +761,8 @@ class _Ctx:
         return e
 
 
-_EDGE_ATTRIBUTES = ("from-layer", "from-port", "to-layer", "to-port")
+#: an edge's attributes, and what a message calls each
+_EDGE_ATTRIBUTES = tuple((a, f"an edge's {a!r}") for a in ("from-layer", "from-port", "to-layer", "to-port"))
 
 
 def find_cycle(layers: Iterable[IRLayer], edges: Iterable[IREdge]) -> list[IRLayer]:
@@ -787,16 +775,21 @@ def find_cycle(layers: Iterable[IRLayer], edges: Iterable[IREdge]) -> list[IRLay
     return [by_id[i] for i in files.find_cycle(by_id, succ)]
 
 
-def _int(text: str | None, where: str, what: str) -> int:
+def _int(text: str | None, where: str | Callable[[], str], what: str) -> int:
+    """``text`` as an integer; else an :class:`IRError` saying ``where`` (text, or what makes it: made only for the
+    message, as an IR has tens of thousands of ids) ``what`` is wrong."""
+    if text is not None and text.isascii() and text.isdigit():  # the usual id or size: no message to make
+        return int(text)
+    place = where if isinstance(where, str) else where()
     if text is None:
-        raise IRError(f"{where}: {what} is missing")
+        raise IRError(f"{place}: {what} is missing")
     try:
         t = text.strip()
         if not t.isascii():  # int() reads Arabic-Indic and other digits; OpenVINO reads ASCII only
             raise ValueError(t)
         return int(t, 10)
     except ValueError:
-        raise IRError(f"{where}: {what} is {text!r}, not an integer") from None
+        raise IRError(f"{place}: {what} is {text!r}, not an integer") from None
 
 
 def _attr_shape(text: str, source: str, layer: IRLayer) -> Shape:
