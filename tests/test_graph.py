@@ -496,3 +496,43 @@ def test_a_read_graph_pickles_and_copies_and_its_shared_empty_attributes_refuse_
     with pytest.raises(TypeError, match="read-only"):
         bare[0].attrs.update(axis=1)  # type: ignore[attr-defined]
     assert bare[1].attrs == {}
+
+
+# -- where each output dim was made ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("first", "first_origins", "second", "out", "expected"),
+    [
+        # the output has the first input's shape: each dim is that input's at the same axis
+        (("B", "S", 16), ("x", "x2", "x"), ("S", 16), ("B", "S", 16), ("x", "x2", "x")),
+        # a 1 the second input stretches: that symbol comes from the second input
+        (("B", 1, 16), ("x", "x2", "x"), ("S", 16), ("B", "S", 16), ("x", "y", "x")),
+        # one symbol twice in the first input: both output dims take its first place's origin
+        (("S", "S"), ("x", "x2"), ("S",), ("S", "S"), ("x", "x")),
+        # an axis of the first input without an origin: the symbol's origin is the second input's
+        (("B", "S"), ("x", None), ("B", "S"), ("B", "S"), ("x", "y")),
+        # a static dim that no input has at its axis: the node made it
+        ((2, 3), ("x", "x2"), (3,), (5, 3), ("add", "x2")),
+    ],
+)
+def test_output_dims_take_the_origin_of_the_input_dim_they_equal(
+    first: tuple[Any, ...],
+    first_origins: tuple[str | None, ...],
+    second: tuple[Any, ...],
+    out: tuple[Any, ...],
+    expected: tuple[str, ...],
+) -> None:
+    import importlib
+
+    from bcast.graph.model import Node, Origin, Value
+
+    propagate_module = importlib.import_module("bcast.graph.propagate")
+
+    def dims(items: tuple[Any, ...]) -> tuple[Expr, ...]:
+        return tuple(Expr.const(d) if isinstance(d, int) else Expr.symbol(d) for d in items)
+
+    node = Node(0, "add", "Add", ["x", "y"], ["z"], {})
+    x = Value("float32", dims(first), None, tuple(Origin(o, "input") if o else None for o in first_origins))
+    y = Value("float32", dims(second), None, (Origin("y", "input"),) * len(second))
+    got = propagate_module._with_origins(node, [x, y], Value("float32", dims(out)))
+    assert got.origins is not None
+    assert tuple(o.name for o in got.origins if o is not None) == expected

@@ -12,6 +12,7 @@ from __future__ import annotations
 import cProfile
 import itertools
 import pstats
+import random
 import threading
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,84 @@ def test_two_checks_in_two_threads_do_not_interfere(tmp_path: Path) -> None:
     assert not errors, errors
     for (_, p), r in got.items():
         assert r == alone[p], p
+
+
+def _links_by_walk(ctx: graph_context.Ctx, dims: list[Expr]) -> bool:
+    """What ``links_unnamed_inputs`` says, found by walking every leaf of the requirement's union of dims."""
+    leaves: set[str] = set()
+    summed = False
+    for d in dims:
+        found = ctx._unnamed_leaves(d)
+        if found is None:
+            return False
+        leaves |= found
+        summed = summed or len(d.terms) > 1 or " + " in str(d)
+    if not leaves:
+        return False
+    inputs: set[str] = set()
+    axes: set[int] | None = None
+    for a in leaves:
+        owners = ctx._owners(a)
+        mine = {o for o, _ in owners}
+        if not inputs.isdisjoint(mine):
+            return False
+        inputs |= mine
+        at = {k for _, k in owners}
+        axes = at if axes is None else axes & at
+    return summed or (bool(axes) and all(a in ctx._unnamed for a in leaves))
+
+
+def _links_context() -> tuple[graph_context.Ctx, list[Expr]]:
+    """Unnamed dims of four inputs at axes 0 and 1 (two of one input), two named ones, and what layers make of
+    them: maxes (nested, sharing leaves), sums, a size."""
+    ctx = graph_context.Ctx(Graph([], {}, [], {}))
+    atoms = [
+        ctx.fresh(f"{name}_{axis}", free=True, unnamed_input=(name, axis))
+        for name, axis in (("ids", 0), ("ids", 1), ("mask", 0), ("mask", 1), ("pk", 0), ("pv", 0))
+    ]
+    for name, at in (("batch", ("x", 0)), ("seq", ("x", 1)), ("batch", ("y", 0))):
+        ctx.reserve(name)
+        ctx.input_dim(name, at)
+    named = [Expr.symbol("batch"), Expr.symbol("seq")]
+    pool = [*atoms, *named]
+    pool += [emax([atoms[0], atoms[4]]), emax([emax([atoms[0], atoms[4]]), atoms[5]]), emax([atoms[2], named[0]])]
+    pool += [atoms[1] + atoms[3], atoms[1] + named[1], atoms[0] * atoms[2], Expr.const(4)]
+    return ctx, pool
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unnamed_input_links_by_parts_agree_with_the_walk_over_all_leaves(seed: int) -> None:
+    """The requirement's parts are summarised once each: every combination of two or three dims (parts that share
+    leaves, two axes of one input, named dims, sums, products) gets the answer of the walk over their union."""
+    ctx, pool = _links_context()
+    order = list(itertools.chain(itertools.combinations(pool, 2), itertools.combinations(pool, 3)))
+    random.Random(seed).shuffle(order)  # summaries made in any order give the same answers
+    answers = [ctx.links_unnamed_inputs(list(dims)) for dims in order]
+    assert answers == [_links_by_walk(ctx, list(dims)) for dims in order]
+    assert any(answers) and not all(answers)
+
+
+def test_each_set_of_unnamed_leaves_is_summarised_once() -> None:
+    """A batch that grows by a max each layer meets each layer's new inputs again and again: each distinct set of
+    leaves is looked at leaf by leaf once, however many requirements it is a part of."""
+    ctx = graph_context.Ctx(Graph([], {}, [], {}))
+    batch = ctx.fresh("input_ids_0", free=True, unnamed_input=("input_ids", 0))
+    mask = ctx.fresh("attention_mask_0", free=True, unnamed_input=("attention_mask", 0))
+    owners_asked = 0
+    owners = ctx._owners
+
+    def counting(symbol: str) -> tuple[tuple[str, int], ...]:
+        nonlocal owners_asked
+        owners_asked += 1
+        return owners(symbol)
+
+    ctx._owners = counting  # type: ignore[method-assign]
+    layers = 40
+    for k in range(layers):
+        past = ctx.fresh(f"past_{k}_0", free=True, unnamed_input=(f"past_{k}", 0))
+        for _ in range(5):  # each layer's several broadcasts of its batch
+            assert ctx.links_unnamed_inputs([batch, past])
+            assert ctx.links_unnamed_inputs([batch, mask])
+        batch = emax([batch, past])
+    # the distinct sets: each layer's batch (k + 1 leaves), its past and the mask, once each
+    assert owners_asked <= sum(k + 1 for k in range(layers)) + 2 * layers

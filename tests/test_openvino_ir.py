@@ -806,6 +806,28 @@ def test_malicious_or_malformed_xml_is_refused(case: str, tmp_path: Path) -> Non
         read_ir(path)
 
 
+def _relu_chain(dims: list[str]) -> str:
+    """Relu layers in a chain, each on its own line, whose output ports have ``dims`` (one per layer)."""
+    layers = "".join(
+        f"\n<layer id='{i}' name='r{i}' type='Relu' version='opset1'>"
+        f"<output><port id='1' precision='FP32'><dim>{d}</dim><dim>4</dim></port></output></layer>"
+        for i, d in enumerate(dims)
+    )
+    return f"<net version='11'><layers>{layers}\n</layers><edges/></net>"
+
+
+def test_equal_ports_are_read_once_and_a_bad_one_after_them_is_refused_at_its_line() -> None:
+    """A port is immutable: the ports an IR repeats (the same id, dims and precision) are one object. A port that
+    differs in any of them is read on its own, and a bad one is refused with its own layer and line."""
+    model = parse_ir(_relu_chain(["-1", "-1", "-1", "3"]))
+    ports = [layer.outputs[0] for layer in model.layers]
+    assert ports[0] is ports[1] is ports[2] and ports[3] is not ports[0]
+    assert [str(p.shape) for p in ports] == ["[?,4]", "[?,4]", "[?,4]", "[3,4]"]
+    with pytest.raises(IRError, match=re.escape("line 5: layer 'r3'")) as e:
+        parse_ir(_relu_chain(["-1", "-1", "-1", "x"]))
+    assert "dim 0 is 'x'" in str(e.value)
+
+
 def _const_ir(data: str) -> str:
     return (
         f"<net version='11'><layers><layer id='0' name='c' type='Const' version='opset1'><data {data}/>"

@@ -828,3 +828,34 @@ def test_ml_dtypes(name: str, mode: str, target: tuple[int, ...], kwargs: dict[s
     dtype = np.dtype(getattr(ml_dtypes, name))
     check_dtype(np.array([0.5, -0.0, 3.0], dtype=dtype), mode, target, kwargs)
     check_backward_dtype(dtype, np.float64)
+
+
+# ---------------------------------------------------------------------------------
+# 8. The output and constraints of NumPy's rule without a plan per operand are the full plan's.
+
+#: dims of every kind the rule meets: sizes that stretch and clash, ?, intervals, symbols and their joins
+RULE_DIM = st.sampled_from(("1", "2", "3", "0", "?", "1..4", "2..", "N", "M", "N|M", "K"))
+
+
+@SETTINGS
+@given(st.lists(st.lists(RULE_DIM, max_size=4), min_size=1, max_size=4))
+def test_multidirectional_output_is_the_full_plans(dims: list[list[str]]) -> None:
+    from bcast.rules import multidirectional_output, plan_multidirectional
+
+    shapes = tuple(Shape("[" + ",".join(d) + "]") for d in dims)
+    given_ = tuple(str(s) for s in shapes)
+    try:
+        plan = plan_multidirectional(shapes, given_)
+    except BroadcastError as e:
+        refused = str(e)
+    else:
+        refused = None
+    if refused is not None:
+        with pytest.raises(BroadcastError) as got:
+            multidirectional_output(shapes, given_)
+        assert str(got.value) == refused
+        return
+    out, constraints = multidirectional_output(shapes, given_)
+    assert str(out) == str(plan.output_shape)
+    assert [str(c) for c in constraints] == [str(c) for c in plan.constraints]
+    assert [c.axis for c in constraints] == [c.axis for c in plan.constraints]

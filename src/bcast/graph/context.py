@@ -21,7 +21,7 @@ from typing import Any
 from ..constraints import Constraint
 from ..dims import MAX_DIM, Dim, Shape, StaticDim, Tri
 from ..errors import BroadcastError
-from ..rules import make_plan, plan_multidirectional
+from ..rules import make_plan, multidirectional_output
 from .expr import Expr, Opaque, emax
 from .model import Graph, Node, Origin, Value
 
@@ -123,6 +123,8 @@ class Ctx:
     #: whether each atom met so far is an unnamed input dim or the max/min of such dims: opaque atoms
     #: are shared by every layer downstream, so each is looked into once
     _unnamed_atoms: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    #: what :meth:`_leaves_summary` found of each set of input dims
+    _summaries: dict[frozenset[str], tuple[frozenset[str] | None, frozenset[int], bool]] = field(default_factory=dict)
     #: every expression handed to the rules, by the name its dim has there (its text)
     _by_name: dict[str, Expr] = field(default_factory=dict)
     #: the expressions with floors handed to the rules, by their symbols and values at two points
@@ -174,6 +176,7 @@ class Ctx:
         if at not in owners:
             self._named[name] = (*owners, at)
             self._unnamed_atoms.pop(name, None)
+            self._summaries.clear()
 
     def is_unnamed_input(self, symbol: str) -> bool:
         """Whether ``symbol`` is an input's dim that the file leaves unnamed (and open)."""
@@ -257,7 +260,7 @@ class Ctx:
         one quantity unless one is a sum of others. Sizes and products of them are problems (``input_ids_0 in {1, 4}``),
         and so is a requirement that two dims of one input agree (``batch == seq`` where both are dims of
         ``input_ids``: a batch made to meet a length)."""
-        leaves: set[str] = set()
+        found_parts: list[frozenset[str]] = []
         summed = False
         for d in dims:
             if isinstance(d, int):
@@ -273,25 +276,58 @@ class Ctx:
                 found = self._unnamed_leaves(e)
                 if found is None or e is None:
                     return False
-                leaves |= found
+                found_parts.append(found)
                 summed = summed or len(e.terms) > 1 or " + " in str(e)
-        if not leaves:
+        # each part's leaves are looked at once (a batch's max is a part of every layer's requirements); parts that
+        # share a leaf are looked at as their union, each leaf once
+        union: set[str] = set()
+        shared = False
+        for f in found_parts:
+            shared = shared or not union.isdisjoint(f)
+            union |= f
+        if not union:
             return False
-        inputs: set[str] = set()
-        axes: set[int] | None = None
-        for a in leaves:
-            owners = self._owners(a)
-            mine = {o for o, _ in owners}
-            if not inputs.isdisjoint(mine):
+        summaries = (
+            [self._leaves_summary(frozenset(union))] if shared else [self._leaves_summary(f) for f in found_parts]
+        )
+        inputs: frozenset[str] = frozenset()
+        axes: frozenset[int] | None = None
+        for mine, at, _ in summaries:
+            if mine is None or not inputs.isdisjoint(mine):
                 return False
             inputs |= mine
-            at = {k for _, k in owners}
             axes = at if axes is None else axes & at
         # a length that is a sum of others (the mask's past + seq) stands for one quantity; so do unnamed dims
         # at one axis of their inputs (two inputs' batch, in an IR that dropped the names). Dims the file names
         # apart are apart by its word, and two axes that differ meet only by a mistake (a mask reshaped with
         # its axes swapped makes a batch meet a length)
-        return summed or (bool(axes) and all(a in self._unnamed for a in leaves))
+        return summed or (bool(axes) and all(unnamed for _, _, unnamed in summaries))
+
+    def _leaves_summary(self, leaves: frozenset[str]) -> tuple[frozenset[str] | None, frozenset[int], bool]:
+        """Of input dims ``leaves``: the inputs they are dims of (``None`` when two are dims of one input), the axes
+        all are at, and whether every one is unnamed; kept per set of leaves."""
+        known = self._summaries.get(leaves)
+        if known is not None:
+            return known
+        inputs: set[str] = set()
+        axes: set[int] | None = None
+        clash = False
+        for a in leaves:
+            owners = self._owners(a)
+            mine = {o for o, _ in owners}
+            if not inputs.isdisjoint(mine):
+                clash = True
+                break
+            inputs |= mine
+            at = {k for _, k in owners}
+            axes = at if axes is None else axes & at
+        summary = (
+            None if clash else frozenset(inputs),
+            frozenset(axes or ()),
+            all(a in self._unnamed for a in leaves),
+        )
+        self._summaries[leaves] = summary
+        return summary
 
     def is_lost(self, dims: Sequence[object]) -> bool:
         """Whether a symbol of ``dims`` (expressions or bcast dim names) is one propagation lost: a
@@ -450,14 +486,11 @@ class Ctx:
         constraints, or the error."""
         try:
             parsed = tuple(self.shape(s) for s in shapes)
-            if mode == "numpy":
-                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
-                return parsed, list(ep.constraints)
             if mode == "same":
                 for s in parsed[1:]:
                     make_plan(s, parsed[0], "none")
-                ep = plan_multidirectional(parsed, tuple(str(s) for s in parsed))
-                return parsed, list(ep.constraints)
+            if mode in ("numpy", "same"):
+                return parsed, list(multidirectional_output(parsed, tuple(str(s) for s in parsed))[1])
             # pdpd, legacy, none: B into A
             return parsed, list(make_plan(parsed[1], parsed[0], mode, axis=axis).constraints)
         except BroadcastError as e:

@@ -325,8 +325,15 @@ def _with_origins(node: Node, ins: Sequence[Value | None], v: Value) -> Value:
     if shape is None:
         return v
     given = v.origins
-    if given is not None and len(given) == len(shape) and all(o is not None for o in given):
-        return v
+    if given is not None:
+        if len(given) == len(shape) and None not in given:
+            return v
+    else:
+        first = _first_known(ins)
+        if first is not None and first.shape == shape and _own_origins(first):
+            # the output has the shape of the first input with origins (an elementwise op, a unary one): each
+            # dim is that input's dim at the same axis, which the general walk below would find for it too
+            return Value(v.dtype, shape, v.data, first.origins, v.data_origins)
     here: Origin | None = None
     pool: dict[Expr, Origin] | None = None  # the inputs' symbolic dims, gathered once a dim asks for them
     origins: list[Origin | None] = []
@@ -345,6 +352,25 @@ def _with_origins(node: Node, ins: Sequence[Value | None], v: Value) -> Value:
             o = here
         origins.append(o)
     return Value(v.dtype, shape, v.data, tuple(origins), v.data_origins)
+
+
+def _first_known(ins: Sequence[Value | None]) -> Value | None:
+    """The first input with a shape and origins: the one whose axes a static output dim is matched against."""
+    for x in ins:
+        if x is not None and x.shape is not None and x.origins is not None:
+            return x
+    return None
+
+
+def _own_origins(x: Value) -> bool:
+    """Whether each dim of ``x`` is the origin :func:`_with_origins` would give it, were ``x`` an output of its
+    shape: every axis has an origin, and no symbolic dim comes twice (the second would take the first's)."""
+    origins = x.origins
+    assert x.shape is not None and origins is not None
+    if None in origins:
+        return False
+    symbolic = [e for e in x.shape if e.value is None]
+    return len(symbolic) < 2 or len(set(symbolic)) == len(symbolic)
 
 
 def _origin_pool(ins: Sequence[Value | None]) -> dict[Expr, Origin]:

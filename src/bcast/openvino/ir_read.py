@@ -45,6 +45,7 @@ bcast.openvino.ir_read.IRError: <string>: line 1: the XML has a <!DOCTYPE> decla
 from __future__ import annotations
 
 import heapq
+import math
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -609,6 +610,10 @@ class _Ctx:
     weights: _Weights | None
     lines: dict[ET.Element, int]
     shapes: dict[tuple[str, ...], Shape] = field(default_factory=dict)
+    #: each port read, by its id, dims, precision and names (a port is immutable: equal ones are one)
+    ports: dict[tuple[str | None, tuple[str, ...], str | None, str | None], IRPort] = field(default_factory=dict)
+    #: each Const shape attribute read, by its text
+    const_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def where(self, elem: ET.Element) -> str:
         line = self.lines.get(elem)
@@ -663,8 +668,12 @@ class _Ctx:
                 self.fail(el, f"layer {label} has two {kind} ports with the same id ({ids})", label)
         const = self.const(el, data, label) if el.get("type") == "Const" else None
         bodies: dict[str, IRModel] = {}
-        for tag in _BODY_TAGS:
-            body = el.find(tag)
+        found: dict[str, ET.Element] = {}  # the first child of each body tag, found by the loop above's kind
+        for c in el:
+            if c.tag in _BODY_TAGS and c.tag not in found:
+                found[c.tag] = c
+        for tag in _BODY_TAGS if found else ():
+            body = found.get(tag)
             if body is not None:
                 if depth >= MAX_NESTING:
                     self.fail(el, f"layer {label}: sub-graphs nest more than {MAX_NESTING} deep", label)
@@ -683,15 +692,22 @@ class _Ctx:
         )
 
     def port(self, el: ET.Element, label: str) -> IRPort:
-        port_id = _int(el.get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
         texts: list[str] = []
         for d in el:
             if d.tag != "dim":
                 continue
             if len(texts) >= MAX_RANK:
+                port_id = _int(el.get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
                 self.fail(el, f"layer {label}, port {port_id}: more than {MAX_RANK} dims (ranks go up to {MAX_RANK})")
             texts.append((d.text or "").strip())
         key = tuple(texts)
+        attrs = el.attrib
+        # most ports repeat a few (id, dims, precision) exactly: each such port is read and made once
+        seen_key = (attrs.get("id"), key, attrs.get("precision"), attrs.get("names"))
+        seen = self.ports.get(seen_key)
+        if seen is not None:
+            return seen
+        port_id = _int(el.get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
         shape = self.shapes.get(key)
         if shape is None:  # most ports repeat a few shapes: each is parsed once
             dims: list[Dim] = []
@@ -704,7 +720,10 @@ class _Ctx:
                     self.fail(el, f"layer {label}, port {port_id}: dim {i}: {e}")
             shape = self.shapes[key] = Shape(dims)
         names = tuple(n.strip() for n in (el.get("names") or "").split(",") if n.strip())
-        return IRPort(port_id, shape, rank_known=bool(texts), precision=el.get("precision"), names=names)
+        port = self.ports[seen_key] = IRPort(
+            port_id, shape, rank_known=bool(texts), precision=el.get("precision"), names=names
+        )
+        return port
 
     def const(self, el: ET.Element, data: dict[str, str], label: str) -> IRConst:
         where = f"{self.where(el)}: Const layer {label}"
@@ -717,15 +736,18 @@ class _Ctx:
         shape_text = data["shape"].strip()
         if shape_text.count(",") >= MAX_RANK:
             self.fail(el, f"Const layer {label}: shape has more than {MAX_RANK} dims", label)
-        try:
-            shape = Shape(f"[{shape_text}]").to_tuple() if shape_text else ()
-        except BroadcastError:
-            self.fail(el, f"Const layer {label}: shape {shape_text!r} is not a list of non-negative sizes", label)
+        shape = self.const_shapes.get(shape_text)
+        if shape is None:
+            try:
+                shape = Shape(f"[{shape_text}]").to_tuple() if shape_text else ()
+            except BroadcastError:
+                self.fail(el, f"Const layer {label}: shape {shape_text!r} is not a list of non-negative sizes", label)
+            self.const_shapes[shape_text] = shape
         offset = _int(data["offset"], where, "'offset'")
         size = _int(data["size"], where, "'size'")
         if offset < 0 or size < 0:
             self.fail(el, f"Const layer {label}: offset {offset} and size {size} must not be negative", label)
-        count = int(np.prod(shape, dtype=object)) if shape else 1
+        count = math.prod(shape)
         bits = ELEMENT_TYPES[et][1]
         if bits is not None and size != (count * bits + 7) // 8:
             self.fail(

@@ -23,7 +23,7 @@ from .common import RuleContext, axes_text, check_axes, read_axes, read_shape
 from .explicit import plan_explicit
 from .legacy import plan_legacy
 from .none import plan_none
-from .numpy import plan_multidirectional, plan_numpy
+from .numpy import multidirectional_output, plan_multidirectional, plan_numpy
 from .pdpd import plan_pdpd, read_axis
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "cache_key",
     "check_axes",
     "make_plan",
+    "multidirectional_output",
     "normalize_mode",
     "operator_mode",
     "plan_axes",

@@ -15,7 +15,7 @@ from ..errors import BroadcastError
 from ..merge import ClashError, merge_multi, merge_uni
 from .common import RuleContext
 
-__all__ = ["plan_multidirectional", "plan_numpy"]
+__all__ = ["multidirectional_output", "plan_multidirectional", "plan_numpy"]
 
 
 def plan_numpy(data: Shape, target: Shape, ctx: RuleContext) -> Alignment:
@@ -51,12 +51,23 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
     cost is linear in the total number of dims. Several symbols that meet on one axis in a row
     make one derived symbol (``A|B|C``) and one constraint, not a chain of ever longer names.
     """
+    out, checked = multidirectional_output(shapes, given)
+    big_r = None if out.rank is None else out.rank
+    return ElementwiseAlignment("numpy", shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)
+
+
+def multidirectional_output(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> tuple[Shape, Constraints]:
+    """The output shape and the constraints of :func:`plan_multidirectional`, without a plan per operand: what a
+    consumer that only asks whether (and when) shapes broadcast needs (shape propagation over a graph).
+
+    >>> from bcast import Shape
+    >>> out, cons = multidirectional_output((Shape("[N]"), Shape("[M]")), ("a", "b"))
+    >>> str(out), [str(c) for c in cons]
+    ('[M|N]', ['N == M or N == 1 or M == 1'])
+    """
     mode = "numpy"
     if any(s.rank is None for s in shapes):
-        out = Shape.dynamic_rank()
-        return ElementwiseAlignment(
-            mode, shapes, out, _operand_plans(shapes, given, out, None, Constraints()), Constraints()
-        )
+        return Shape.dynamic_rank(), Constraints()
     big_r = max((s.rank or 0 for s in shapes), default=0)
     one = Dim(1)
     cur: list[Dim] = [one] * big_r
@@ -120,10 +131,9 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
         )
     for k, run in runs.items():
         cur[k] = _flush(run, k, cons)
-    out = Shape.of_dims(cur)
     ordered = [x for k in sorted(cons) for x in cons[k]]
     checked = RuleContext(mode, "", "", phrase=f"shapes {_list(given)} together").check(ordered)
-    return ElementwiseAlignment(mode, shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)
+    return Shape.of_dims(cur), checked
 
 
 def _flush(run: dict[str, None], axis: int, cons: dict[int, list[Constraint]]) -> Dim:
