@@ -1,4 +1,5 @@
-/* bcast.onnx._wire: the field loop of bcast.onnx.proto's decoder, in C (plain Python C API).
+/* bcast.onnx._wire: the field loop of bcast.onnx.proto's decoder, and the ONNX reader's scan of a graph's
+ * structure (bcast.files.graph_structure's twin, py_structure), in C (plain Python C API).
  *
  * Decoding a model is a loop over every byte of its encoding, and a Python loop pays an interpreted
  * step for each; here the loop is compiled. proto._merge stays the reference: this module reads the
@@ -557,16 +558,180 @@ static PyObject *py_fields_read(PyObject *self, PyObject *unused) {
     return PyLong_FromUnsignedLongLong(fields_read);
 }
 
+/* -- a graph's structure: bcast.files.graph_structure's scan (without a scope around), compiled --------
+ *
+ * structure(inputs, outputs, sources, graph_outputs) -> (producer, preds, faults): the same scan over the same
+ * names as graph_structure with visible=None, in the same order; faults maps each kind to (kind, at, node, slot,
+ * name, source), the fields of the first GraphFault of that kind. inputs and outputs are iterables of sequences
+ * of names (each node's), each iterated once, outputs first; a name is a tensor when it is true. */
+
+static PyObject *fault_kinds[5]; /* "twice", "unproduced", "own", "late", "output", interned */
+enum { F_TWICE, F_UNPRODUCED, F_OWN, F_LATE, F_OUTPUT };
+
+/* the first fault of its kind is kept: 0, or -1 with an error set */
+static int add_fault(PyObject *faults, int kind, Py_ssize_t at, Py_ssize_t node, Py_ssize_t slot, PyObject *name,
+                     PyObject *source) {
+    PyObject *key = fault_kinds[kind];
+    int has = PyDict_Contains(faults, key);
+    if (has != 0) return has < 0 ? -1 : 0;
+    PyObject *t = Py_BuildValue("(OnnnOO)", key, at, node, slot, name, source);
+    if (t == NULL) return -1;
+    int rc = PyDict_SetItem(faults, key, t);
+    Py_DECREF(t);
+    return rc;
+}
+
+/* one produced name (output slot of node i): producer[name] = i, or a "twice" fault; 0, or -1 with an error set */
+static int output_name(PyObject *name, Py_ssize_t i, Py_ssize_t slot, PyObject *producer, PyObject *faults,
+                       Py_ssize_t at) {
+    int truth = PyObject_IsTrue(name);
+    if (truth <= 0) return truth;
+    PyObject *p = PyDict_GetItemWithError(producer, name); /* borrowed */
+    if (p != NULL) {
+        Py_INCREF(p);
+        int rc = add_fault(faults, F_TWICE, at, i, slot, name, p);
+        Py_DECREF(p);
+        return rc;
+    }
+    if (PyErr_Occurred()) return -1;
+    PyObject *index = PyLong_FromSsize_t(i);
+    if (index == NULL) return -1;
+    int rc = PyDict_SetItem(producer, name, index);
+    Py_DECREF(index);
+    return rc;
+}
+
+/* the produced names of every node: producer[name] = node, or a "twice" fault */
+static int scan_outputs(PyObject *outputs, PyObject *producer, PyObject *faults, Py_ssize_t *at) {
+    PyObject *it = PyObject_GetIter(outputs), *outs;
+    if (it == NULL) return -1;
+    Py_ssize_t i = 0;
+    while ((outs = PyIter_Next(it)) != NULL) {
+        PyObject *seq = PySequence_Fast(outs, "_wire.structure: a node's outputs must be a sequence");
+        Py_DECREF(outs);
+        if (seq == NULL) goto fail;
+        /* the size looked at again, and each name held, at every step: a name's __bool__ or __hash__ may change
+         * the list (never a decoded model's, whose names are str) */
+        for (Py_ssize_t slot = 0; slot < PySequence_Fast_GET_SIZE(seq); slot++) {
+            PyObject *name = PySequence_Fast_GET_ITEM(seq, slot);
+            Py_INCREF(name);
+            ++*at;
+            int rc = output_name(name, i, slot, producer, faults, *at);
+            Py_DECREF(name);
+            if (rc < 0) goto fail_seq;
+        }
+        Py_DECREF(seq);
+        i++;
+        continue;
+    fail_seq:
+        Py_DECREF(seq);
+        goto fail;
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+fail:
+    Py_DECREF(it);
+    return -1;
+}
+
+/* one read name (input slot of node i): its producer appended to mine when a node, or a fault; 0, or -1 */
+static int input_name(PyObject *name, Py_ssize_t i, Py_ssize_t slot, PyObject *producer, PyObject *faults,
+                      Py_ssize_t at, PyObject *minus_one, PyObject *mine) {
+    int truth = PyObject_IsTrue(name);
+    if (truth <= 0) return truth; /* an input left out: no tensor */
+    PyObject *src = PyDict_GetItemWithError(producer, name); /* borrowed */
+    if (src == NULL) return PyErr_Occurred() ? -1 : add_fault(faults, F_UNPRODUCED, at, i, slot, name, minus_one);
+    Py_INCREF(src);
+    int rc = 0;
+    Py_ssize_t s = PyLong_AsSsize_t(src);
+    if (s == -1 && PyErr_Occurred())
+        rc = -1;
+    else if (s >= 0) { /* a node, not a graph source */
+        rc = PyList_Append(mine, src);
+        if (rc == 0 && s >= i) rc = add_fault(faults, s == i ? F_OWN : F_LATE, at, i, slot, name, src);
+    }
+    Py_DECREF(src);
+    return rc;
+}
+
+/* the read names of one node (number i): its predecessors, and the faults of what it reads */
+static PyObject *node_preds(PyObject *seq, Py_ssize_t i, PyObject *producer, PyObject *faults, Py_ssize_t *at,
+                            PyObject *minus_one) {
+    PyObject *mine = PyList_New(0);
+    if (mine == NULL) return NULL;
+    for (Py_ssize_t slot = 0; slot < PySequence_Fast_GET_SIZE(seq); slot++) { /* as scan_outputs: held */
+        PyObject *name = PySequence_Fast_GET_ITEM(seq, slot);
+        Py_INCREF(name);
+        ++*at;
+        int rc = input_name(name, i, slot, producer, faults, *at, minus_one, mine);
+        Py_DECREF(name);
+        if (rc < 0) {
+            Py_DECREF(mine);
+            return NULL;
+        }
+    }
+    return mine;
+}
+
+static PyObject *py_structure(PyObject *self, PyObject *args) {
+    PyObject *inputs, *outputs, *sources, *graph_outputs;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOO:structure", &inputs, &outputs, &sources, &graph_outputs)) return NULL;
+    PyObject *producer = PyDict_New(), *faults = PyDict_New(), *preds = PyList_New(0);
+    PyObject *minus_one = PyLong_FromLong(-1), *it = NULL, *ins, *result = NULL;
+    Py_ssize_t at = 0, i = 0;
+    if (producer == NULL || faults == NULL || preds == NULL || minus_one == NULL) goto done;
+    if (PyDict_Update(producer, sources) < 0) goto done;
+    if (scan_outputs(outputs, producer, faults, &at) < 0) goto done;
+    if ((it = PyObject_GetIter(inputs)) == NULL) goto done;
+    while ((ins = PyIter_Next(it)) != NULL) {
+        PyObject *seq = PySequence_Fast(ins, "_wire.structure: a node's inputs must be a sequence");
+        Py_DECREF(ins);
+        if (seq == NULL) goto done;
+        PyObject *mine = node_preds(seq, i++, producer, faults, &at, minus_one);
+        Py_DECREF(seq);
+        if (mine == NULL) goto done;
+        int rc = PyList_Append(preds, mine);
+        Py_DECREF(mine);
+        if (rc < 0) goto done;
+    }
+    if (PyErr_Occurred()) goto done;
+    Py_CLEAR(it);
+    if ((it = PyObject_GetIter(graph_outputs)) == NULL) goto done;
+    Py_ssize_t slot = 0;
+    PyObject *name;
+    while ((name = PyIter_Next(it)) != NULL) {
+        ++at;
+        int has = PyDict_Contains(producer, name);
+        int rc = has < 0 ? -1 : has ? 0 : add_fault(faults, F_OUTPUT, at, -1, slot, name, minus_one);
+        Py_DECREF(name);
+        if (rc < 0) goto done;
+        slot++;
+    }
+    if (PyErr_Occurred()) goto done;
+    result = PyTuple_Pack(3, producer, preds, faults);
+done:
+    Py_XDECREF(it);
+    Py_XDECREF(producer);
+    Py_XDECREF(faults);
+    Py_XDECREF(preds);
+    Py_XDECREF(minus_one);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"merge", py_merge, METH_VARARGS,
      "merge(obj, data, pos, end, depth, context): decode data[pos:end] into obj, as bcast.onnx.proto._merge does."},
     {"fields_read", py_fields_read, METH_NOARGS, "fields_read(): how many fields merge has read since import."},
+    {"structure", py_structure, METH_VARARGS,
+     "structure(inputs, outputs, sources, graph_outputs): bcast.files.graph_structure's scan, as (producer, preds, "
+     "faults)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_wire", "The field loop of bcast.onnx.proto's decoder, compiled.", -1, methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_wire", "The field loop of bcast.onnx.proto's decoder and the reader's structure scan, "
+    "compiled.", -1, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__wire(void) {
@@ -574,5 +739,8 @@ PyMODINIT_FUNC PyInit__wire(void) {
     str_extend = PyUnicode_InternFromString("extend");
     str_append = PyUnicode_InternFromString("append");
     if (str_span == NULL || str_extend == NULL || str_append == NULL) return NULL;
+    static const char *const kinds[5] = {"twice", "unproduced", "own", "late", "output"};
+    for (int k = 0; k < 5; k++)
+        if ((fault_kinds[k] = PyUnicode_InternFromString(kinds[k])) == NULL) return NULL;
     return PyModule_Create(&module);
 }

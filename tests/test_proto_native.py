@@ -476,3 +476,108 @@ def test_the_compiled_loops_work_is_linear_in_the_nodes_and_stops_at_a_fault(nat
     # a ModelProto whose first field (the graph) claims more bytes than there are: that field read, then the fault
     broken = b"\x3a\xff\xff\xff\x0f" + _chain(3_000)
     assert fields(broken) == 1
+
+
+# -- the graph's structure: the compiled scan against bcast.files.graph_structure ------------------------------
+
+#: few names, so that nodes read and write the same ones: produced twice, read before produced, read by the node
+#: that writes them, left out (""), never produced, a graph's source
+_NAME = st.sampled_from(["", "x", "w", "a", "b", "c", "d", "e"])
+_NAMES = st.lists(_NAME, max_size=3)
+
+
+def _both_structures(
+    native: Any, inputs: list[list[Any]], outputs: list[list[Any]], sources: dict[Any, int], graph_outputs: list[Any]
+) -> tuple[Any, Any]:
+    """(the Python scan's structure, the compiled one's), either an exception's type and text."""
+    from bcast.files import GraphFault, GraphStructure, graph_structure
+
+    def python() -> Any:
+        return graph_structure(iter(inputs), iter(outputs), sources, graph_outputs)
+
+    def compiled() -> Any:
+        producer, preds, faults = native.structure(iter(inputs), iter(outputs), sources, graph_outputs)
+        return GraphStructure(producer, preds, {k: GraphFault(*f) for k, f in faults.items()})
+
+    got = []
+    for scan in (python, compiled):
+        try:
+            got.append(scan())
+        except Exception as e:  # the same refusal both ways is the point
+            got.append((type(e), str(e)))
+    return got[0], got[1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    nodes=st.lists(st.tuples(_NAMES, _NAMES), max_size=8),
+    sources=st.dictionaries(st.sampled_from(["x", "w", "a"]), st.sampled_from([-1, -2, -3]), max_size=3),
+    graph_outputs=st.lists(_NAME.filter(bool), max_size=3),
+)
+def test_the_compiled_structure_scan_finds_what_the_python_one_does(
+    nodes: list[tuple[list[str], list[str]]], sources: dict[str, int], graph_outputs: list[str]
+) -> None:
+    """Random nodes over few names: the same producers, predecessors and first fault of each kind (its place in the
+    scan, node, slot, name and source) both ways."""
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    python, compiled = _both_structures(
+        proto._wire, [i for i, _ in nodes], [o for _, o in nodes], sources, graph_outputs
+    )
+    assert compiled == python
+
+
+@pytest.mark.parametrize(
+    ("inputs", "outputs", "graph_outputs"),
+    [
+        ([["x"]], [3], []),  # a node's outputs that are no sequence
+        ([5], [["y"]], []),  # nor its inputs
+        ([[["unhashable"]]], [["y"]], []),  # a name that is no key
+        ([["x"]], [[["unhashable"]]], []),
+        ([["x"]], [["y"]], 7),  # graph outputs that are not iterable
+        ([["x"]], [["y"]], [["unhashable"]]),
+    ],
+)
+def test_the_compiled_structure_scan_refuses_what_the_python_one_does(
+    native: Any, inputs: Any, outputs: Any, graph_outputs: Any
+) -> None:
+    python, compiled = _both_structures(native, inputs, outputs, {"x": -1}, graph_outputs)
+    assert isinstance(python, tuple) and isinstance(compiled, tuple)
+    assert compiled[0] is python[0] is TypeError
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.name for p in MODELS])
+def test_every_models_structure_is_the_same_both_ways(path: Path, native: Any) -> None:
+    from bcast.onnx import reader
+
+    g = proto.decode_model(path.read_bytes()).graph
+    sources, _ = reader._sources(g)
+    nodes = list(g.node)
+    python, compiled = _both_structures(
+        native, [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in g.output]
+    )
+    assert compiled == python and not isinstance(python, tuple)
+
+
+def test_a_name_that_changes_its_node_while_scanned_is_read_as_python_reads_it(native: Any) -> None:
+    """A name whose hash empties the list it is in (no decoded model's name does: they are str): the compiled scan
+    looks at the list's size again at each step, as Python's iteration does, and reads no freed name."""
+    from bcast.files import GraphFault, GraphStructure, graph_structure
+
+    class Emptying(str):
+        def __hash__(self) -> int:
+            holder.clear()
+            return str.__hash__(self)
+
+    for where in ("inputs", "outputs"):
+        got = []
+        for scan in ("python", "compiled"):
+            holder: list[Any] = [Emptying("a"), "b", "c"]
+            ins, outs = ([holder], [["z"]]) if where == "inputs" else ([["z"]], [holder])
+            if scan == "python":
+                got.append(graph_structure(ins, outs, {"y": -1}, []))
+            else:
+                producer, preds, faults = native.structure(ins, outs, {"y": -1}, [])
+                got.append(GraphStructure(producer, preds, {k: GraphFault(*f) for k, f in faults.items()}))
+        assert got[0] == got[1]
+        assert len(got[0].producer) == 2  # y, and the first name of the list, before it was emptied

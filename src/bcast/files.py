@@ -456,8 +456,8 @@ class GraphStructure:
 
 
 def graph_structure(
-    inputs: Sequence[Sequence[str]],
-    outputs: Sequence[Sequence[str]],
+    inputs: Iterable[Sequence[str]],
+    outputs: Iterable[Sequence[str]],
     sources: Mapping[str, int],
     graph_outputs: Iterable[str] = (),
     visible: Callable[[str], bool] | None = None,
@@ -473,7 +473,7 @@ def graph_structure(
     ``sources`` maps the tensors the graph is given (inputs, initializers) to negative codes of the
     caller's choosing; ``visible(name)`` says whether a name nothing here produces comes from an
     enclosing graph (a body's outer scope). An empty name (an optional input or output left out) is
-    no tensor. One linear pass over the names.
+    no tensor. One linear pass over the names: ``outputs`` is iterated once, then ``inputs`` once.
 
     >>> s = graph_structure([["x"], ["t", "u"]], [["t"], ["t", "u"]], {"x": -1}, ["u", "v"])
     >>> sorted(s.faults), s.faults["twice"].source, s.faults["own"].name, s.faults["output"].name

@@ -31,7 +31,8 @@ Where bcast was built with a C compiler, the field loop runs compiled (``bcast.o
 ``csrc/wire.c``): decoding was the largest single cost of checking a large graph, and it is a loop over
 every byte, which Python cannot make cheaper. The compiled loop gives the same objects and raises the
 same errors as :func:`_merge`, which stays the reference and runs where nothing was compiled or
-``BCAST_PURE_PYTHON=1`` is set.
+``BCAST_PURE_PYTHON=1`` is set. The same module holds the reader's scan of a graph's structure (see
+:func:`bcast.onnx.reader.validate`), the compiled twin of :func:`bcast.files.graph_structure`.
 """
 
 from __future__ import annotations

@@ -58,12 +58,14 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from ..errors import brief
 from ..files import (
     MAX_MODEL_RANK,
     CheckInputError,
+    GraphFault,
     GraphStructure,
     ModelSource,
     file_kind,
@@ -319,9 +321,7 @@ def validate(model: Any, folder: str | None = None) -> list[ReadFinding]:
     _check_value_infos(g.output, "graph output", findings)
     _check_value_infos(g.value_info, "value_info", findings)
     sources, constants = _sources(g)
-    structure = graph_structure(
-        [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in g.output]
-    )
+    structure = _structure(nodes, sources, [vi.name for vi in g.output])
     if _check_nodes(nodes, structure, constants) and opset is None:
         raise _invalid("the graph uses ONNX operators but imports no opset of the default domain")
     _check_reads(nodes, structure, constants)
@@ -329,6 +329,19 @@ def validate(model: Any, folder: str | None = None) -> list[ReadFinding]:
     _validate_bodies(g, structure.producer)
     findings.extend(_external_data(model, folder))
     return findings
+
+
+_INPUTS, _OUTPUTS = attrgetter("input"), attrgetter("output")
+
+
+def _structure(nodes: Any, sources: dict[str, int], outputs: list[str]) -> GraphStructure:
+    """:func:`bcast.files.graph_structure` of the graph's nodes, by the same scan compiled where the decoder's field
+    loop is (``bcast.onnx._wire``; ``tests/test_proto_native.py`` shows the two agree)."""
+    ins, outs = map(_INPUTS, nodes), map(_OUTPUTS, nodes)
+    if proto._wire is None:
+        return graph_structure(ins, outs, sources, outputs)
+    producer, preds, faults = proto._wire.structure(ins, outs, sources, outputs)
+    return GraphStructure(producer, preds, {kind: GraphFault(*f) for kind, f in faults.items()})
 
 
 def _sources(g: Any) -> tuple[dict[str, int], dict[str, int]]:
