@@ -673,30 +673,41 @@ static PyObject *node_preds(PyObject *seq, Py_ssize_t i, PyObject *producer, PyO
     return mine;
 }
 
+/* the read names of every node: preds gets each node's predecessors */
+static int scan_inputs(PyObject *inputs, PyObject *producer, PyObject *faults, Py_ssize_t *at, PyObject *minus_one,
+                       PyObject *preds) {
+    PyObject *it = PyObject_GetIter(inputs), *ins;
+    if (it == NULL) return -1;
+    Py_ssize_t i = 0;
+    while ((ins = PyIter_Next(it)) != NULL) {
+        PyObject *seq = PySequence_Fast(ins, "_wire.structure: a node's inputs must be a sequence");
+        Py_DECREF(ins);
+        if (seq == NULL) goto fail;
+        PyObject *mine = node_preds(seq, i++, producer, faults, at, minus_one);
+        Py_DECREF(seq);
+        if (mine == NULL) goto fail;
+        int rc = PyList_Append(preds, mine);
+        Py_DECREF(mine);
+        if (rc < 0) goto fail;
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+fail:
+    Py_DECREF(it);
+    return -1;
+}
+
 static PyObject *py_structure(PyObject *self, PyObject *args) {
     PyObject *inputs, *outputs, *sources, *graph_outputs;
     (void)self;
     if (!PyArg_ParseTuple(args, "OOOO:structure", &inputs, &outputs, &sources, &graph_outputs)) return NULL;
     PyObject *producer = PyDict_New(), *faults = PyDict_New(), *preds = PyList_New(0);
-    PyObject *minus_one = PyLong_FromLong(-1), *it = NULL, *ins, *result = NULL;
-    Py_ssize_t at = 0, i = 0;
+    PyObject *minus_one = PyLong_FromLong(-1), *it = NULL, *result = NULL;
+    Py_ssize_t at = 0;
     if (producer == NULL || faults == NULL || preds == NULL || minus_one == NULL) goto done;
     if (PyDict_Update(producer, sources) < 0) goto done;
     if (scan_outputs(outputs, producer, faults, &at) < 0) goto done;
-    if ((it = PyObject_GetIter(inputs)) == NULL) goto done;
-    while ((ins = PyIter_Next(it)) != NULL) {
-        PyObject *seq = PySequence_Fast(ins, "_wire.structure: a node's inputs must be a sequence");
-        Py_DECREF(ins);
-        if (seq == NULL) goto done;
-        PyObject *mine = node_preds(seq, i++, producer, faults, &at, minus_one);
-        Py_DECREF(seq);
-        if (mine == NULL) goto done;
-        int rc = PyList_Append(preds, mine);
-        Py_DECREF(mine);
-        if (rc < 0) goto done;
-    }
-    if (PyErr_Occurred()) goto done;
-    Py_CLEAR(it);
+    if (scan_inputs(inputs, producer, faults, &at, minus_one, preds) < 0) goto done;
     if ((it = PyObject_GetIter(graph_outputs)) == NULL) goto done;
     Py_ssize_t slot = 0;
     PyObject *name;

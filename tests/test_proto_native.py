@@ -33,7 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bcast.check import sample_model_path
-from bcast.onnx import proto, wire
+from bcast.files import graph_structure
+from bcast.onnx import proto, reader, wire
 from hostile import mutated
 from test_numpy_only import FUZZ, HOSTILE, _chain, _deep_bodies, _deep_type, _key, _ld, _num, _varint
 
@@ -487,17 +488,15 @@ _NAMES = st.lists(_NAME, max_size=3)
 
 
 def _both_structures(
-    native: Any, inputs: list[list[Any]], outputs: list[list[Any]], sources: dict[Any, int], graph_outputs: list[Any]
+    inputs: list[list[Any]], outputs: list[list[Any]], sources: dict[Any, int], graph_outputs: list[Any]
 ) -> tuple[Any, Any]:
     """(the Python scan's structure, the compiled one's), either an exception's type and text."""
-    from bcast.files import GraphFault, GraphStructure, graph_structure
 
     def python() -> Any:
         return graph_structure(iter(inputs), iter(outputs), sources, graph_outputs)
 
     def compiled() -> Any:
-        producer, preds, faults = native.structure(iter(inputs), iter(outputs), sources, graph_outputs)
-        return GraphStructure(producer, preds, {k: GraphFault(*f) for k, f in faults.items()})
+        return reader._compiled_structure(iter(inputs), iter(outputs), sources, graph_outputs)
 
     got = []
     for scan in (python, compiled):
@@ -521,9 +520,7 @@ def test_the_compiled_structure_scan_finds_what_the_python_one_does(
     scan, node, slot, name and source) both ways."""
     if proto._wire is None:
         pytest.skip(NOT_BUILT)
-    python, compiled = _both_structures(
-        proto._wire, [i for i, _ in nodes], [o for _, o in nodes], sources, graph_outputs
-    )
+    python, compiled = _both_structures([i for i, _ in nodes], [o for _, o in nodes], sources, graph_outputs)
     assert compiled == python
 
 
@@ -541,20 +538,18 @@ def test_the_compiled_structure_scan_finds_what_the_python_one_does(
 def test_the_compiled_structure_scan_refuses_what_the_python_one_does(
     native: Any, inputs: Any, outputs: Any, graph_outputs: Any
 ) -> None:
-    python, compiled = _both_structures(native, inputs, outputs, {"x": -1}, graph_outputs)
+    python, compiled = _both_structures(inputs, outputs, {"x": -1}, graph_outputs)
     assert isinstance(python, tuple) and isinstance(compiled, tuple)
     assert compiled[0] is python[0] is TypeError
 
 
 @pytest.mark.parametrize("path", MODELS, ids=[p.name for p in MODELS])
 def test_every_models_structure_is_the_same_both_ways(path: Path, native: Any) -> None:
-    from bcast.onnx import reader
-
     g = proto.decode_model(path.read_bytes()).graph
     sources, _ = reader._sources(g)
     nodes = list(g.node)
     python, compiled = _both_structures(
-        native, [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in g.output]
+        [n.input for n in nodes], [n.output for n in nodes], sources, [vi.name for vi in g.output]
     )
     assert compiled == python and not isinstance(python, tuple)
 
@@ -562,7 +557,6 @@ def test_every_models_structure_is_the_same_both_ways(path: Path, native: Any) -
 def test_a_name_that_changes_its_node_while_scanned_is_read_as_python_reads_it(native: Any) -> None:
     """A name whose hash empties the list it is in (no decoded model's name does: they are str): the compiled scan
     looks at the list's size again at each step, as Python's iteration does, and reads no freed name."""
-    from bcast.files import GraphFault, GraphStructure, graph_structure
 
     class Emptying(str):
         def __hash__(self) -> int:
@@ -577,7 +571,6 @@ def test_a_name_that_changes_its_node_while_scanned_is_read_as_python_reads_it(n
             if scan == "python":
                 got.append(graph_structure(ins, outs, {"y": -1}, []))
             else:
-                producer, preds, faults = native.structure(ins, outs, {"y": -1}, [])
-                got.append(GraphStructure(producer, preds, {k: GraphFault(*f) for k, f in faults.items()}))
+                got.append(reader._compiled_structure(ins, outs, {"y": -1}, []))
         assert got[0] == got[1]
         assert len(got[0].producer) == 2  # y, and the first name of the list, before it was emptied

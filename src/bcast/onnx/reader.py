@@ -340,7 +340,15 @@ def _structure(nodes: Any, sources: dict[str, int], outputs: list[str]) -> Graph
     ins, outs = map(_INPUTS, nodes), map(_OUTPUTS, nodes)
     if proto._wire is None:
         return graph_structure(ins, outs, sources, outputs)
-    producer, preds, faults = proto._wire.structure(ins, outs, sources, outputs)
+    return _compiled_structure(ins, outs, sources, outputs)
+
+
+def _compiled_structure(
+    inputs: Iterable[Any], outputs: Iterable[Any], sources: dict[str, int], graph_outputs: Iterable[Any]
+) -> GraphStructure:
+    """:func:`bcast.files.graph_structure` (without a scope around) by the compiled scan, which must be built."""
+    assert proto._wire is not None
+    producer, preds, faults = proto._wire.structure(inputs, outputs, sources, graph_outputs)
     return GraphStructure(producer, preds, {kind: GraphFault(*f) for kind, f in faults.items()})
 
 

@@ -668,11 +668,11 @@ class _Ctx:
                 self.fail(el, f"layer {label} has two {kind} ports with the same id ({ids})", label)
         const = self.const(el, data, label) if el.get("type") == "Const" else None
         bodies: dict[str, IRModel] = {}
-        found: dict[str, ET.Element] = {}  # the first child of each body tag, found by the loop above's kind
+        found: dict[str, ET.Element] = {}  # the first child of each body tag, by a loop as above
         for c in el:
-            if c.tag in _BODY_TAGS and c.tag not in found:
-                found[c.tag] = c
-        for tag in _BODY_TAGS if found else ():
+            if c.tag in _BODY_TAGS:
+                found.setdefault(c.tag, c)
+        for tag in _BODY_TAGS:
             body = found.get(tag)
             if body is not None:
                 if depth >= MAX_NESTING:
@@ -692,12 +692,15 @@ class _Ctx:
         )
 
     def port(self, el: ET.Element, label: str) -> IRPort:
+        def place() -> str:
+            return f"{self.where(el)}: layer {label}"
+
         texts: list[str] = []
         for d in el:
             if d.tag != "dim":
                 continue
             if len(texts) >= MAX_RANK:
-                port_id = _int(el.get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
+                port_id = _int(el.get("id"), place, "a port 'id'")
                 self.fail(el, f"layer {label}, port {port_id}: more than {MAX_RANK} dims (ranks go up to {MAX_RANK})")
             texts.append((d.text or "").strip())
         key = tuple(texts)
@@ -707,7 +710,7 @@ class _Ctx:
         seen = self.ports.get(seen_key)
         if seen is not None:
             return seen
-        port_id = _int(el.get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
+        port_id = _int(el.get("id"), place, "a port 'id'")
         shape = self.shapes.get(key)
         if shape is None:  # most ports repeat a few shapes: each is parsed once
             dims: list[Dim] = []

@@ -52,8 +52,7 @@ def plan_multidirectional(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> 
     make one derived symbol (``A|B|C``) and one constraint, not a chain of ever longer names.
     """
     out, checked = multidirectional_output(shapes, given)
-    big_r = None if out.rank is None else out.rank
-    return ElementwiseAlignment("numpy", shapes, out, _operand_plans(shapes, given, out, big_r, checked), checked)
+    return ElementwiseAlignment("numpy", shapes, out, _operand_plans(shapes, given, out, out.rank, checked), checked)
 
 
 def multidirectional_output(shapes: tuple[Shape, ...], given: tuple[str, ...]) -> tuple[Shape, Constraints]:
