@@ -293,6 +293,36 @@ def test_pow_matches_onnxruntime(tx: str, ty: str, shapes: Any, seed: int) -> No
     _check(got, want)
 
 
+#: an exponent of 0.5 laid out every way NumPy's power loop may see it: one per base, or one for a run of bases
+HALF_LAYOUTS: dict[str, Callable[[Any, tuple[int, ...]], np.ndarray]] = {
+    "per element": lambda dt, shape: np.full(shape, 0.5, dt),
+    "0-d": lambda dt, shape: np.array(0.5, dt),
+    "one per row": lambda dt, shape: np.full((shape[0], 1), 0.5, dt),
+    "a zero-stride view": lambda dt, shape: np.broadcast_to(np.array(0.5, dt), shape),
+}
+
+
+@pytest.mark.parametrize("layout", HALF_LAYOUTS)
+@pytest.mark.parametrize("t", ["float", "double", "float16", "bfloat16"])
+@pytest.mark.parametrize("engine", ["compiled where built", "NumPy engine"])
+def test_pow_to_the_half_of_negative_zero_and_infinity_is_onnxruntimes_in_every_layout(
+    t: str, layout: str, engine: str
+) -> None:
+    """(-inf) ** 0.5 is inf and (-0.0) ** 0.5 is 0.0 (C99's pow, onnxruntime's), however the exponent is laid out:
+    NumPy's own power loop takes a square root (nan, -0.0) when one 0.5 serves a run of bases."""
+    from bcast.engines.numpy import compiled
+
+    dt = DTYPES[t]
+    x = np.array([[-np.inf, -0.0, 0.0, 4.0], [-4.0, np.inf, np.nan, -np.inf]], dt)
+    y = HALF_LAYOUTS[layout](dt, x.shape)
+    (want,) = _ort("Pow", [x, np.full(x.shape, 0.5, dt)], [t])
+    with np.errstate(all="ignore"), compiled.using(engine == "compiled where built"):
+        got = ops.pow(x, y)
+    _check(got, want)
+    assert np.signbit(got.astype(np.float64)).tolist() == np.signbit(want.astype(np.float64)).tolist()
+    assert got.astype(np.float64)[0, :2].tolist() == [np.inf, 0.0]
+
+
 # ---------------------------------------------------------------- variadic
 
 

@@ -142,17 +142,35 @@ def _pow(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     """ONNX's Pow by the rules of :mod:`bcast.engines.array_api_kernels`, with NumPy's exact wide integer power."""
     is_int = kernels.is_integral
     with np.errstate(**_POW_QUIET):  # type: ignore[arg-type]
-        if x.dtype == y.dtype == out.dtype and x.dtype.char in "fd":  # NumPy's own loop, straight into out
-            np.power(x, y, out=out)
-            return
-        if not is_int(np, x):  # floats: in the base's precision (at least float32 for the ml_dtypes ones)
-            np.copyto(out, kernels.float_power(np, x, y), casting="unsafe")
+        if not is_int(np, x):
+            half = _half_powers(x, y, out)  # found before out is written: x may be out itself
+            if x.dtype == y.dtype == out.dtype and x.dtype.char in "fd":  # NumPy's own loop, straight into out
+                np.power(x, y, out=out)
+            else:  # in the base's precision (at least float32 for the ml_dtypes ones)
+                np.copyto(out, kernels.float_power(np, x, y), casting="unsafe")
+            if half is not None:
+                np.copyto(out, np.inf, where=half[0])
+                np.copyto(out, 0.0, where=half[1])
             return
         if is_int(np, y) and (y.dtype.kind == "u" or not np.any(y < 0)):
             np.copyto(out, _int_power(x, y), casting="unsafe")  # exact, wrapping like C
             return
         r = kernels.signed_int_power(np, x, y, _int_power) if is_int(np, y) else kernels.int_float_power(np, x, y)
     np.copyto(out, r, casting="unsafe")  # a truncated float power beyond the base's range warns, as NumPy's casts do
+
+
+def _half_powers(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where pow of a float base must be set to inf (a base of -inf) and to 0.0 (a base of -0.0) after NumPy's
+    power: with an exponent of 0.5, pow gives those (C99, ONNX Runtime, NumPy's loop over an exponent per element),
+    but NumPy's loop takes a square root where one exponent of 0.5 serves a whole run of bases (a 0-d or broadcast
+    exponent), and gives nan and -0.0, a result that would depend on the exponent's layout. ``None``: nowhere."""
+    if y.shape == out.shape and 0 not in y.strides:  # an exponent per element: NumPy's loop calls pow
+        return None
+    half = y == 0.5
+    if not half.any():
+        return None
+    negative = half & np.signbit(x)
+    return negative & np.isinf(x), negative & (x == 0)
 
 
 def _int_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
