@@ -242,7 +242,7 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
         assert p["node"] in p["nodes"]
         assert p["code"].startswith("BC") and len(p["code"]) == 5
     for c in payload["constraints"]:
-        assert list(c) == ["dim", "allowed", "text", "nodes"]
+        assert list(c) == ["dim", "allowed", "text", "nodes", "relation"]
     (add_bias,) = [n for n in payload["nodes"] if n["name"] == "add_bias"]
     assert add_bias["inputs"] == [{"name": "image", "shape": ["N", 16, 8, 8]}, {"name": "bias", "shape": [16, 1, 1]}]
     assert add_bias["output"] == ["N", 16, 8, 8]
@@ -259,7 +259,7 @@ def test_sample_json_structure_and_findings(capsys: pytest.CaptureFixture[str]) 
     assert bug["chain"] == ["mask", "add_mask"]
 
     (n_con,) = [c for c in payload["constraints"] if c["dim"] == "N"]
-    assert n_con == {"dim": "N", "allowed": [1, 4], "text": "{1, 4}", "nodes": ["gate"]}
+    assert n_con == {"dim": "N", "allowed": [1, 4], "text": "{1, 4}", "nodes": ["gate"], "relation": False}
     # NumPy: [N,16,8,8] * [4,1,1,1] works exactly for N in {1, 4}.
     assert {n for n in range(9) if _numpy_broadcasts((n, 16, 8, 8), (4, 1, 1, 1))} == {1, 4}
     gate = [p for p in payload["problems"] if p["node"] == "gate"]

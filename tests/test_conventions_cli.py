@@ -277,7 +277,8 @@ def test_check_json_is_typed_and_quiet_json_keeps_only_the_problems(capsys: pyte
     full = json.loads(out)
     assert rc == 1 and full["version"] == 3
     _no_numeric_strings(full)
-    assert {"dim": "N", "allowed": [1, 4], "text": "{1, 4}", "nodes": ["gate"]} in full["constraints"]
+    gate = {"dim": "N", "allowed": [1, 4], "text": "{1, 4}", "nodes": ["gate"], "relation": False}
+    assert gate in full["constraints"]
     rc, out, _ = _run(capsys, "check", "--sample", "--json", "--quiet")
     quiet = json.loads(out)
     assert rc == 1 and quiet["version"] == 3

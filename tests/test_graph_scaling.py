@@ -88,6 +88,7 @@ def test_onnx_decoder_work_is_linear_in_layers(tmp_path: Path, depths: tuple[int
 def test_ir_decoder_work_is_linear_in_layers(tmp_path: Path, depths: tuple[int, ...]) -> None:
     pytest.importorskip("openvino", reason="the IR decoders are converted by openvino", exc_type=ImportError)
     costs: dict[int, int] = {}
+    text_lines: dict[int, int] = {}
     for n in depths:
         xml = decoder_ir(n, tmp_path)
         if not costs:
@@ -96,7 +97,13 @@ def test_ir_decoder_work_is_linear_in_layers(tmp_path: Path, depths: tuple[int, 
         # OpenVINO drops the dims' names: what the inputs must agree on is listed, not reported
         assert report.clean, f"the clean {n}-layer IR: {report.problems[:2]}"
         assert {p.kind for p in report.problems} <= {"length-limit"}
+        # each layer links its batch and lengths anew (about five links): the JSON keeps each, the text counts them
+        assert sum(c.relation for c in report.constraints) >= 3 * n
+        assert [c.dim for c in report.constraints if not c.relation] == ["input_ids_1"]  # the rotary tables' 512
+        if n >= 4:  # past 40 broadcasting nodes the text counts the nodes too
+            text_lines[n] = len(report.render().splitlines())
     _assert_linear(costs)
+    assert len(set(text_lines.values())) == 1, text_lines
 
 
 def test_unnamed_input_links_are_looked_into_once_each() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bcast.check import check
+from bcast.check import Problem, check
 
 onnx = pytest.importorskip("onnx", reason="the models are built with onnx.helper", exc_type=ImportError)
 ov = pytest.importorskip("openvino", reason="the IRs are converted by openvino", exc_type=ImportError)
@@ -212,3 +212,36 @@ def test_contracts_are_taken_together_most_common_first() -> None:
     assert eq.add({"a": one, "b": -one}) is None and eq.add({"b": one, "c": -one}) is None
     assert eq.add({"a": one, "c": -one}) is None  # a == b == c: follows
     assert eq.add({"a": one, "c": -one, "": Fraction(-2)}) == ("", 0)  # a == c + 2 too: no sizes at all
+
+
+@pytest.mark.parametrize(
+    ("links", "listed", "counted"),
+    [(0, 0, None), (3, 3, None), (9, 9, None), (10, 8, 2), (40, 8, 32)],
+)
+def test_links_between_unnamed_input_dims_are_counted_past_a_few(links: int, listed: int, counted: int | None) -> None:
+    """An IR names no dim: each layer links its inputs' batch and lengths anew. The text report lists the
+    model's own constraints (sizes, links it makes of its own), then a few of those links and a count of the
+    rest; ``--quiet`` the same; the JSON every one, each marked."""
+    from bcast.check.report import Report
+    from bcast.constraints import Constraint
+    from bcast.dims import Dim
+
+    report = Report("m.xml", "openvino-ir")
+    report.add_constraints("rope", "Multiply", [Constraint("in", ("seq",), (Dim.interval(1, 512),))])
+    report.add_constraints("gate", "Add", [Constraint("broadcast", ("seq", "seq2"))])  # the model's own link
+    for k in range(links):
+        report.add_constraints(f"l{k}", "Add", [Constraint("broadcast", (f"past_{k}_0", f"past_{k}_1"))], relation=True)
+    report.problems.append(Problem("rope", "Multiply", "length-limit", "works only for seq <= 512", severity="info"))
+    report.finish()
+
+    assert [c.relation for c in report.constraints] == [False] + [True] * links
+    assert [c["relation"] for c in report.to_dict()["constraints"]] == [False] + [True] * links
+    text = report.render()
+    own = "  seq: {1..512}   (from rope, gate)"
+    assert own in text.splitlines()
+    assert sum(f"past_{k}_0:" in text for k in range(links)) == listed
+    more = f"... and {counted} more links between the inputs' unnamed dims"
+    assert (more in text) == (counted is not None)
+    quiet = report.problem_lines()
+    assert sum(line.startswith("m.xml: symbol past_") for line in quiet) == listed
+    assert any(more in line for line in quiet) == (counted is not None)

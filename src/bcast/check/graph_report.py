@@ -104,7 +104,7 @@ def report_from_result(
     for i, f in enumerate(result.findings):
         if f.severity == "relation":  # inputs' unnamed dims that must agree: a symbol constraint, no problem
             if f.constraint is not None:
-                report.add_constraints(f.node.label, f.node.op, [f.constraint])
+                report.add_constraints(f.node.label, f.node.op, [f.constraint], relation=True)
             continue
         ci, chain = cause_of.get(i, (-1, []))
         origin = causes[ci].origin if ci >= 0 else None

@@ -274,6 +274,10 @@ class SymbolReport:
     allowed: str
     nodes: tuple[str, ...]
     sizes: tuple[int | str, ...] | None = None  # the allowed sizes as data (intervals as "lo..hi")
+    #: whether every constraint on the dim only links inputs' unnamed dims to each other (an IR's
+    #: ``past_value_0_0 == past_key_0_0 or ...``): how the model must be called, which the text report counts
+    #: rather than lists once there are many
+    relation: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -281,6 +285,7 @@ class SymbolReport:
             "allowed": None if self.sizes is None else list(self.sizes),
             "text": self.allowed,
             "nodes": list(self.nodes),
+            "relation": self.relation,
         }
 
 
@@ -300,16 +305,25 @@ class Report:
     #: nodes downstream of each root (by the root's name), for :meth:`finish`
     affects: dict[str, int] = field(default_factory=dict, repr=False)
     _pending: list[tuple[str, str, Constraint]] = field(default_factory=list, repr=False)
+    #: the pending constraints that only link inputs' unnamed dims (by identity)
+    _relations: set[int] = field(default_factory=set, repr=False)
 
-    def add_constraints(self, node: str, op: str, cons: Iterable[Constraint]) -> None:
+    def add_constraints(self, node: str, op: str, cons: Iterable[Constraint], *, relation: bool = False) -> None:
+        """Keep ``cons``, required by ``node``, for :meth:`finish`; ``relation``: each only links inputs' unnamed
+        dims to each other."""
         for c in cons:
+            if relation:
+                self._relations.add(len(self._pending))
             self._pending.append((node, op, c))
 
     def finish(self) -> Report:
         """Join every node's constraints per symbol; an empty intersection is a contradiction."""
         by_symbol: dict[str, list[tuple[str, str, Constraint]]] = {}
-        for node, op, c in self._pending:
-            by_symbol.setdefault(c.symbols[0], []).append((node, op, c))
+        linked: dict[str, bool] = {}  # whether every constraint on the symbol is a relation
+        for i, (node, op, c) in enumerate(self._pending):
+            sym = c.symbols[0]
+            by_symbol.setdefault(sym, []).append((node, op, c))
+            linked[sym] = linked.get(sym, True) and i in self._relations
         for sym, items in by_symbol.items():
             nodes = tuple(dict.fromkeys(n for n, _, _ in items))
             cons = Constraints(c for _, _, c in items)
@@ -336,8 +350,9 @@ class Report:
             sizes = None if allowed is None else _sizes(allowed)
             if sizes:
                 text = "{" + _runs(sizes) + "}"
-            self.constraints.append(SymbolReport(sym, text, nodes, sizes))
+            self.constraints.append(SymbolReport(sym, text, nodes, sizes, relation=linked[sym] and allowed is None))
         self._pending.clear()
+        self._relations.clear()
         order = {k: i for i, k in enumerate(KINDS)}
         self.problems.sort(key=lambda p: order.get(p.kind, len(order)))
         self._group()
@@ -456,8 +471,7 @@ class Report:
         if self.constraints:
             lines.append("")
             lines.append(paint("symbolic dims", "1"))
-            for c in self.constraints:
-                lines.append(f"  {show(c.dim, NAME_CHARS)}: {show(c.allowed)}   (from {_names(c.nodes)})")
+            lines.extend(self._symbol_lines())
         lines.append("")
         if self.suppressed:
             lines.append(
@@ -491,6 +505,26 @@ class Report:
                     lines.append(f"      chain: {show(' -> '.join(show(c, NAME_CHARS) for c in p.chain))}")
         lines.extend(self._unchecked_lines())
         return "\n".join(lines)
+
+    def _symbol_lines(self, prefix: str = "  ", head: str = "") -> list[str]:
+        """A line per symbolic dim: those with sizes or links of the model's own first, then the links between
+        inputs' unnamed dims, the first :data:`MAX_LISTED` of them and a count of the rest (an IR, whose inputs'
+        dims have no names, links each layer's batch and lengths anew: many lines that say how to call it)."""
+        own = [c for c in self.constraints if not c.relation]
+        links = [c for c in self.constraints if c.relation]
+        shown = own + links[: MAX_LISTED if len(links) > MAX_LISTED + 1 else len(links)]
+        lines = [
+            f"{prefix}{head}{show(c.dim, NAME_CHARS)}: {show(c.allowed)}{'   ' if not head else ' '}"
+            f"(from {_names(c.nodes)})"
+            for c in shown
+        ]
+        rest = len(self.constraints) - len(shown)
+        if rest:
+            lines.append(
+                f"{prefix}... and {rest} more links between the inputs' unnamed dims, each how the model must be "
+                "called (--json lists them)"
+            )
+        return lines
 
     def _unchecked_lines(self) -> list[str]:
         if not self.unchecked:
@@ -526,11 +560,7 @@ class Report:
             + (f", {count(infos, 'note')}" if infos else "")
             + f") from {count(roots, 'root cause')}"
         )
-        symbols = [
-            f"{model}: symbol {show(c.dim, NAME_CHARS)}: {show(c.allowed)} (from {_names(c.nodes)})"
-            for c in self.constraints
-        ]
-        return [*self._problem_lines(model), *symbols, summary]
+        return [*self._problem_lines(model), *self._symbol_lines(f"{model}: ", "symbol "), summary]
 
     def _problem_lines(self, model: str) -> list[str]:
         return [
