@@ -828,6 +828,74 @@ def test_equal_ports_are_read_once_and_a_bad_one_after_them_is_refused_at_its_li
     assert "dim 0 is 'x'" in str(e.value)
 
 
+def _expat_layer_lines(text: str) -> list[int]:
+    """The line of each ``<layer>`` start tag, by expat itself: the oracle of the lines the reader keeps."""
+    from xml.parsers import expat
+
+    lines: list[int] = []
+    p = expat.ParserCreate()
+
+    def start(tag: str, _: object) -> None:
+        if tag == "layer":
+            lines.append(p.CurrentLineNumber)
+
+    p.StartElementHandler = start
+    p.Parse(text.encode(), True)
+    return lines
+
+
+#: one IR, spelled in ways that ElementTree's own parser may read (with the layers' lines found by a scan) or that
+#: must go to the careful reader; each gives the same layers, at the lines expat gives
+SPELLINGS: dict[str, tuple[Callable[[str], str], bool]] = {
+    "as OpenVINO writes it": (lambda t: t, True),
+    "a declaration first": (lambda t: '<?xml version="1.0"?>\n' + t, True),
+    "a tag spelled in a comment": (lambda t: t.replace("<layers>", "<layers><!-- <layer id='9'> -->\n"), False),
+    "a tag spelled in CDATA": (lambda t: t.replace("<layers>", "<layers><![CDATA[<layer \n]]>"), False),
+    "a tag spelled in a processing instruction": (lambda t: t.replace("<layers>", "<layers><?pi <layer ?>\n"), False),
+    "carriage returns": (lambda t: t.replace("\n", "\r\n"), False),
+    "a namespace": (lambda t: t.replace("<net ", "<net xmlns:x='urn:x' "), False),
+    "an undefined entity": (lambda t: t.replace("name='r2'", "name='&x;'"), False),
+}
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS, ids=str)
+def test_the_fast_read_keeps_every_layer_and_its_line(spelling: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bcast.openvino import ir_read
+
+    careful: list[int] = []
+    parse = ir_read._Reader.parse
+    monkeypatch.setattr(ir_read._Reader, "parse", lambda self, chunks: careful.append(1) or parse(self, chunks))
+    text = _relu_chain(["-1", "-1", "2", "3"]).replace("<layer ", "<layer\n  ", 1)
+    spelled, fast = SPELLINGS[spelling]
+    spelled_text = spelled(text)
+    if spelling == "an undefined entity":  # not well-formed: refused by the careful reader, in its words
+        with pytest.raises(IRError, match="undefined entity"):
+            parse_ir(spelled_text)
+        assert careful == [1]
+        return
+    model = parse_ir(spelled_text)
+    assert careful == ([] if fast else [1])
+    assert [layer.name for layer in model.layers] == ["r0", "r1", "r2", "r3"]
+    assert [str(layer.outputs[0].shape) for layer in model.layers] == ["[?,4]", "[?,4]", "[2,4]", "[3,4]"]
+    assert [layer.line for layer in model.layers] == _expat_layer_lines(spelled_text.replace("\r\n", "\n"))
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["as written", "with a comment"])
+def test_a_fault_found_by_the_fast_read_is_said_at_its_line(fast: bool, tmp_path: Path) -> None:
+    """The fast read knows the layers' lines only: a fault it finds is read again by the careful reader, whose
+    message names the line of the element at fault (a port, an edge), as when the careful reader read first."""
+    text = _relu_chain(["-1", "-1", "-1", "x"]) if fast else "<!-- c -->" + _relu_chain(["-1", "-1", "-1", "x"])
+    path = tmp_path / "m.xml"
+    path.write_text(text)
+    for read in (lambda: parse_ir(text), lambda: read_ir(path)):
+        with pytest.raises(IRError, match=re.escape("line 5: layer 'r3'")) as e:
+            read()
+        assert "dim 0 is 'x'" in str(e.value)
+    edge = text.replace("<edges/>", "<edges>\n<edge from-layer='0' from-port='1' to-layer='7' to-port='0'/></edges>")
+    with pytest.raises(IRError, match=re.escape("line 7: ")):
+        parse_ir(edge.replace(">x<", ">3<"))
+
+
 def _const_ir(data: str) -> str:
     return (
         f"<net version='11'><layers><layer id='0' name='c' type='Const' version='opset1'><data {data}/>"

@@ -5,12 +5,14 @@ An IR is an XML file listing layers (each with ``id``, ``name``, ``type``, ``ver
 and the edges between their ports; the ``Const`` layers' values live in the ``.bin`` file at
 ``offset``/``size``. :func:`read_ir` reads both files, :func:`parse_ir` the same from memory.
 
-Safety: the XML goes through expat with a handler that refuses any ``<!DOCTYPE`` before a
-single declaration in it is read, so no entity can be declared (billion laughs), no external
-entity or DTD is ever resolved, and nothing touches the network. Every malformed file is an
-:class:`IRError` naming the file, the line or layer, and what is wrong; a truncated or corrupt
-``.bin`` is caught when the model is read (every ``Const`` is checked against the file size)
-and again when a value is decoded.
+Safety: the XML goes through expat. A document that holds no ``<!`` at all (no declaration, comment
+or CDATA section: what OpenVINO writes) can declare no entity, and is parsed by ElementTree's own
+parser, its layers' lines found by a scan of the text; any other goes through expat with a handler that
+refuses any ``<!DOCTYPE`` before a single declaration in it is read. So no entity can be declared
+(billion laughs), no external entity or DTD is ever resolved, and nothing touches the network.
+Every malformed file is an :class:`IRError` naming the file, the line or layer, and what is wrong;
+a truncated or corrupt ``.bin`` is caught when the model is read (every ``Const`` is checked
+against the file size) and again when a value is decoded.
 
 What the IR itself cannot say, and how it is read here:
 
@@ -44,6 +46,7 @@ bcast.openvino.ir_read.IRError: <string>: line 1: the XML has a <!DOCTYPE> decla
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 import os
@@ -473,8 +476,7 @@ def read_ir(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] |
                 f"{source}: {size:,} bytes, more than the {MAX_XML_BYTES:,} (128 MiB) an IR's .xml may be",
                 source=source,
             )
-        reader = _Reader(source)
-        root = reader.parse(_chunks(fd, size, xml_p))
+        data = b"".join(_chunks(fd, size, xml_p))
     finally:
         os.close(fd)
     bin_p = Path(bin_path) if bin_path is not None else xml_p.with_suffix(".bin")
@@ -487,7 +489,7 @@ def read_ir(xml_path: str | os.PathLike[str], bin_path: str | os.PathLike[str] |
         weights = _Weights(_quoted(bin_p), path=bin_p)
     elif bin_path is not None:
         raise IRError(f"{_quoted(bin_p)}: the weights file does not exist", source=_quoted(bin_p))
-    return _build(root, reader, weights, source, _quoted(bin_p))
+    return _parse_build(data, weights, source, _quoted(bin_p))
 
 
 def _chunks(fd: int, size: int, path: Path, chunk: int = 1 << 20) -> Iterator[bytes]:
@@ -519,7 +521,6 @@ def parse_ir(xml: str | bytes, weights: bytes | None = None, *, source: str = "<
     if weights is not None and not isinstance(weights, (bytes, bytearray, memoryview)):
         raise TypeError(f"parse_ir: weights must be bytes, got {type(weights).__name__}")
     w = None if weights is None else _Weights(f"{source} (weights)", data=bytes(weights))
-    reader = _Reader(source)
     if isinstance(xml, str):
         try:
             data = xml.encode("utf-8")
@@ -531,8 +532,53 @@ def parse_ir(xml: str | bytes, weights: bytes | None = None, *, source: str = "<
             ) from None
     else:
         data = xml
+    return _parse_build(data, w, source, f"{source} (weights)")
+
+
+#: what sends a document to the careful reader (:class:`_Reader`): a declaration, comment or CDATA section
+#: (``<!``: a ``<!DOCTYPE`` is refused there), a namespace (which ElementTree's own parser would resolve into the
+#: tags) or a carriage return (which would shift the lines counted by :func:`_layer_lines`)
+_CAREFUL = (b"<!", b"xmlns", b"\r")
+_LAYER_START = re.compile(rb"<layer[\s/>]")
+
+
+def _parse_build(data: bytes, weights: _Weights | None, source: str, bin_source: str) -> IRModel:
+    """The IR in ``data``, read by ElementTree's own parser where the document allows it (see :data:`_CAREFUL`),
+    the layers' lines found by a scan of the text; read again by :class:`_Reader`, which refuses a ``<!DOCTYPE>``
+    and knows every element's line, where it does not, or where the fast read finds a fault (its message then
+    names the line of whatever element is at fault)."""
+    root = None
+    if not any(token in data for token in _CAREFUL):
+        with contextlib.suppress(ET.ParseError):  # said by the careful reader, in expat's own words
+            root = ET.fromstring(data)
+    if root is not None:
+        lines = _layer_lines(root, data)
+        if lines is not None:
+            try:
+                return _build(root, lines, weights, source, bin_source)
+            except IRError:
+                pass  # said again below, with the line of the element at fault
+    reader = _Reader(source)
     root = reader.parse([data])
-    return _build(root, reader, w, source, f"{source} (weights)")
+    return _build(root, reader.lines, weights, source, bin_source)
+
+
+def _layer_lines(root: ET.Element, data: bytes) -> dict[ET.Element, int] | None:
+    """The line of each ``<layer>`` of ``root``, parsed from ``data``, by the start tags in the text; ``None``
+    unless they are exactly the layers. A ``<`` in a document with no ``<!`` opens a tag or a processing
+    instruction (never a value or a text): every layer's start tag is found, in document order, so as many
+    tags as layers are the layers, and a processing instruction that spells one is seen by the count."""
+    layers = list(root.iter("layer"))
+    starts = [m.start() for m in _LAYER_START.finditer(data)]
+    if len(starts) != len(layers):
+        return None
+    lines: dict[ET.Element, int] = {}
+    line, at = 1, 0
+    for el, pos in zip(layers, starts, strict=True):
+        line += data.count(b"\n", at, pos)
+        at = pos
+        lines[el] = line
+    return lines
 
 
 class _Reader:
@@ -594,12 +640,14 @@ class _Reader:
         return self._builder.close()
 
 
-def _build(root: ET.Element, reader: _Reader, weights: _Weights | None, source: str, bin_source: str) -> IRModel:
+def _build(
+    root: ET.Element, lines: dict[ET.Element, int], weights: _Weights | None, source: str, bin_source: str
+) -> IRModel:
     if root.tag != "net":
         raise IRError(f"{source}: the root element is <{root.tag}>, not <net>: this is not an OpenVINO IR")
     version = root.get("version")
     ir_version = _int(version, source, "the <net> 'version' attribute") if version is not None else None
-    ctx = _Ctx(source, bin_source, weights, reader.lines)
+    ctx = _Ctx(source, bin_source, weights, lines)
     return ctx.graph(root, root.get("name", ""), ir_version)
 
 
