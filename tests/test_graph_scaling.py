@@ -14,6 +14,7 @@ import itertools
 import pstats
 import random
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +279,44 @@ def test_each_set_of_unnamed_leaves_is_summarised_once() -> None:
         batch = emax([batch, past])
     # the distinct sets: each layer's batch (k + 1 leaves), its past and the mask, once each
     assert owners_asked <= sum(k + 1 for k in range(layers)) + 2 * layers
+
+
+def _agreeing_dims() -> tuple[graph_context.Ctx, dict[str, Expr]]:
+    ctx = graph_context.Ctx(Graph([], {}, [], {}))
+    dims = {
+        f"{name}_{axis}": ctx.fresh(f"{name}_{axis}", free=True, unnamed_input=(name, axis))
+        for name, axes in (("input_ids", (0, 1)), ("attention_mask", (0, 1)), ("past_key", (0, 2)))
+        for axis in axes
+    }
+    dims["batch"] = ctx.fresh("batch", free=True)
+    return ctx, dims
+
+
+#: dims (as functions of the inputs' dims) and whether they meet exactly when the inputs agree axis by axis
+AGREEMENT = [
+    ("batch folded into heads", lambda d: [4 * d["attention_mask_0"], 4 * d["input_ids_0"]], True),
+    ("a mask reshaped by the ids' batch",
+     lambda d: [(d["attention_mask_0"] * d["attention_mask_1"]) // d["input_ids_0"], d["input_ids_1"]], True),
+    ("a batch's max nested in itself",
+     lambda d: [4 * emax([d["past_key_0"], emax([d["past_key_0"], d["input_ids_0"]])]),
+                4 * emax([d["input_ids_0"], d["past_key_0"]])], True),
+    ("three operands", lambda d: [2 * d["input_ids_0"], 2 * d["attention_mask_0"], 2 * d["past_key_0"]], True),
+    ("four heads against two", lambda d: [4 * d["attention_mask_0"], 2 * d["input_ids_0"]], False),
+    ("a mask reshaped by the ids' length",
+     lambda d: [(d["attention_mask_0"] * d["attention_mask_1"]) // d["input_ids_1"], d["input_ids_1"]], False),
+    ("two axes of one input", lambda d: [2 * d["input_ids_0"], 2 * d["input_ids_1"]], False),
+    ("a length against a past length", lambda d: [2 * d["input_ids_1"], 2 * d["past_key_2"]], False),
+    ("a dim the file names", lambda d: [4 * d["attention_mask_0"], 4 * d["batch"]], False),
+    ("a size", lambda d: [4 * d["attention_mask_0"], 4], False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("dims", "agree"), [pytest.param(f, a, id=i) for i, f, a in AGREEMENT])
+def test_unnamed_input_dims_that_meet_when_the_inputs_agree_are_a_link(
+    dims: Callable[[dict[str, Expr]], list[Expr | int]], agree: bool
+) -> None:
+    """Exporters' shape arithmetic (a batch times heads, a mask reshaped by another input's batch) makes
+    unnamed input dims meet as products and quotients: a link (how the model must be called) exactly when
+    the dims are one expression once every unnamed dim stands for its axis."""
+    ctx, d = _agreeing_dims()
+    assert ctx.links_unnamed_inputs(dims(d)) is agree

@@ -245,3 +245,97 @@ def test_links_between_unnamed_input_dims_are_counted_past_a_few(links: int, lis
     quiet = report.problem_lines()
     assert sum(line.startswith("m.xml: symbol past_") for line in quiet) == listed
     assert any(more in line for line in quiet) == (counted is not None)
+
+
+def _folded_model(directory: Path, kind: str) -> tuple[Path, Path]:
+    """Embeddings ``[B, S, 8]`` that meet the mask ``[B, S]`` after an exporter's shape arithmetic on the mask:
+
+    * ``heads``: both sides fold the batch into heads (``[4*B, S, 2]`` scores against the mask tiled to
+      ``[4*B, 1, S]``), as BLOOM's attention does; ``heads-bug`` tiles the mask twice, not four times;
+    * ``reshape``: the mask is reshaped to ``[B, -1]`` with the ids' batch (GPT-2's attention mask), then
+      unsqueezed to ``[B, L, 1]``; ``reshape-bug`` reshapes it to ``[S, -1]`` with the ids' length.
+    """
+    c = {name: numpy_helper.from_array(np.array(v, np.int64), name) for name, v in
+         {"zero": [0], "one": [1], "two": [2], "four": [4], "minus1": [-1]}.items()}  # fmt: skip
+    nodes = [
+        helper.make_node("Gather", ["embed", "input_ids"], ["x"], name="embed_tokens"),
+        helper.make_node("Shape", ["input_ids"], ["ids_shape"], name="ids_shape"),
+        helper.make_node("Gather", ["ids_shape", "zero"], ["b"], name="ids_batch", axis=0),
+        helper.make_node("Gather", ["ids_shape", "one"], ["s"], name="ids_seq", axis=0),
+        helper.make_node("Shape", ["attention_mask"], ["mask_shape"], name="mask_shape"),
+        helper.make_node("Gather", ["mask_shape", "zero"], ["mb"], name="mask_batch", axis=0),
+        helper.make_node("Gather", ["mask_shape", "one"], ["ms"], name="mask_seq", axis=0),
+        helper.make_node("Cast", ["attention_mask"], ["m"], name="mask_float", to=TensorProto.FLOAT),
+    ]
+    if kind.startswith("heads"):
+        tiles = "two" if kind == "heads-bug" else "four"
+        nodes += [
+            helper.make_node("Mul", ["b", "four"], ["b4"], name="batch_heads"),
+            helper.make_node("Concat", ["b4", "s", "two"], ["x_target"], name="x_target", axis=0),
+            helper.make_node("Reshape", ["x", "x_target"], ["xh"], name="split_heads"),
+            helper.make_node("Unsqueeze", ["m", "one"], ["m1"], name="mask_unsqueeze"),
+            helper.make_node("Concat", ["one", tiles, "one"], ["reps"], name="mask_reps", axis=0),
+            helper.make_node("Tile", ["m1", "reps"], ["mt"], name="mask_tile"),
+            helper.make_node("Mul", ["mb", tiles], ["mbh"], name="mask_batch_heads"),
+            helper.make_node("Concat", ["mbh", "one", "ms"], ["m_target"], name="mask_target", axis=0),
+            helper.make_node("Reshape", ["mt", "m_target"], ["mh"], name="mask_heads"),
+            helper.make_node("Transpose", ["xh"], ["xt"], name="keys", perm=[0, 2, 1]),
+            helper.make_node("MatMul", ["xh", "xt"], ["scores"], name="scores"),
+            helper.make_node("Add", ["scores", "mh"], ["y"], name="masked"),
+        ]
+    else:
+        first = "s" if kind == "reshape-bug" else "b"
+        nodes += [
+            helper.make_node("Concat", [first, "minus1"], ["m_target"], name="mask_target", axis=0),
+            helper.make_node("Reshape", ["m", "m_target"], ["mr"], name="mask_reshape"),
+            helper.make_node("Unsqueeze", ["mr", "two"], ["mu"], name="mask_unsqueeze"),
+            helper.make_node("Mul", ["x", "mu"], ["y"], name="masked"),
+        ]
+    graph = helper.make_graph(
+        nodes,
+        "folded",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.ones((16, 8), np.float32), "embed"), *c.values()],
+    )
+    path = directory / f"{kind}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    xml = path.with_suffix(".xml")
+    ov.save_model(ov.convert_model(str(path)), str(xml), compress_to_fp16=False)
+    return path, xml
+
+
+@pytest.mark.parametrize("kind", ["heads", "reshape"])
+def test_inputs_that_agree_through_shape_arithmetic_are_no_problem_in_the_ir(kind: str, tmp_path: Path) -> None:
+    """The IR names no dim: the batch folded into heads (``4*attention_mask_0`` against ``4*input_ids_0``) or a
+    mask reshaped by the ids' batch (``floor((attention_mask_0*attention_mask_1)/input_ids_0)`` against
+    ``input_ids_1``) meet the ids' dims exactly when the inputs agree axis by axis: how to call the model."""
+    path, xml = _folded_model(tmp_path, kind)
+    for b, s in ((2, 5), (3, 3), (1, 7)):
+        assert _runs_onnx(path, b, s) and _runs_ir(xml, b, s), (b, s)
+    assert check(str(path)).problems == []
+    report = check(str(xml))
+    assert report.clean and report.problems == [], report.render()
+    assert any(c.relation for c in report.constraints), "what the inputs must agree on is listed with the symbols"
+
+
+@pytest.mark.parametrize("kind", ["heads-bug", "reshape-bug"])
+def test_shape_arithmetic_that_no_agreement_of_the_inputs_satisfies_is_found_in_the_ir(
+    kind: str, tmp_path: Path
+) -> None:
+    """The same arithmetic with a bug (the mask tiled twice for four heads; reshaped by the ids' length, not their
+    batch): the dims meet only at sizes where the inputs do not agree, or where batch and length happen to. A
+    problem in the IR as in the ONNX model, proven by both runtimes."""
+    path, xml = _folded_model(tmp_path, kind)
+    assert not _runs_onnx(path, 2, 5) and not _runs_ir(xml, 2, 5)
+    if kind == "reshape-bug":  # latent: the mask's [S, B] is [B, S] when they are one size
+        assert _runs_onnx(path, 3, 3) and _runs_ir(xml, 3, 3)
+    for model in (path, xml):
+        report = check(str(model))
+        assert not report.clean, (model.suffix, report.render())
+        assert {p.node for p in report.problems if p.severity in ("warning", "error")} & {"masked", "y"}, (
+            report.render()
+        )

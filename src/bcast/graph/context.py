@@ -97,6 +97,12 @@ _SAFE = re.compile(r"[^A-Za-z0-9_]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def _axis_symbol(axis: int) -> Expr:
+    """What an input's unnamed dim at ``axis`` stands for in :meth:`Ctx._agree_by_axis` (no file's symbol is ever
+    compared with it: every symbol of the dims compared is replaced)."""
+    return Expr.symbol(f"axis {axis}")
+
+
 @dataclass
 class Ctx:
     """The state of one propagation: symbols made so far, findings, broadcasting records."""
@@ -123,6 +129,8 @@ class Ctx:
     #: whether each atom met so far is an unnamed input dim or the max/min of such dims: opaque atoms
     #: are shared by every layer downstream, so each is looked into once
     _unnamed_atoms: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    #: the opaque terms rewritten so far by :meth:`_agree_by_axis` (each unnamed input dim always stands for its axis)
+    _by_axis: dict[str, Expr] = field(default_factory=dict)
     #: what :meth:`_leaves_summary` found of each set of input dims
     _summaries: dict[frozenset[str], tuple[frozenset[str] | None, frozenset[int], bool]] = field(default_factory=dict)
     #: every expression handed to the rules, by the name its dim has there (its text)
@@ -260,24 +268,30 @@ class Ctx:
         one quantity unless one is a sum of others. Sizes and products of them are problems (``input_ids_0 in {1, 4}``),
         and so is a requirement that two dims of one input agree (``batch == seq`` where both are dims of
         ``input_ids``: a batch made to meet a length)."""
-        found_parts: list[frozenset[str]] = []
-        summed = False
+        exprs: list[Expr] = []
         for d in dims:
             if isinstance(d, int):
                 return False
             if isinstance(d, Expr):
-                parts: list[Expr | None] = [d]
-            else:
-                parts = [
-                    self._by_name.get(p) or (Expr.symbol(p) if p in self._unnamed or p in self._named else None)
-                    for p in str(d).split("|")
-                ]
-            for e in parts:
-                found = self._unnamed_leaves(e)
-                if found is None or e is None:
+                exprs.append(d)
+                continue
+            for p in str(d).split("|"):
+                e = self._by_name.get(p) or (Expr.symbol(p) if p in self._unnamed or p in self._named else None)
+                if e is None:
                     return False
-                found_parts.append(found)
-                summed = summed or len(e.terms) > 1 or " + " in str(e)
+                exprs.append(e)
+        return self._links_by_leaves(exprs) or self._agree_by_axis(exprs)
+
+    def _links_by_leaves(self, exprs: list[Expr]) -> bool:
+        """:meth:`links_unnamed_inputs` of dims that are input dims, sums of them or their max/min."""
+        found_parts: list[frozenset[str]] = []
+        summed = False
+        for e in exprs:
+            found = self._unnamed_leaves(e)
+            if found is None:
+                return False
+            found_parts.append(found)
+            summed = summed or len(e.terms) > 1 or " + " in str(e)
         # each part's leaves are looked at once (a batch's max is a part of every layer's requirements); parts that
         # share a leaf are looked at as their union, each leaf once
         union: set[str] = set()
@@ -302,6 +316,24 @@ class Ctx:
         # apart are apart by its word, and two axes that differ meet only by a mistake (a mask reshaped with
         # its axes swapped makes a batch meet a length)
         return summed or (bool(axes) and all(unnamed for _, _, unnamed in summaries))
+
+    def _agree_by_axis(self, exprs: list[Expr]) -> bool:
+        """Whether ``exprs``, each made of inputs' unnamed dims only, are one expression once every unnamed dim
+        stands for its axis: the requirement then holds at every size at which the inputs agree axis by axis.
+        An IR folds its batch into products (``4*attention_mask_0`` against ``4*input_ids_0``, BLOOM's batch
+        times heads), reshapes a mask by another input's batch (``floor((attention_mask_0*attention_mask_1)/
+        input_ids_0)`` against ``input_ids_1``) or nests the batch's ``max`` in itself; each is how the model
+        must be called. Decided by the expressions' normal forms: dims the algebra cannot show equal stay a
+        problem, and so do two axes of one input made to meet."""
+        values: dict[str, Expr] = {}
+        for e in exprs:
+            for sym in e.symbols:
+                owner = self._unnamed.get(sym)
+                if owner is None:
+                    return False
+                values[sym] = _axis_symbol(owner[1])
+        first, *rest = (e.substitute(values, self._by_axis) for e in exprs)
+        return bool(rest) and all(e == first for e in rest)
 
     def _leaves_summary(self, leaves: frozenset[str]) -> tuple[frozenset[str] | None, frozenset[int], bool]:
         """Of input dims ``leaves``: the inputs they are dims of (``None`` when two are dims of one input), the axes

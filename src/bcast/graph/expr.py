@@ -334,7 +334,22 @@ class Expr:
             return self
         return self._bind(values, {})
 
-    def _bind(self, values: Mapping[str, int], memo: dict[str, Expr]) -> Expr:
+    def substitute(self, values: Mapping[str, ExprLike], memo: dict[str, Expr] | None = None) -> Expr:
+        """This expression with the symbols ``values`` names replaced by sizes or expressions, simplified.
+
+        ``memo`` (a dict, kept by the caller between calls with the same ``values`` for the symbols they share)
+        holds each opaque term rewritten so far: terms shared by many expressions (a batch's ``max`` that every
+        layer nests) are rewritten once.
+
+        >>> A, B = Expr.symbol("A"), Expr.symbol("B")
+        >>> str(((A * B) // A).substitute({"B": A})), str(emax([A, B]).substitute({"B": A}))
+        ('A', 'A')
+        """
+        if not values or not (self.symbols & values.keys()):
+            return self
+        return self._bind(values, {} if memo is None else memo)
+
+    def _bind(self, values: Mapping[str, ExprLike], memo: dict[str, Expr]) -> Expr:
         total = Expr.const(0)
         for m, c in self.terms:
             term = Expr.const(c)
@@ -493,9 +508,9 @@ def definition(atom: str) -> tuple[str, tuple[Expr, ...]] | None:
     return (atom.op, atom.args) if isinstance(atom, Opaque) else None
 
 
-def _bind_atom(a: str, values: Mapping[str, int], memo: dict[str, Expr]) -> Expr:
+def _bind_atom(a: str, values: Mapping[str, ExprLike], memo: dict[str, Expr]) -> Expr:
     if not isinstance(a, Opaque):
-        return Expr.const(values[a]) if a in values else Expr.symbol(a)
+        return as_expr(values[a]) if a in values else Expr.symbol(a)
     known = memo.get(a)
     if known is not None:
         return known
