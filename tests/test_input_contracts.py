@@ -12,6 +12,7 @@ run where the dims agree and where they differ.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,9 +39,15 @@ def _mask_model(directory: Path, *, swapped: bool) -> tuple[Path, Path]:
         helper.make_node("Reshape", ["mask_f", "target"], ["mask"], name="mask_3d"),
         helper.make_node("Mul", ["x", "mask"], ["y"], name="masked"),
     ]
+    return _ids_and_mask_model(directory / ("swapped.onnx" if swapped else "mask.onnx"), nodes, zero=[0], one=[1])
+
+
+def _ids_and_mask_model(path: Path, nodes: list[Any], **constants: list[int]) -> tuple[Path, Path]:
+    """The model of ``nodes`` over ``input_ids`` and ``attention_mask`` (both ``[batch, seq]``), a ``[16, 8]``
+    table ``embed`` and the int64 ``constants``, to ``y``; saved at ``path`` and converted to an IR beside it."""
     graph = helper.make_graph(
         nodes,
-        "mask",
+        path.stem,
         [
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
@@ -48,11 +55,9 @@ def _mask_model(directory: Path, *, swapped: bool) -> tuple[Path, Path]:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [
             numpy_helper.from_array(np.ones((16, 8), np.float32), "embed"),
-            numpy_helper.from_array(np.array([0], np.int64), "zero"),
-            numpy_helper.from_array(np.array([1], np.int64), "one"),
+            *(numpy_helper.from_array(np.array(v, np.int64), name) for name, v in constants.items()),
         ],
     )
-    path = directory / ("swapped.onnx" if swapped else "mask.onnx")
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     xml = path.with_suffix(".xml")
     ov.save_model(ov.convert_model(str(path)), str(xml), compress_to_fp16=False)
@@ -255,8 +260,6 @@ def _folded_model(directory: Path, kind: str) -> tuple[Path, Path]:
     * ``reshape``: the mask is reshaped to ``[B, -1]`` with the ids' batch (GPT-2's attention mask), then
       unsqueezed to ``[B, L, 1]``; ``reshape-bug`` reshapes it to ``[S, -1]`` with the ids' length.
     """
-    c = {name: numpy_helper.from_array(np.array(v, np.int64), name) for name, v in
-         {"zero": [0], "one": [1], "two": [2], "four": [4], "minus1": [-1]}.items()}  # fmt: skip
     nodes = [
         helper.make_node("Gather", ["embed", "input_ids"], ["x"], name="embed_tokens"),
         helper.make_node("Shape", ["input_ids"], ["ids_shape"], name="ids_shape"),
@@ -291,21 +294,7 @@ def _folded_model(directory: Path, kind: str) -> tuple[Path, Path]:
             helper.make_node("Unsqueeze", ["mr", "two"], ["mu"], name="mask_unsqueeze"),
             helper.make_node("Mul", ["x", "mu"], ["y"], name="masked"),
         ]
-    graph = helper.make_graph(
-        nodes,
-        "folded",
-        [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
-        ],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.ones((16, 8), np.float32), "embed"), *c.values()],
-    )
-    path = directory / f"{kind}.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-    xml = path.with_suffix(".xml")
-    ov.save_model(ov.convert_model(str(path)), str(xml), compress_to_fp16=False)
-    return path, xml
+    return _ids_and_mask_model(directory / f"{kind}.onnx", nodes, zero=[0], one=[1], two=[2], four=[4], minus1=[-1])
 
 
 @pytest.mark.parametrize("kind", ["heads", "reshape"])
