@@ -129,8 +129,8 @@ class Ctx:
     #: whether each atom met so far is an unnamed input dim or the max/min of such dims: opaque atoms
     #: are shared by every layer downstream, so each is looked into once
     _unnamed_atoms: dict[str, frozenset[str] | None] = field(default_factory=dict)
-    #: the opaque terms rewritten so far by :meth:`_agree_by_axis` (each unnamed input dim always stands for its axis)
-    _by_axis: dict[str, Expr] = field(default_factory=dict)
+    #: the opaque terms rewritten so far by :meth:`_by_axis` (each unnamed input dim always stands for its axis)
+    _axis_memo: dict[str, Expr] = field(default_factory=dict)
     #: what :meth:`_leaves_summary` found of each set of input dims
     _summaries: dict[frozenset[str], tuple[frozenset[str] | None, frozenset[int], bool]] = field(default_factory=dict)
     #: every expression handed to the rules, by the name its dim has there (its text)
@@ -270,8 +270,9 @@ class Ctx:
         ``input_ids``: a batch made to meet a length)."""
         exprs: list[Expr] = []
         for d in dims:
-            if isinstance(d, int):
-                return False
+            if isinstance(d, int):  # a size: a link only where the inputs' agreement makes the others it
+                exprs.append(Expr.const(d))
+                continue
             if isinstance(d, Expr):
                 exprs.append(d)
                 continue
@@ -318,22 +319,36 @@ class Ctx:
         return summed or (bool(axes) and all(unnamed for _, _, unnamed in summaries))
 
     def _agree_by_axis(self, exprs: list[Expr]) -> bool:
-        """Whether ``exprs``, each made of inputs' unnamed dims only, are one expression once every unnamed dim
-        stands for its axis: the requirement then holds at every size at which the inputs agree axis by axis.
+        """Whether ``exprs``, made of inputs' unnamed dims (and sizes) only, are one expression once every unnamed
+        dim stands for its axis: the requirement then holds at every size at which the inputs agree axis by axis.
         An IR folds its batch into products (``4*attention_mask_0`` against ``4*input_ids_0``, BLOOM's batch
         times heads), reshapes a mask by another input's batch (``floor((attention_mask_0*attention_mask_1)/
         input_ids_0)`` against ``input_ids_1``) or nests the batch's ``max`` in itself; each is how the model
         must be called. Decided by the expressions' normal forms: dims the algebra cannot show equal stay a
         problem, and so do two axes of one input made to meet."""
+        subs = self._by_axis(exprs)
+        return subs is not None and len(subs) > 1 and all(e == subs[0] for e in subs[1:])
+
+    def sized_by_agreement(self, symbol: str, allowed: Sequence[Dim]) -> bool:
+        """Whether ``symbol in allowed`` holds wherever the inputs agree axis by axis: the dim, made of inputs'
+        unnamed dims only, is then one size, an allowed one (a reshape of the ids' ``batch*seq*16`` elements by
+        the mask's ``batch*seq*8``: 2, the two heads a key serves)."""
+        e = self._by_name.get(symbol)
+        subs = self._by_axis([e]) if e is not None else None
+        size = subs[0].value if subs else None
+        return size is not None and any(d.lo <= size and (d.hi is None or size <= d.hi) for d in allowed)
+
+    def _by_axis(self, exprs: list[Expr]) -> list[Expr] | None:
+        """``exprs`` with every input's unnamed dim replaced by its axis's stand-in; ``None`` when one holds another
+        symbol, or none holds any."""
         values: dict[str, Expr] = {}
         for e in exprs:
             for sym in e.symbols:
                 owner = self._unnamed.get(sym)
                 if owner is None:
-                    return False
+                    return None
                 values[sym] = _axis_symbol(owner[1])
-        first, *rest = (e.substitute(values, self._by_axis) for e in exprs)
-        return bool(rest) and all(e == first for e in rest)
+        return [e.substitute(values, self._axis_memo) for e in exprs] if values else None
 
     def _leaves_summary(self, leaves: frozenset[str]) -> tuple[frozenset[str] | None, frozenset[int], bool]:
         """Of input dims ``leaves``: the inputs they are dims of (``None`` when two are dims of one input), the axes
@@ -614,7 +629,11 @@ class Ctx:
             if self.is_lost(c.symbols):
                 continue
             # what the model needs of its inputs' unnamed dims is listed with the symbols, not as a problem
-            relation = c.kind != "in" and self.links_unnamed_inputs(c.symbols)
+            relation = (
+                self.sized_by_agreement(c.symbols[0], c.allowed)
+                if c.kind == "in"
+                else self.links_unnamed_inputs(c.symbols)
+            )
             suspects = self._suspects_at(ins, c.axis, out_rank) if right_aligned else ()
             limit = self._length_limit(c)
             if limit is not None:
@@ -706,7 +725,20 @@ class Ctx:
         x, y = (self._by_name.get(s) for s in c.symbols)
         if x is None or y is None:
             x, y = (e if e is not None else Expr.symbol(s) for e, s in zip((x, y), c.symbols, strict=True))
-        return self.limit_conditions(x, y)
+        return self.limit_conditions(x, y) or self._limit_by_axis(x, y)
+
+    def _limit_by_axis(self, x: Expr, y: Expr) -> Limit | None:
+        """:meth:`limit_conditions` of ``x`` and ``y``, made of inputs' unnamed dims only, once the inputs agree axis
+        by axis (a position table cut to the mask's length, added to the ids' embeddings), said of the first
+        input dim at each axis (in name order)."""
+        subs = self._by_axis([x, y])
+        limit = self.limit_conditions(*subs) if subs is not None else None
+        if not limit:
+            return None
+        back: dict[str, Expr] = {}
+        for sym in sorted(x.symbols | y.symbols):
+            back.setdefault(str(_axis_symbol(self._unnamed[sym][1])), Expr.symbol(sym))
+        return tuple((length.substitute(back), n) for length, n in limit)
 
     def limit_conditions(self, x: Expr, y: Expr) -> Limit | None:
         """``((A, n), ...)`` when ``x == y`` holds once every ``min(A, n)`` in them (a length cut off a table of
