@@ -424,8 +424,20 @@ def unsupported(graph: Graph) -> list[tuple[Node, str]]:
     return out
 
 
+#: ops of the default domain that ONNX does not define at these opsets (first, last; ``None``: any later one) but
+#: onnxruntime registers there (its graph optimizer writes them when it fuses a normalisation) and OpenVINO's ONNX
+#: reader reads too: a model with them loads in both, and only ``onnx.checker`` refuses it
+RUNTIME_OPS: dict[str, tuple[int, int | None]] = {
+    "LayerNormalization": (1, 16),
+    "SimplifiedLayerNormalization": (1, None),
+}
+
+
 def _undefined(op: str, opset: int) -> str | None:
     if _arity.lookup(op, opset) is not None:
+        return None
+    span = RUNTIME_OPS.get(op)
+    if span is not None and span[0] <= opset and (span[1] is None or opset <= span[1]):
         return None
     since = min((v[0] for v in _arity.DEFAULT.get(op, ())), default=None)
     if since is not None:
