@@ -896,6 +896,45 @@ def test_a_fault_found_by_the_fast_read_is_said_at_its_line(fast: bool, tmp_path
         parse_ir(edge.replace(">x<", ">3<"))
 
 
+def _two_inputs_ir(first: tuple[str, str], second: tuple[str, str]) -> str:
+    """Two Parameters ``(layer name, tensor names)`` added: ``[?, 4]`` each."""
+    layers = "".join(
+        f"<layer id='{i}' name='{name}' type='Parameter' version='opset1'><data shape='?,4' element_type='f32'/>"
+        f"<output><port id='0' precision='FP32' names='{names}'><dim>-1</dim><dim>4</dim></port></output></layer>"
+        for i, (name, names) in enumerate((first, second))
+    )
+    add = (
+        "<layer id='2' name='add' type='Add' version='opset1'><input><port id='0'><dim>-1</dim><dim>4</dim></port>"
+        "<port id='1'><dim>-1</dim><dim>4</dim></port></input><output><port id='2' precision='FP32'><dim>-1</dim>"
+        "<dim>4</dim></port></output></layer>"
+    )
+    edges = "".join(f"<edge from-layer='{i}' from-port='0' to-layer='2' to-port='{i}'/>" for i in (0, 1))
+    return f"<net name='n' version='11'><layers>{layers}{add}</layers><edges>{edges}</edges></net>"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "inputs"),
+    [
+        (("x", "x"), ("y", "y"), ["x", "y"]),
+        # OpenVINO's torch frontend names the layers of flattened inputs by number, their tensors by the caller's names
+        (("3", "past_key_0"), ("4", "past_value_0"), ["past_key_0", "past_value_0"]),
+        # a conversion adds the name of a cast it folded into the input: the layer's own name is among the tensor's
+        (("mask", "/m/Cast_output_0,mask"), ("y", ""), ["mask", "y"]),
+    ],
+)
+def test_an_ir_input_is_called_by_the_name_a_caller_feeds_it_by(
+    first: tuple[str, str], second: tuple[str, str], inputs: list[str], tmp_path: Path
+) -> None:
+    """An IR input is called by its layer's name where that is one of its tensor's names, else by its tensor's first
+    name: the root causes, the dims' symbols (``past_key_0_0``) and the messages say what the caller feeds."""
+    text = _two_inputs_ir(first, second)
+    assert list(graph_of_ir(parse_ir(text)).inputs) == inputs
+    path = tmp_path / "m.xml"
+    path.write_text(text)
+    (link,) = check(str(path)).constraints  # the two batches: a link between the inputs' unnamed dims
+    assert link.relation and {f"{name}_0" for name in inputs} <= set(re.findall(r"[\w/]+_0", link.allowed))
+
+
 def _const_ir(data: str) -> str:
     return (
         f"<net version='11'><layers><layer id='0' name='c' type='Const' version='opset1'><data {data}/>"

@@ -8,9 +8,10 @@ only re-expresses it, so that the IR is propagated by the *same* symbolic engine
   of domain ``"openvino"`` and op the layer's type, so that :mod:`bcast.graph.ops.openvino` gives
   its shape function; ``<data>`` attributes are kept as the IR's text (each function parses what it
   reads), with the layer's ``version`` beside them;
-* each output port is one tensor, ``"<layer name>:<port id>"``; a ``Parameter``'s and a ``Const``'s
-  tensor is the layer's name, so that a root cause reads "the input input_ids" or "the constant
-  Constant_61132";
+* each output port is one tensor, ``"<layer name>:<port id>"``; a ``Const``'s tensor is the layer's
+  name, and a ``Parameter``'s the name a caller feeds it by (its layer's name where that is one of its
+  tensor's names, else its tensor's first name: the torch frontend numbers the layers of flattened
+  inputs), so that a root cause reads "the input input_ids" or "the constant Constant_61132";
 * ``Parameter`` layers are the graph's inputs. Every dim that is not static (``-1``, ``?``, an
   interval such as ``1..10``) is left unnamed, and propagation gives it its own symbol named after
   the input and axis (``input_ids_0``): two dynamic dims are never assumed equal, and never assumed
@@ -83,6 +84,15 @@ def _const_value(model: IRModel, layer: IRLayer) -> Value:
     return Value(dtype, dims, data)
 
 
+def _input_name(layer: IRLayer) -> str:
+    """What a graph input (or constant) is called: its layer's name where that is one of a ``Parameter``'s tensor
+    names or it has none, else its first tensor name, by which a caller feeds it (OpenVINO's torch frontend names
+    the layers of flattened inputs ``3``, ``4``, ..., their tensors ``past_key_0``, ...; a conversion may add the
+    name of a cast it folded into the input, ``/m/Cast_output_0,attention_mask``)."""
+    names = layer.outputs[0].names if layer.type == "Parameter" and layer.outputs else ()
+    return layer.name if not names or layer.name in names else names[0]
+
+
 def _parameter_shape(model: IRModel, layer: IRLayer) -> Shape | None:
     try:
         return model.output_shape(layer) if layer.outputs else None
@@ -138,7 +148,7 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
     order = model.topological()
     for layer in order:
         if layer.type == "Parameter" or layer.const is not None:
-            name = names.take(layer.name, layer)
+            name = names.take(_input_name(layer), layer)
             for p in layer.outputs:
                 tensor[(layer.id, p.id)] = name
             if layer.const is not None:
