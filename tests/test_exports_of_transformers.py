@@ -1,0 +1,78 @@
+"""Real exports of small transformers, kept as they came (``tests/data/zoo``): the shapes of each class of export
+that once made bcast warn of a clean model, and one model that really fails where bcast says.
+
+Each was built from a ``transformers`` config with random weights and run by its runtime (OpenVINO for an IR,
+onnxruntime for ONNX) where its manifest says it runs, and where it says it fails. The classes: an IR of the
+torch frontend, whose inputs' dims have no names and meet through shape arithmetic (BLOOM's batch folded
+into its heads, GPT-2's mask reshaped by the ids' batch, DeBERTa's nested batch); an IR of a dynamo ONNX export
+(a reshape's -1 over one input's elements by another's; a position table cut to the mask's length); an
+onnxruntime-optimised model (SimplifiedLayerNormalization in the default domain); an IR whose cache inputs'
+layers are numbered; and a ViT whose image dims were all left open (a table of 17 positions fits one size).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bcast.check import check
+
+ZOO = Path(__file__).resolve().parent / "data" / "zoo"
+MANIFEST = json.loads((ZOO / "manifest.json").read_text())["models"]
+
+
+def _feeds(entry: dict[str, Any], sizes: dict[str, int]) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    out: dict[str, np.ndarray] = {}
+    for name, dims in entry["inputs"].items():
+        shape = [d if isinstance(d, int) else sum(sizes[p] for p in d.split(" + ")) for d in dims]
+        if name == "input_ids":
+            out[name] = rng.integers(3, 100, size=shape, dtype=np.int64)
+        elif name == "attention_mask":
+            out[name] = np.ones(shape, np.int64)
+        else:
+            out[name] = rng.standard_normal(shape).astype(np.float32)
+    return out
+
+
+def _runs(entry: dict[str, Any], sizes: dict[str, int]) -> bool:
+    """Whether the model's runtime runs it at ``sizes`` (skipped where that runtime is not installed)."""
+    path, feeds = ZOO / entry["model"], _feeds(entry, sizes)
+    if path.suffix == ".xml":
+        ov = pytest.importorskip("openvino", reason="OpenVINO is the IR's oracle", exc_type=ImportError)
+        try:
+            core = ov.Core()
+            core.compile_model(core.read_model(str(path)), "CPU").create_infer_request().infer(feeds)
+        except Exception:  # OpenVINO's refusal, at compile or infer time, is the proof
+            return False
+        return True
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the ONNX model's oracle", exc_type=ImportError)
+    try:
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["model"])
+def test_each_export_is_reported_as_its_runtime_runs_it(entry: dict[str, Any]) -> None:
+    report = check(str(ZOO / entry["model"]))
+    assert report.clean is entry["clean"], report.render()
+    kinds = {p.kind for p in report.problems if p.severity != "info"}
+    assert kinds == set(entry.get("warnings", [])), report.render()
+    assert {p.kind for p in report.problems if p.severity == "info"} == set(entry["notes"]), report.render()
+    # a cache input is called by the name a caller feeds it by (past_key_0), whatever its layer is called (3)
+    said = " ".join([c.allowed for c in report.constraints] + [p.message for p in report.problems])
+    assert all(f"{name}_0" in said for name in entry["inputs"] if name.startswith("past_")), said[:400]
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["model"])
+def test_each_export_runs_and_fails_where_its_manifest_says(entry: dict[str, Any]) -> None:
+    for sizes in entry["runs"]:
+        assert _runs(entry, sizes), sizes
+    if "fails" in entry:
+        assert not _runs(entry, entry["fails"]), entry["fails"]
