@@ -1,0 +1,244 @@
+"""Real exports of small transformers kept as test data: ``python -m benchmarks.corpus.transformers_zoo --out DIR``.
+
+What: tiny ``transformers`` models with random weights (hidden 32, 2 layers, 4 heads, 2 K/V heads, vocab 128;
+a ViT of 32x32 images in patches of 8), built from config objects (no hub), each exported the way that gave
+its class of shapes:
+
+* ``ov``: ``openvino.convert_model`` of the torch module (every input dim left open, as by default), its
+  inputs named as the module's arguments: BLOOM, GPT-2, DeBERTa-v2, a Llama with a flat KV cache, and a ViT;
+* ``ov_dynamo``: the dynamo ONNX export (batch and sequence dynamic) converted to IR: Llama and BERT;
+* ``ort_opt``: the TorchScript ONNX export saved by onnxruntime's extended graph optimisation (fused
+  ``SimplifiedLayerNormalization`` in the default domain, ``com.microsoft`` ops): Llama.
+
+``tests/data/zoo/manifest.json`` says where each runs and fails, and ``tests/test_exports_of_transformers.py``
+proves it with OpenVINO or onnxruntime. Runs with torch, transformers, openvino and onnxruntime installed.
+
+Why: each class once made bcast warn of a clean model (inputs whose unnamed dims meet through shape arithmetic:
+a batch folded into heads, a mask reshaped by another input's batch, a reshape's -1 over one input's elements by
+another's; an op that onnxruntime defines in the default domain; cache inputs whose layers are numbered).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+VOCAB, HIDDEN, LAYERS, HEADS, KV_HEADS, FFN, POSITIONS = 128, 32, 2, 4, 2, 64, 64
+EAGER = {"attn_implementation": "eager"}
+TOKENS = {"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0}
+
+
+def _decoder(name: str) -> Any:
+    import transformers as t
+
+    if name == "llama":
+        return t.LlamaForCausalLM(
+            t.LlamaConfig(
+                vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=FFN, num_hidden_layers=LAYERS,
+                num_attention_heads=HEADS, num_key_value_heads=KV_HEADS, max_position_embeddings=POSITIONS, **EAGER,
+            )
+        )  # fmt: skip
+    if name == "bloom":
+        return t.BloomForCausalLM(
+            t.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS, n_head=HEADS, **TOKENS, **EAGER)
+        )
+    if name == "gpt2":
+        return t.GPT2LMHeadModel(
+            t.GPT2Config(
+                vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS, n_positions=POSITIONS, **TOKENS, **EAGER
+            )
+        )
+    raise KeyError(name)
+
+
+def _encoder(name: str) -> Any:
+    import transformers as t
+
+    common = {
+        "vocab_size": VOCAB, "hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
+        "intermediate_size": FFN, "max_position_embeddings": POSITIONS, **EAGER,
+    }  # fmt: skip
+    if name == "bert":
+        return t.BertModel(t.BertConfig(**common))
+    if name == "deberta_v2":
+        return t.DebertaV2Model(t.DebertaV2Config(**common))
+    raise KeyError(name)
+
+
+def _text(model: Any, causal: bool) -> Any:
+    import torch
+
+    class Text(torch.nn.Module):
+        """ids and mask in, the logits (a decoder) or the last hidden state (an encoder) out."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = model
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            if causal:  # no cache: one forward pass over the whole sequence
+                return self.m(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    return Text().eval()
+
+
+def _vit() -> Any:
+    import torch
+    import transformers as t
+
+    vit = t.ViTModel(
+        t.ViTConfig(
+            hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=FFN,
+            image_size=32, patch_size=8, num_channels=3, **EAGER,
+        )
+    )  # fmt: skip
+
+    class Pixels(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = vit
+
+        def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
+            return self.m(pixel_values=pixel_values).last_hidden_state
+
+    return Pixels().eval()
+
+
+def _text_inputs(batch: int = 2, seq: int = 6) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "input_ids": rng.integers(3, VOCAB, size=(batch, seq), dtype=np.int64),
+        "attention_mask": np.ones((batch, seq), np.int64),
+    }
+
+
+def _cache_inputs(batch: int = 2, seq: int = 5, past: int = 3) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    out = {
+        "input_ids": rng.integers(3, VOCAB, size=(batch, seq), dtype=np.int64),
+        "attention_mask": np.ones((batch, past + seq), np.int64),
+    }
+    head = HIDDEN // HEADS
+    for i in range(LAYERS):
+        for kv in ("key", "value"):
+            out[f"past_{kv}_{i}"] = rng.standard_normal((batch, KV_HEADS, past, head)).astype(np.float32)
+    return out
+
+
+def _to_ir(module: Any, inputs: dict[str, np.ndarray], path: str) -> None:
+    """``openvino.convert_model`` of the torch module, every dim left open, its inputs named as the module's."""
+    import openvino as ov
+    import torch
+
+    converted = ov.convert_model(module, example_input=tuple(torch.from_numpy(v) for v in inputs.values()))
+    for port, name in zip(converted.inputs, inputs, strict=True):
+        port.get_tensor().set_names({name})
+    ov.save_model(converted, path, compress_to_fp16=False)
+
+
+def _dynamo_to_ir(module: Any, inputs: dict[str, np.ndarray], path: str, scratch: str) -> None:
+    """The dynamo ONNX export (batch and sequence dynamic), converted to IR."""
+    import openvino as ov
+    import torch
+
+    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=2, max=POSITIONS - 8)
+    onnx_path = os.path.join(scratch, "dynamo.onnx")
+    torch.onnx.export(
+        module,
+        tuple(torch.from_numpy(v) for v in inputs.values()),
+        onnx_path,
+        dynamo=True,
+        input_names=list(inputs),
+        output_names=["out"],
+        dynamic_shapes=tuple({0: batch, 1: seq} for _ in inputs),
+        opset_version=18,
+        external_data=False,
+    )
+    ov.save_model(ov.convert_model(onnx_path), path, compress_to_fp16=False)
+
+
+def _optimised_onnx(module: Any, inputs: dict[str, np.ndarray], path: str, scratch: str) -> None:
+    """The TorchScript ONNX export, saved by onnxruntime's extended graph optimisation."""
+    import onnxruntime as ort
+    import torch
+
+    onnx_path = os.path.join(scratch, "ts.onnx")
+    axes = {name: {0: "batch", 1: "seq"} for name in inputs}
+    torch.onnx.export(
+        module,
+        tuple(torch.from_numpy(v) for v in inputs.values()),
+        onnx_path,
+        dynamo=False,
+        input_names=list(inputs),
+        output_names=["out"],
+        dynamic_axes={**axes, "out": {0: "batch", 1: "seq"}},
+        opset_version=17,
+    )
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = path
+    ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
+
+
+def _cached_llama() -> Any:
+    from .llm import FlatCache
+
+    return FlatCache(_decoder("llama"), LAYERS).eval()
+
+
+#: file -> how it is made: (the module, its example inputs, the export)
+EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]], str]] = {
+    "bloom.ov.xml": (lambda: _text(_decoder("bloom"), True), _text_inputs, "ov"),
+    "gpt2.ov.xml": (lambda: _text(_decoder("gpt2"), True), _text_inputs, "ov"),
+    "deberta_v2.ov.xml": (lambda: _text(_encoder("deberta_v2"), False), _text_inputs, "ov"),
+    "llama_kv.ov.xml": (_cached_llama, _cache_inputs, "ov"),
+    "vit.ov.xml": (_vit, lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
+    "llama.ov_dynamo.xml": (lambda: _text(_decoder("llama"), True), _text_inputs, "ov_dynamo"),
+    "bert.ov_dynamo.xml": (lambda: _text(_encoder("bert"), False), _text_inputs, "ov_dynamo"),
+    "llama.ort_opt.onnx": (lambda: _text(_decoder("llama"), True), _text_inputs, "ort_opt"),
+}
+
+
+def build(out: str, only: list[str] | None = None, log: Callable[[str], None] = print) -> list[str]:
+    """Build the exports (or ``only`` those files) into ``out``; the paths written."""
+    import torch
+
+    warnings.filterwarnings("ignore")
+    os.makedirs(out, exist_ok=True)
+    written: list[str] = []
+    for name, (make, example, how) in EXPORTS.items():
+        if only and name not in only:
+            continue
+        torch.manual_seed(0)
+        module, inputs, path = make(), example(), os.path.join(out, name)
+        with torch.no_grad(), tempfile.TemporaryDirectory() as scratch:
+            if how == "ov":
+                _to_ir(module, inputs, path)
+            elif how == "ov_dynamo":
+                _dynamo_to_ir(module, inputs, path, scratch)
+            else:
+                _optimised_onnx(module, inputs, path, scratch)
+        log(f"{name}: written")
+        written.append(path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--out", required=True, help="directory to write the exports in (tests/data/zoo)")
+    ap.add_argument("--only", default="", help="comma-separated file names to build (default: all)")
+    args = ap.parse_args(argv)
+    build(args.out, [n for n in args.only.split(",") if n] or None, log=lambda m: print(m, file=sys.stderr))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
