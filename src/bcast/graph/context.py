@@ -265,9 +265,10 @@ class Ctx:
         unnamed ``attention_mask_1`` and ``input_ids_1 + past_key_0_2``, an ONNX model's ``total_seq`` and
         ``past_seq + seq``): that is how the model must be called, not a bug of it, so it is listed with
         the symbols, not as a problem. Two dims the file names apart (``seq`` and ``total_seq``) are not
-        one quantity unless one is a sum of others. Sizes and products of them are problems (``input_ids_0 in {1, 4}``),
-        and so is a requirement that two dims of one input agree (``batch == seq`` where both are dims of
-        ``input_ids``: a batch made to meet a length)."""
+        one quantity unless one is a sum of others. A size is a problem (``input_ids_0 in {1, 4}``), and so is a
+        requirement that two dims of one input agree (``batch == seq`` where both are dims of ``input_ids``: a batch
+        made to meet a length). Products and quotients of unnamed dims are a link only where they are one
+        expression once the inputs agree axis by axis (:meth:`_agree_by_axis`)."""
         exprs: list[Expr] = []
         for d in dims:
             if isinstance(d, int):  # a size: a link only where the inputs' agreement makes the others it
