@@ -133,12 +133,25 @@ def _cache_inputs(batch: int = 2, seq: int = 5, past: int = 3) -> dict[str, np.n
     return out
 
 
+def _tensors(inputs: dict[str, np.ndarray]) -> tuple[Any, ...]:
+    import torch
+
+    return tuple(torch.from_numpy(v) for v in inputs.values())
+
+
+def _export_onnx(module: Any, inputs: dict[str, np.ndarray], path: str, **how: Any) -> None:
+    """``torch.onnx.export`` of the module, its inputs named as the module's and its output ``out``; ``how``: the
+    exporter and its dynamic dims."""
+    import torch
+
+    torch.onnx.export(module, _tensors(inputs), path, input_names=list(inputs), output_names=["out"], **how)
+
+
 def _to_ir(module: Any, inputs: dict[str, np.ndarray], path: str) -> None:
     """``openvino.convert_model`` of the torch module, every dim left open, its inputs named as the module's."""
     import openvino as ov
-    import torch
 
-    converted = ov.convert_model(module, example_input=tuple(torch.from_numpy(v) for v in inputs.values()))
+    converted = ov.convert_model(module, example_input=_tensors(inputs))
     for port, name in zip(converted.inputs, inputs, strict=True):
         port.get_tensor().set_names({name})
     ov.save_model(converted, path, compress_to_fp16=False)
@@ -151,37 +164,18 @@ def _dynamo_to_ir(module: Any, inputs: dict[str, np.ndarray], path: str, scratch
 
     batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=2, max=POSITIONS - 8)
     onnx_path = os.path.join(scratch, "dynamo.onnx")
-    torch.onnx.export(
-        module,
-        tuple(torch.from_numpy(v) for v in inputs.values()),
-        onnx_path,
-        dynamo=True,
-        input_names=list(inputs),
-        output_names=["out"],
-        dynamic_shapes=tuple({0: batch, 1: seq} for _ in inputs),
-        opset_version=18,
-        external_data=False,
-    )
+    dims = tuple({0: batch, 1: seq} for _ in inputs)
+    _export_onnx(module, inputs, onnx_path, dynamo=True, dynamic_shapes=dims, opset_version=18, external_data=False)
     ov.save_model(ov.convert_model(onnx_path), path, compress_to_fp16=False)
 
 
 def _optimised_onnx(module: Any, inputs: dict[str, np.ndarray], path: str, scratch: str) -> None:
     """The TorchScript ONNX export, saved by onnxruntime's extended graph optimisation."""
     import onnxruntime as ort
-    import torch
 
     onnx_path = os.path.join(scratch, "ts.onnx")
-    axes = {name: {0: "batch", 1: "seq"} for name in inputs}
-    torch.onnx.export(
-        module,
-        tuple(torch.from_numpy(v) for v in inputs.values()),
-        onnx_path,
-        dynamo=False,
-        input_names=list(inputs),
-        output_names=["out"],
-        dynamic_axes={**axes, "out": {0: "batch", 1: "seq"}},
-        opset_version=17,
-    )
+    axes = {name: {0: "batch", 1: "seq"} for name in [*inputs, "out"]}
+    _export_onnx(module, inputs, onnx_path, dynamo=False, dynamic_axes=axes, opset_version=17)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = path

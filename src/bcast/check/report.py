@@ -304,26 +304,23 @@ class Report:
     suppressed: list[Problem] = field(default_factory=list)
     #: nodes downstream of each root (by the root's name), for :meth:`finish`
     affects: dict[str, int] = field(default_factory=dict, repr=False)
-    _pending: list[tuple[str, str, Constraint]] = field(default_factory=list, repr=False)
-    #: the pending constraints that only link inputs' unnamed dims (by identity)
-    _relations: set[int] = field(default_factory=set, repr=False)
+    #: each node's constraints, and whether each only links inputs' unnamed dims, for :meth:`finish`
+    _pending: list[tuple[str, str, Constraint, bool]] = field(default_factory=list, repr=False)
 
     def add_constraints(self, node: str, op: str, cons: Iterable[Constraint], *, relation: bool = False) -> None:
         """Keep ``cons``, required by ``node``, for :meth:`finish`; ``relation``: each only links inputs' unnamed
         dims to each other."""
         for c in cons:
-            if relation:
-                self._relations.add(len(self._pending))
-            self._pending.append((node, op, c))
+            self._pending.append((node, op, c, relation))
 
     def finish(self) -> Report:
         """Join every node's constraints per symbol; an empty intersection is a contradiction."""
         by_symbol: dict[str, list[tuple[str, str, Constraint]]] = {}
         linked: dict[str, bool] = {}  # whether every constraint on the symbol is a relation
-        for i, (node, op, c) in enumerate(self._pending):
+        for node, op, c, relation in self._pending:
             sym = c.symbols[0]
             by_symbol.setdefault(sym, []).append((node, op, c))
-            linked[sym] = linked.get(sym, True) and i in self._relations
+            linked[sym] = linked.get(sym, True) and relation
         for sym, items in by_symbol.items():
             nodes = tuple(dict.fromkeys(n for n, _, _ in items))
             cons = Constraints(c for _, _, c in items)
@@ -352,7 +349,6 @@ class Report:
                 text = "{" + _runs(sizes) + "}"
             self.constraints.append(SymbolReport(sym, text, nodes, sizes, relation=linked[sym] and allowed is None))
         self._pending.clear()
-        self._relations.clear()
         order = {k: i for i, k in enumerate(KINDS)}
         self.problems.sort(key=lambda p: order.get(p.kind, len(order)))
         self._group()
@@ -506,7 +502,7 @@ class Report:
         lines.extend(self._unchecked_lines())
         return "\n".join(lines)
 
-    def _symbol_lines(self, prefix: str = "  ", head: str = "") -> list[str]:
+    def _symbol_lines(self, prefix: str = "  ", head: str = "", gap: str = "   ") -> list[str]:
         """A line per symbolic dim: those with sizes or links of the model's own first, then the links between
         inputs' unnamed dims, the first :data:`MAX_LISTED` of them and a count of the rest (an IR, whose inputs'
         dims have no names, links each layer's batch and lengths anew: many lines that say how to call it)."""
@@ -514,9 +510,7 @@ class Report:
         links = [c for c in self.constraints if c.relation]
         shown = own + links[: MAX_LISTED if len(links) > MAX_LISTED + 1 else len(links)]
         lines = [
-            f"{prefix}{head}{show(c.dim, NAME_CHARS)}: {show(c.allowed)}{'   ' if not head else ' '}"
-            f"(from {_names(c.nodes)})"
-            for c in shown
+            f"{prefix}{head}{show(c.dim, NAME_CHARS)}: {show(c.allowed)}{gap}(from {_names(c.nodes)})" for c in shown
         ]
         rest = len(self.constraints) - len(shown)
         if rest:
@@ -560,7 +554,7 @@ class Report:
             + (f", {count(infos, 'note')}" if infos else "")
             + f") from {count(roots, 'root cause')}"
         )
-        return [*self._problem_lines(model), *self._symbol_lines(f"{model}: ", "symbol "), summary]
+        return [*self._problem_lines(model), *self._symbol_lines(f"{model}: ", "symbol ", " "), summary]
 
     def _problem_lines(self, model: str) -> list[str]:
         return [

@@ -330,7 +330,7 @@ class Ctx:
         subs = self._by_axis(exprs)
         return subs is not None and len(subs) > 1 and all(e == subs[0] for e in subs[1:])
 
-    def sized_by_agreement(self, symbol: str, allowed: Sequence[Dim]) -> bool:
+    def _sized_by_agreement(self, symbol: str, allowed: Sequence[Dim]) -> bool:
         """Whether ``symbol in allowed`` holds wherever the inputs agree axis by axis: the dim, made of inputs'
         unnamed dims only, is then one size, an allowed one (a reshape of the ids' ``batch*seq*16`` elements by
         the mask's ``batch*seq*8``: 2, the two heads a key serves)."""
@@ -629,17 +629,17 @@ class Ctx:
             self._seen_constraints.add(key)
             if self.is_lost(c.symbols):
                 continue
-            # what the model needs of its inputs' unnamed dims is listed with the symbols, not as a problem
-            relation = (
-                self.sized_by_agreement(c.symbols[0], c.allowed)
-                if c.kind == "in"
-                else self.links_unnamed_inputs(c.symbols)
-            )
             suspects = self._suspects_at(ins, c.axis, out_rank) if right_aligned else ()
             limit = self._length_limit(c)
             if limit is not None:
                 self._limit_finding(node, c, limit, ins, suspects, shapes)
                 continue
+            # what the model needs of its inputs' unnamed dims is listed with the symbols, not as a problem
+            relation = (
+                self._sized_by_agreement(c.symbols[0], c.allowed)
+                if c.kind == "in"
+                else self.links_unnamed_inputs(c.symbols)
+            )
             self.findings.append(
                 Finding(
                     node,

@@ -330,9 +330,7 @@ class Expr:
         >>> str(((S - 1) // 2 + T).bind({"S": 9})), str((S * T).bind({"T": 3}))
         ('T + 4', '3*S')
         """
-        if not values or not (self.symbols & values.keys()):
-            return self
-        return self._bind(values, {})
+        return self.substitute(values)
 
     def substitute(self, values: Mapping[str, ExprLike], memo: dict[str, Expr] | None = None) -> Expr:
         """This expression with the symbols ``values`` names replaced by sizes or expressions, simplified.
