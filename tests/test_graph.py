@@ -213,6 +213,9 @@ def test_torchscript_attention_shapes_match_onnxruntime_at_every_size(tmp_path: 
     assert compared > 300 and unknown == 0, (compared, unknown)
 
 
+# the full suite only: the dynamo exporter takes some 20 s of the 2 cores to start, and every run checks its
+# exports through the corpus's (tests/data/corpus/onnx/*.dynamo.*, tests/test_corpus.py)
+@pytest.mark.full
 def test_dynamo_attention_shapes_match_onnxruntime_at_every_size(tmp_path: Path) -> None:
     """The same module through the dynamo exporter (torch.export symbols, folded shape chains)."""
     torch = pytest.importorskip("torch", reason="the models are exported by torch.onnx")

@@ -896,6 +896,30 @@ def test_a_fault_found_by_the_fast_read_is_said_at_its_line(fast: bool, tmp_path
         parse_ir(edge.replace(">x<", ">3<"))
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["as written", "with a comment"])
+def test_each_layer_of_the_tree_is_let_go_once_read(fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parsed tree and the model built from it are never whole together: when a layer is read, no layer
+    read before it is still held (by the tree, its lines or the reader), so the tree shrinks as the model grows."""
+    import weakref
+
+    from bcast.openvino import ir_read
+
+    seen: list[weakref.ref[ET.Element]] = []
+    held: list[int] = []
+    layer = ir_read._Ctx.layer
+
+    def counting(self: Any, el: ET.Element, *args: Any) -> Any:
+        held.append(sum(r() is not None for r in seen))
+        seen.append(weakref.ref(el))
+        return layer(self, el, *args)
+
+    monkeypatch.setattr(ir_read._Ctx, "layer", counting)
+    text = _relu_chain(["-1"] * 50)
+    model = parse_ir(text if fast else "<!-- c -->" + text)
+    assert len(model.layers) == 50 and [layer.line for layer in model.layers][-1] == 51
+    assert held == [0] * 50, held
+
+
 def _two_inputs_ir(first: tuple[str, str], second: tuple[str, str]) -> str:
     """Two Parameters ``(layer name, tensor names)`` added: ``[?, 4]`` each."""
     layers = "".join(

@@ -16,6 +16,10 @@ BIG = (512, 1024)  # 2 MiB of float32: above pool.MIN_BYTES
 F32 = np.dtype(np.float32)
 
 
+# The reuse tests collect no garbage: an array's last reference dropped, CPython frees it at once and its
+# finalizer hands the buffer back (a full collection would cost a second in a process that holds the suite).
+
+
 @pytest.fixture(autouse=True)
 def _fresh_pool() -> Iterator[None]:
     pool.clear()
@@ -29,7 +33,6 @@ def test_a_dropped_output_is_reused() -> None:
     a = pool.empty(BIG, F32)
     addr = a.__array_interface__["data"][0]
     del a
-    gc.collect()
     assert pool._held[0] == 512 * 1024 * 4
     b = pool.empty(BIG, F32)
     assert b.__array_interface__["data"][0] == addr
@@ -74,7 +77,6 @@ def test_the_pool_keeps_at_most_its_limit() -> None:
     pool.set_limit(3 << 20)
     arrays = [pool.empty(BIG, F32) for _ in range(3)]
     del arrays
-    gc.collect()
     assert pool._held[0] == 2 << 20  # one 2 MiB buffer fits under 3 MiB, the others are freed
 
 
@@ -112,7 +114,6 @@ def test_every_dtype_without_objects_is_pooled_and_reused(dtype: np.dtype) -> No
     addr = a.__array_interface__["data"][0]
     a.view(np.uint8)[...] = 0xAB  # its memory is its own, and writeable
     del a
-    gc.collect()
     b = pool.empty(shape, dtype)
     assert b.__array_interface__["data"][0] == addr and b.dtype == dtype
 
@@ -125,7 +126,6 @@ def test_bfloat16_results_come_from_the_pool() -> None:
     addr = first.__array_interface__["data"][0]
     np.testing.assert_array_equal(first.astype(np.float32), 2.0)
     del first
-    gc.collect()
     again = ops.mul(x, row)
     assert again.__array_interface__["data"][0] == addr  # the same pooled buffer, not fresh pages
     np.testing.assert_array_equal(again.astype(np.float32), 2.0)
@@ -142,7 +142,6 @@ def test_pooled_outputs_start_on_a_page(shape: tuple[int, ...], dtype: str) -> N
     assert a.shape == shape and a.dtype == dt and a.flags.c_contiguous and a.flags.writeable
     a[...] = 1  # the whole array is memory of its own
     del a
-    gc.collect()
     b = pool.empty(shape, dt)
     assert b.__array_interface__["data"][0] % pool.PAGE == 0
 
@@ -157,7 +156,6 @@ def test_the_allocation_check_runs_only_for_new_memory() -> None:
     a = pool.empty(BIG, F32, check)
     assert calls == [1]
     del a
-    gc.collect()
     b = pool.empty(BIG, F32, check)
     assert calls == [1]
     c = pool.empty(BIG, F32, check)  # b is alive: new memory, checked

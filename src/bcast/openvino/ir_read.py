@@ -676,7 +676,14 @@ class _Ctx:
             self.fail(root, f"<{root.tag}> has no <layers> element")
         layers: list[IRLayer] = []
         seen: dict[int, IRLayer] = {}
-        for el in layers_el:
+        # The tree is this reader's own and each layer is read once: its element is let go as soon as it is read,
+        # so the tree shrinks while the model grows and the two are never whole together (on a large IR the
+        # tree is three times the model).
+        pending = list(layers_el)
+        layers_el.clear()
+        pending.reverse()
+        while pending:
+            el = pending.pop()
             if el.tag != "layer":
                 continue
             layer = self.layer(el, ir_version, depth)
@@ -684,6 +691,7 @@ class _Ctx:
                 self.fail(el, f"two layers have id {layer.id}: {seen[layer.id].label} and {layer.label}")
             seen[layer.id] = layer
             layers.append(layer)
+            self.lines.pop(el, None)
         if not layers and depth == 0:
             self.fail(root, "the IR has no layers")
         edges = tuple(self.edge(el, seen) for el in root.iterfind("edges/edge"))
