@@ -477,7 +477,11 @@ def _lower(op: str, args: tuple[Expr, ...]) -> int | None:
     los = [a.lo for a in args]
     if op in ("floor", "ceil", "mod"):
         d = args[1].value
-        if d is None or d <= 0:
+        if d is None:  # by a symbol: a size's quotient or remainder by a size is one too, wherever it is defined
+            by_size = los[1] is not None and los[1] >= 0
+            of_size = op == "mod" or (los[0] is not None and los[0] >= 0)
+            return 0 if by_size and of_size else None
+        if d <= 0:
             return None
         return 0 if op == "mod" or (los[0] is not None and los[0] >= 0) else None
     if op == "mul":
@@ -635,8 +639,11 @@ def _undominated(es: list[Expr], name: str) -> list[Expr]:
         for j, f in enumerate(es):
             if i == j:
                 continue
-            a = e.atom
+            a, b = e.atom, f.atom
             if isinstance(a, Opaque) and a.op == inner and f in a.args:  # max(S, min(S, 4)) is S
+                beaten = True
+                break
+            if isinstance(b, Opaque) and b.op == name and e in b.args:  # max(S, max(S, T)) is max(S, T)
                 beaten = True
                 break
             d = f - e if name == "max" else e - f

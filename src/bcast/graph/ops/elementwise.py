@@ -267,11 +267,11 @@ _EXPR_OPS: dict[str, Callable[[Expr, Expr], Expr | None]] = {
 
 def evaluate(op: str, vals: Sequence[Value], out: Dims) -> tuple[Any, ...] | None:
     """The op's value on small known operands, broadcast to ``out`` (``None`` when not known)."""
-    if any(v.data is None or v.shape is None for v in vals):
-        return None
     n = static_numel(out)
-    if n is None or n > DATA_LIMIT:
+    if n is None or n > DATA_LIMIT or any(v.shape is None for v in vals):
         return None
+    if any(v.data is None for v in vals):
+        return _absorbed(op, vals, n)
     shape = [int(d.value or 0) for d in out]
     cols = [_broadcast_data(v, shape) for v in vals]
     if any(c is None for c in cols):
@@ -307,6 +307,20 @@ def _apply(op: str, fn: Callable[[Expr, Expr], Expr | None], a: Any, b: Any) -> 
     if isinstance(a, Expr) and isinstance(b, Expr):
         return fn(a, b)
     return _float_op(op, a, b)
+
+
+def _absorbed(op: str, vals: Sequence[Value], n: int) -> tuple[Any, ...] | None:
+    """``And`` with an operand all false, ``Or`` with one all true: that value at each of the ``n`` elements,
+    whatever the other operand holds (tf2onnx's strided slices test ``end == INT_MAX and stride < 0``, where the
+    first half is undecided on a size and the second is false). ``None`` for any other op or operands."""
+    absorbing = {"And": 0, "Or": 1}.get(op)
+    if absorbing is None:
+        return None
+    for v in vals:
+        truths = [_truth(e) for e in v.data or ()]
+        if truths and all(t is not None and t.value == absorbing for t in truths):
+            return (Expr.const(absorbing),) * n
+    return None
 
 
 def _broadcast_data(v: Value, shape: list[int]) -> list[Any] | None:
@@ -483,7 +497,31 @@ def _clipped(node: Node, ins: list[Value | None], e: Any) -> Any:
             if b is None or len(b) != 1:
                 return None
             bounds.append((op, b[0]))
+    return clamp(e, bounds)
+
+
+#: sizes, and the values shape arithmetic makes of them, lie within int64: a bound outside binds none of them
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def clamp(e: Any, bounds: Sequence[tuple[str, Any]]) -> Any:
+    """One element through ``bounds`` in turn, each ``("Max", low)`` or ``("Min", high)``: ONNX's Clip and
+    OpenVINO's Clamp on the small values of shape arithmetic; ``None`` when not known exactly.
+
+    On a size or an exact ratio of one, a bound outside int64 binds nothing and is left out (OpenVINO writes a
+    clamp from below as ``max = 3.4e38``): kept, ``min(x, 3.4e38)`` would stay in every expression after it.
+
+    >>> x = Expr.symbol("x")
+    >>> clamp(ratio(x - 3, 2), [("Max", 0.0), ("Min", 3.4028234663852886e38)])
+    Ratio(num=Expr('max(0, x - 3)'), den=2)
+    >>> clamp(7.5, [("Max", 0.0), ("Min", 5.0)])
+    5.0
+    """
+    exact = isinstance(e, (Expr, Ratio))
     for op, b in bounds:
+        v = b.value if isinstance(b, Expr) else b
+        if exact and isinstance(v, (int, float)) and (v >= _INT64_MAX if op == "Min" else v <= _INT64_MIN):
+            continue
         e = _apply(op, _EXPR_OPS[op], e, b)
         if e is None:
             return None

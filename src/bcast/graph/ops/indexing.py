@@ -20,6 +20,7 @@ from ..context import Ctx, ShapeError, Suspect
 from ..expr import Expr
 from ..model import Node, Origin, Value
 from ._base import (
+    DATA_LIMIT,
     agree,
     attr_int,
     axis_of,
@@ -305,7 +306,29 @@ def _onehot(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         d = fresh_dim(node, ctx, axis)
     dims = [*idx.shape[:axis], d, *idx.shape[axis:]]
     origins = [*origins_of(idx)[:axis], depth.data_origin(0) if depth is not None else None, *origins_of(idx)[axis:]]
-    return [new_value(dtype, dims, origins)]
+    off_on = values.data
+    data = onehot_data(idx, d, axis, off_on[0], off_on[1]) if off_on is not None and len(off_on) == 2 else None
+    out = new_value(dtype, dims, origins)
+    return [out if data is None else Value(out.dtype, out.shape, data, out.origins)]
+
+
+def onehot_data(idx: Value, depth: Expr, axis: int, off: Any, on: Any) -> tuple[Any, ...] | None:
+    """The small value of a one-hot encoding (ONNX's OneHot, OpenVINO's), when the indices and the depth are
+    known and every index lies in ``[0, depth)``, where every version of both ops agrees (a negative index
+    counts from the end in ONNX and is all ``off`` in OpenVINO's first version): ``None`` otherwise.
+
+    >>> [str(e) for e in onehot_data(Value("int64", (Expr.const(2),), (Expr.const(1), Expr.const(0))),
+    ...                              Expr.const(3), 1, Expr.const(0), Expr.const(5))]
+    ['0', '5', '0', '5', '0', '0']
+    """
+    grid, ks, n = static_dims(idx), idx.consts, depth.value
+    if grid is None or ks is None or n is None or n * max(len(ks), 1) > DATA_LIMIT:
+        return None
+    if any(not 0 <= k < n for k in ks):
+        return None
+    at = np.expand_dims(np.array(ks, dtype=np.int64).reshape(grid), axis)
+    hot = np.arange(n).reshape([n if a == axis else 1 for a in range(len(grid) + 1)]) == at
+    return tuple(on if h else off for h in hot.reshape(-1).tolist())
 
 
 @register("GatherND")

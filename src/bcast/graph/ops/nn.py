@@ -568,6 +568,12 @@ def _instance_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]
 
 @register("GroupNormalization")
 def _group_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    return group_normalization(node, ins, ctx, per_channel=ctx.opset(node.domain) >= 21)
+
+
+def group_normalization(node: Node, ins: list[Value | None], ctx: Ctx, *, per_channel: bool) -> list[Value]:
+    """GroupNormalization of X ``[N, C, ...]`` in ``num_groups`` groups: ``C`` a multiple of them, and a scale
+    and a bias of ``[C]`` (``per_channel``: ONNX from opset 21, OpenVINO) or of ``[num_groups]`` (ONNX 18)."""
     x = known(input_value(ins, 0))
     if x.shape is None:
         return [same_as(x)]
@@ -597,7 +603,7 @@ def _group_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             axis=1,
             suspects=suspects_of((x.origin(1), c)),
         )
-    if ctx.opset(node.domain) >= 21:
+    if per_channel:
         want, want_o, what = (c,), (x.origin(1),), "scale and bias must be its channels"
     else:  # opset 18: one scale per group
         want, want_o, what = (Expr.const(groups),), (None,), f"scale and bias must be num_groups {groups}"

@@ -77,9 +77,10 @@ from ._base import (
     require,
     same_as,
 )
-from .elementwise import dtype_name, evaluate, expanded_data
-from .indexing import constant_indices
-from .shape import reshape, slice_bounds
+from .elementwise import clamp, dtype_name, evaluate, expanded_data
+from .indexing import constant_indices, onehot_data
+from .nn import group_normalization
+from .shape import reshape, slice_bounds, split_data
 
 __all__ = ["BINARY", "INTERVALS", "UNARY", "binary", "dtype_of_element", "parse_bool", "parse_int", "parse_ints"]
 
@@ -479,6 +480,8 @@ def _after_error(node: Node, ctx: Ctx, vals: Sequence[Value], mode: str) -> Dims
 
 def _eval_binary(node: Node, vals: list[Value], out: Dims) -> tuple[Any, ...] | None:
     onnx_op = BINARY.get(node.op)
+    if onnx_op is None and node.op == "Mod" and all(_non_negative(v) for v in vals):
+        onnx_op = "Mod"  # the remainder's sign is the dividend's, ONNX's the divisor's: on sizes they are one
     if onnx_op is None:
         return None
     if node.op == "Divide":
@@ -490,6 +493,11 @@ def _eval_binary(node: Node, vals: list[Value], out: Dims) -> tuple[Any, ...] | 
         flipped = [Expr.const(1 - e.value) if isinstance(e, Expr) and e.value is not None else None for e in data]
         return None if any(e is None for e in flipped) else tuple(flipped)
     return data
+
+
+def _non_negative(v: Value) -> bool:
+    """Every element of ``v``'s small value is an integer known to be at least 0 (a size, a count)."""
+    return v.data is not None and all(isinstance(e, Expr) and e.lo is not None and e.lo >= 0 for e in v.data)
 
 
 @register(*(f"openvino:{op}" for op in BINARY))
@@ -1189,7 +1197,7 @@ def _split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     dims[axis] = part
     origins = _os(x)
     origins[axis] = _here(node)
-    return [Value(x.dtype, tuple(dims), None, tuple(origins)) for _ in range(n_out)]
+    return split_data(x, axis, [Value(x.dtype, tuple(dims), None, tuple(origins)) for _ in range(n_out)])
 
 
 @register("openvino:VariadicSplit")
@@ -1254,7 +1262,7 @@ def _variadic_split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value
         origins = _os(x)
         origins[axis] = _here(node)
         outs.append(Value(x.dtype, tuple(dims), None, tuple(origins)))
-    return outs
+    return split_data(x, axis, outs)
 
 
 _REDUCE = {
@@ -1604,15 +1612,12 @@ UNARY = (
     "Atan",
     "Atanh",
     "BitwiseNot",
-    "Ceiling",
-    "Clamp",
     "Cos",
     "Cosh",
     "CumSum",
     "Elu",
     "Erf",
     "Exp",
-    "Floor",
     "GRN",
     "Gelu",
     "HSigmoid",
@@ -1635,7 +1640,6 @@ UNARY = (
     "Reverse",
     "ReverseSequence",
     "Roll",
-    "Round",
     "ScatterElementsUpdate",
     "ScatterUpdate",
     "Selu",
@@ -1658,6 +1662,43 @@ UNARY = (
 
 _BOOL_UNARY = frozenset({"IsFinite", "IsInf", "IsNaN", "LogicalNot"})
 
+#: the rounding layers, as the ONNX ops that compute the same on every element
+_ROUNDING = {"Ceiling": "Ceil", "Floor": "Floor", "Round": "Round"}
+
+
+@register("openvino:Ceiling", "openvino:Floor", "openvino:Round", "openvino:Clamp")
+def _rounding(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """Rounding and clamping, evaluated on the small values of shape arithmetic: a "same" padding computed in
+    floating point (``Convert -> Multiply by 1/stride -> Ceiling -> ... -> Clamp -> Convert``) gives sizes.
+
+    Round's ``half_away_from_zero`` mode is not ONNX's Round (half to even): its values are left unknown. A Clamp
+    of integers bounds them by ``ceil(min)`` and ``floor(max)``, as the op's text says."""
+    if node.op == "Clamp":
+        x = known(ins[0] if ins else None)
+        data = _clamped(node, x)
+        return [Value(x.dtype, x.shape, data, x.origins, x.data_origins if data is not None else None)]
+    if node.op == "Round" and _text(node, "mode", "half_to_even") != "half_to_even":
+        return _unary(node, ins, ctx)
+    onnx_op = _ROUNDING[node.op]
+    return _call(onnx_op, _view(node, {}, op=onnx_op), ins, ctx)
+
+
+def _clamped(node: Node, x: Value) -> tuple[Any, ...] | None:
+    if x.data is None:
+        return None
+    integral = x.dtype is not None and ("int" in x.dtype or x.dtype == "bool")
+    bounds: list[tuple[str, Any]] = []
+    for attr, op, to_int in (("min", "Max", math.ceil), ("max", "Min", math.floor)):
+        try:
+            b = float(_text(node, attr, ""))
+        except ValueError:
+            return None
+        if not math.isfinite(b):
+            return None
+        bounds.append((op, Expr.const(to_int(b)) if integral else b))
+    got = [clamp(e, bounds) for e in x.data]
+    return None if any(e is None for e in got) else tuple(got)
+
 
 @register(*(f"openvino:{op}" for op in UNARY))
 def _unary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
@@ -1673,6 +1714,13 @@ def _unary(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     elif node.op in ("Identity", "Assign"):
         data = x.data
     return [Value(dtype, x.shape, data, x.origins, x.data_origins if data is not None else None)]
+
+
+@register("openvino:GroupNormalization")
+def _group_normalization(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """GroupNormalization-12: data ``[N, C, ...]``, scale and bias ``[C]``, ``C`` a multiple of ``num_groups``."""
+    view = _view(node, {"num_groups": parse_int(node, "num_groups", 0)})
+    return group_normalization(view, ins, ctx, per_channel=True)
 
 
 @register("openvino:BatchNormInference")
@@ -1721,7 +1769,10 @@ def _onehot(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     axis %= r + 1
     d_raw = depth.data[0] if depth is not None and depth.data else None
     d = d_raw if isinstance(d_raw, Expr) else ctx.fresh(f"{node.name}_{axis}")
-    return [Value(on.dtype, (*idx.shape[:axis], d, *idx.shape[axis:]))]
+    off = known(input_value(ins, 3))
+    values = [v.data[0] if v.data is not None and len(v.data) == 1 else None for v in (off, on)]
+    data = onehot_data(idx, d, axis, values[0], values[1]) if None not in values else None
+    return [Value(on.dtype, (*idx.shape[:axis], d, *idx.shape[axis:]), data)]
 
 
 @register("openvino:Einsum")

@@ -9,7 +9,8 @@ hide the bug in the constant beside it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,9 @@ from .elementwise import dtype_name
 Dims = tuple[Expr, ...]
 Origins = tuple[Origin | None, ...]
 
-_INT_MAX = 2**62  # Slice's "to the end" sentinels are near 2**63
+#: a Slice bound this large is a "to the end" sentinel (tf2onnx writes 10**9 for a masked end, other exporters
+#: INT32_MAX or near 2**63): on an axis of unknown size it means the axis's end, never a billion rows
+_INT_MAX = 10**9
 
 
 def _node_origin(node: Node) -> Origin:
@@ -744,7 +747,30 @@ def _split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         outs.append(
             Value(x.dtype, tuple(dims), None, tuple(x.origin(k) if k != axis else _node_origin(node) for k in range(r)))
         )
-    return outs
+    return split_data(x, axis, outs)
+
+
+def split_data(x: Value, axis: int, parts: Sequence[Value]) -> list[Value]:
+    """``parts``, the outputs of a split of ``x`` along ``axis`` in order, each given its piece of ``x``'s small
+    value where that is known and the parts' sizes add up to the axis (a shape split into its dims, a padding
+    split into its begins and ends)."""
+    grid = static_dims(x)
+    sizes: list[int] = []
+    for p in parts:
+        v = p.shape[axis].value if p.shape is not None and len(p.shape) > axis else None
+        if v is None:
+            return list(parts)
+        sizes.append(v)
+    if x.data is None or grid is None or sum(sizes) != grid[axis]:
+        return list(parts)
+    got: list[Value] = []
+    start = 0
+    for part, size in zip(parts, sizes, strict=True):
+        end = start + size
+        piece = rearranged(x, grid, lambda arr, a=start, b=end: arr[(slice(None),) * axis + (slice(a, b),)])
+        got.append(part if piece is None else replace(part, data=piece[0], data_origins=piece[1]))
+        start = end
+    return got
 
 
 def _split_sizes(
