@@ -8,6 +8,11 @@ into its heads, GPT-2's mask reshaped by the ids' batch, DeBERTa's nested batch)
 (a reshape's -1 over one input's elements by another's; a position table cut to the mask's length); an
 onnxruntime-optimised model (SimplifiedLayerNormalization in the default domain); an IR whose cache inputs'
 layers are numbered; and a ViT whose image dims were all left open (a table of 17 positions fits one size).
+
+Two more once hid what their runtime does, their dims lost to shape arithmetic: a GPT-NeoX whose heads pass
+through ``torch.chunk``'s computed split sizes (the cache's heads are checked again), and a Swin traced at a
+size that needed no window padding, so its crop is missing: its windows' reshape fails at 36x36, a size the
+patch merging alone allows, and OpenVINO fails it there.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ a ViT of 32x32 images in patches of 8), built from config objects (no hub), each
 its class of shapes:
 
 * ``ov``: ``openvino.convert_model`` of the torch module (every input dim left open, as by default), its
-  inputs named as the module's arguments: BLOOM, GPT-2, DeBERTa-v2, a Llama with a flat KV cache, and a ViT;
+  inputs named as the module's arguments: BLOOM, GPT-2, DeBERTa-v2, a Llama and a GPT-NeoX with a flat KV
+  cache, a ViT and a Swin (32x32 images in patches of 2, windows of 4);
 * ``ov_dynamo``: the dynamo ONNX export (batch and sequence dynamic) converted to IR: Llama and BERT;
 * ``ort_opt``: the TorchScript ONNX export saved by onnxruntime's extended graph optimisation (fused
   ``SimplifiedLayerNormalization`` in the default domain, ``com.microsoft`` ops): Llama.
@@ -15,7 +16,8 @@ proves it with OpenVINO or onnxruntime. Runs with torch, transformers, openvino 
 
 Why: each class once made bcast warn of a clean model (inputs whose unnamed dims meet through shape arithmetic:
 a batch folded into heads, a mask reshaped by another input's batch, a reshape's -1 over one input's elements by
-another's; an op that onnxruntime defines in the default domain; cache inputs whose layers are numbered).
+another's; an op that onnxruntime defines in the default domain; cache inputs whose layers are numbered), or
+hid a bug (the dims after a ``torch.chunk``'s computed split sizes, after a traced window padding, were lost).
 """
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ def _decoder(name: str) -> Any:
         return t.BloomForCausalLM(
             t.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS, n_head=HEADS, **TOKENS, **EAGER)
         )
+    if name == "gpt_neox":
+        return t.GPTNeoXForCausalLM(
+            t.GPTNeoXConfig(
+                vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=FFN, num_hidden_layers=LAYERS,
+                num_attention_heads=HEADS, max_position_embeddings=POSITIONS, **TOKENS, **EAGER,
+            )
+        )  # fmt: skip
     if name == "gpt2":
         return t.GPT2LMHeadModel(
             t.GPT2Config(
@@ -90,21 +99,30 @@ def _text(model: Any, causal: bool) -> Any:
     return Text().eval()
 
 
-def _vit() -> Any:
+def _vision(name: str) -> Any:
     import torch
     import transformers as t
 
-    vit = t.ViTModel(
-        t.ViTConfig(
-            hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=FFN,
-            image_size=32, patch_size=8, num_channels=3, **EAGER,
+    if name == "vit":
+        model = t.ViTModel(
+            t.ViTConfig(
+                hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=FFN,
+                image_size=32, patch_size=8, num_channels=3, **EAGER,
+            )
+        )  # fmt: skip
+    elif name == "swin":
+        model = t.SwinModel(
+            t.SwinConfig(
+                image_size=32, patch_size=2, embed_dim=16, depths=[1, 1], num_heads=[2, 4], window_size=4, **EAGER
+            )
         )
-    )  # fmt: skip
+    else:
+        raise KeyError(name)
 
     class Pixels(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.m = vit
+            self.m = model
 
         def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
             return self.m(pixel_values=pixel_values).last_hidden_state
@@ -120,7 +138,7 @@ def _text_inputs(batch: int = 2, seq: int = 6) -> dict[str, np.ndarray]:
     }
 
 
-def _cache_inputs(batch: int = 2, seq: int = 5, past: int = 3) -> dict[str, np.ndarray]:
+def _cache_inputs(batch: int = 2, seq: int = 5, past: int = 3, heads: int = KV_HEADS) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     out = {
         "input_ids": rng.integers(3, VOCAB, size=(batch, seq), dtype=np.int64),
@@ -129,7 +147,7 @@ def _cache_inputs(batch: int = 2, seq: int = 5, past: int = 3) -> dict[str, np.n
     head = HIDDEN // HEADS
     for i in range(LAYERS):
         for kv in ("key", "value"):
-            out[f"past_{kv}_{i}"] = rng.standard_normal((batch, KV_HEADS, past, head)).astype(np.float32)
+            out[f"past_{kv}_{i}"] = rng.standard_normal((batch, heads, past, head)).astype(np.float32)
     return out
 
 
@@ -182,10 +200,10 @@ def _optimised_onnx(module: Any, inputs: dict[str, np.ndarray], path: str, scrat
     ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
 
 
-def _cached_llama() -> Any:
+def _cached(name: str) -> Any:
     from .llm import FlatCache
 
-    return FlatCache(_decoder("llama"), LAYERS).eval()
+    return FlatCache(_decoder(name), LAYERS).eval()
 
 
 #: file -> how it is made: (the module, its example inputs, the export)
@@ -193,8 +211,10 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "bloom.ov.xml": (lambda: _text(_decoder("bloom"), True), _text_inputs, "ov"),
     "gpt2.ov.xml": (lambda: _text(_decoder("gpt2"), True), _text_inputs, "ov"),
     "deberta_v2.ov.xml": (lambda: _text(_encoder("deberta_v2"), False), _text_inputs, "ov"),
-    "llama_kv.ov.xml": (_cached_llama, _cache_inputs, "ov"),
-    "vit.ov.xml": (_vit, lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
+    "llama_kv.ov.xml": (lambda: _cached("llama"), _cache_inputs, "ov"),
+    "gpt_neox_kv.ov.xml": (lambda: _cached("gpt_neox"), lambda: _cache_inputs(heads=HEADS), "ov"),
+    "vit.ov.xml": (lambda: _vision("vit"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
+    "swin.ov.xml": (lambda: _vision("swin"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "llama.ov_dynamo.xml": (lambda: _text(_decoder("llama"), True), _text_inputs, "ov_dynamo"),
     "bert.ov_dynamo.xml": (lambda: _text(_encoder("bert"), False), _text_inputs, "ov_dynamo"),
     "llama.ort_opt.onnx": (lambda: _text(_decoder("llama"), True), _text_inputs, "ort_opt"),
