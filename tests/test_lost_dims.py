@@ -15,7 +15,8 @@ The classes:
   ``Greater`` into a ``VariadicSplit``;
 * a ``OneHot`` that makes a ``Tile``'s repeats (a mixture of experts' routing);
 * tf2onnx's strided slice, whose ends test ``end == 10**9 and step < 0`` (undecided and false) and whose masked
-  ends are the sentinel ``10**9``.
+  ends are the sentinel ``10**9``;
+* a table's side computed by a power (``int(16 ** 0.5)``, DINOv2's interpolated position encoding).
 """
 
 from __future__ import annotations
@@ -241,6 +242,29 @@ def _strided_crop(directory: Path, crop: bool) -> tuple[Path, Path, dict[str, li
     return (*_model(directory / f"strided_crop_{crop}.onnx", nodes, inputs, consts), inputs)
 
 
+def _table_side(directory: Path) -> tuple[Path, Path, dict[str, list[Any]]]:
+    """A table of 16 positions laid out as a square, its side ``int(16 ** 0.5)`` (DINOv2's interpolated position
+    encoding), added to ``x`` of ``[batch, 4, w, 32]``: it broadcasts for ``w`` of 1 or 4 only."""
+    nodes = [
+        helper.make_node("Pow", ["positions", "half"], ["side_f"]),
+        helper.make_node("Cast", ["side_f"], ["side_i"], to=I64),
+        helper.make_node("Unsqueeze", ["side_i", "axis0"], ["side"]),
+        helper.make_node("Concat", ["one", "side", "side", "width"], ["grid_shape"], axis=0),
+        helper.make_node("Reshape", ["table", "grid_shape"], ["grid"]),
+        helper.make_node("Add", ["grid", "x"], ["out"]),
+    ]
+    consts = {
+        "positions": np.array(16, np.float32),
+        "half": np.array(0.5, np.float32),
+        "axis0": np.array([0], np.int64),
+        "one": np.array([1], np.int64),
+        "width": np.array([32], np.int64),
+        "table": np.ones((1, 16, 32), np.float32),
+    }
+    inputs: dict[str, list[Any]] = {"x": ["batch", 4, "w", 32]}
+    return (*_model(directory / "table_side.onnx", nodes, inputs, consts), inputs)
+
+
 # -- each class: nothing lost, the clean model clean, the bug found where the runtimes fail ----------------------
 
 SAMPLES = [{"batch": 2, "height": 31, "width": 16}, {"batch": 1, "height": 16, "width": 15}]
@@ -297,6 +321,17 @@ def test_a_strided_crop_as_tf2onnx_writes_it(crop: bool, tmp_path: Path) -> None
             assert {p.kind for p in report.problems} == {"concat-mismatch"}, report.render()
     if crop:
         assert _ort_shapes_agree(path, inputs, odd) >= 26
+
+
+def test_a_table_side_computed_by_a_power_keeps_its_dims(tmp_path: Path) -> None:
+    path, xml, inputs = _table_side(tmp_path)
+    for model in (path, xml):
+        assert _lost(model, inputs, {"batch": 2, "w": 4}) == [], model.suffix
+        for w in (1, 4, 5):
+            assert _runs(model, _feeds(inputs, {"batch": 2, "w": w})) is (w < 5), (model.suffix, w)
+        report = check(str(model))
+        assert "{1, 4}" in [c.allowed for c in report.constraints], report.render()
+    assert _ort_shapes_agree(path, inputs, {"batch": 2, "w": 4}) >= 10
 
 
 def test_chunk_sizes_by_divide_and_mod_keep_the_split_dims(tmp_path: Path) -> None:
@@ -361,6 +396,31 @@ def test_a_quotient_by_a_size_is_bounded_below(expr: Expr, lo: int | None) -> No
     assert expr.lo == lo
     if lo is not None:  # -1 is no size: never equal to one (tf2onnx's and OpenVINO's ``x == -1`` tests)
         assert expr.eq(-1).name == "NO"
+
+
+@pytest.mark.parametrize(
+    ("base", "exponent", "want"),
+    [
+        (S, Expr.const(2), "S*S"),  # an area from its side
+        (Expr.const(3), Expr.const(4), "81"),
+        (S, Expr.const(9), None),  # a power no shape arithmetic takes
+        (Expr.const(3), Expr.const(-1), None),  # not an integer
+        (16.0, 0.5, 4.0),  # a whole number in single and double precision alike
+        (2.0, 0.5, None),  # a cast of it could round two ways
+        (2.0**40, 1.0, None),  # past what a float32 holds of every integer
+    ],
+    ids=["square-of-a-size", "integers", "high-power", "negative-exponent", "root", "irrational", "large"],
+)
+def test_a_power_is_evaluated_where_it_is_exact(base: Any, exponent: Any, want: Any) -> None:
+    from bcast.graph.model import Value
+    from bcast.graph.ops.elementwise import evaluate
+
+    dtype = "int64" if isinstance(base, Expr) else "float32"
+    got = evaluate("Pow", [Value(dtype, (), (base,)), Value(dtype, (), (exponent,))], ())
+    if want is None:
+        assert got is None
+    else:
+        assert got is not None and (got[0] == want if isinstance(want, float) else str(got[0]) == want), got
 
 
 #: atoms with their values, as Python computes them

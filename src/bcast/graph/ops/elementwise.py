@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from ...dims import Tri
 from ...operators import LEGACY_BROADCAST, MULTIDIRECTIONAL, SAME_SHAPE_BEFORE_8
 from ..context import Ctx
@@ -236,7 +238,7 @@ def _float_op(op: str, a: Any, b: Any) -> Any:
         if op == "Div":
             return fa / fb
         if op == "Pow":
-            return float(fa) ** fb
+            return _float_pow(float(fa), float(fb))
         if op == "Max":
             return max(fa, fb)
         if op == "Min":
@@ -246,7 +248,37 @@ def _float_op(op: str, a: Any, b: Any) -> Any:
     return None
 
 
+def _float_pow(a: float, b: float) -> float | None:
+    """``a ** b`` where it is a whole number in single precision and in double alike (``16 ** 0.5``: a table's side
+    from its length, as DINOv2 computes it); ``None`` otherwise, where the two may round to different integers
+    after a cast."""
+    r = a**b
+    if isinstance(r, complex) or not math.isfinite(r) or not r.is_integer() or abs(r) > 2**24:
+        return None
+    with np.errstate(all="ignore"):
+        single = float(np.float32(a) ** np.float32(b))
+    return r if single == r else None
+
+
+def _int_pow(a: Expr, b: Expr) -> Expr | None:
+    """An integer power: of a known integer, within int64; of a size, by a small known exponent (an area from
+    its side)."""
+    x, k = a.value, b.value
+    if k is None or k < 0 or k > 64:
+        return None
+    if x is None:
+        if k > 4:
+            return None
+        out = Expr.const(1)
+        for _ in range(k):
+            out = out * a
+        return out
+    r = x**k
+    return Expr.const(r) if -(2**63) <= r < 2**63 else None
+
+
 _EXPR_OPS: dict[str, Callable[[Expr, Expr], Expr | None]] = {
+    "Pow": _int_pow,
     "Add": lambda a, b: a + b,
     "Sub": lambda a, b: a - b,
     "Mul": lambda a, b: a * b,
