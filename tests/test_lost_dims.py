@@ -293,17 +293,27 @@ def test_a_bias_across_a_same_padded_width_is_found_in_the_ir_as_in_onnx(tmp_pat
         assert "ceil(" in said and ("{1, 8}" in said or "== 8" in said), said
 
 
-def test_a_one_hot_row_of_repeats_keeps_the_tiled_dims(tmp_path: Path) -> None:
-    path, xml, inputs = _onehot_tile(tmp_path)
+#: models whose output broadcasts with an input's dim ``free`` for a few of its sizes only, computed through one
+#: class of shape arithmetic: (the model, the other sizes, the sizes of ``free`` that run, one that fails)
+LATENT: dict[str, tuple[Any, dict[str, int], str, tuple[int, ...], int]] = {
+    "one-hot-repeats": (_onehot_tile, {"tokens": 5}, "k", (1, 2), 3),
+    "table-side-by-a-power": (_table_side, {"batch": 2}, "w", (1, 4), 5),
+}
+
+
+@pytest.mark.parametrize("case", LATENT)
+def test_a_dim_made_by_shape_arithmetic_is_checked_where_it_meets_an_input(case: str, tmp_path: Path) -> None:
+    build, sizes, free, runs, fails = LATENT[case]
+    path, xml, inputs = build(tmp_path)
     for model in (path, xml):
-        assert _lost(model, inputs, {"tokens": 5, "k": 2}) == [], model.suffix
-        for k in (1, 2, 3):
-            assert _runs(model, _feeds(inputs, {"tokens": 5, "k": k})) is (k < 3), (model.suffix, k)
+        assert _lost(model, inputs, {**sizes, free: runs[-1]}) == [], model.suffix
+        for size in (*runs, fails):
+            assert _runs(model, _feeds(inputs, {**sizes, free: size})) is (size != fails), (model.suffix, size)
         report = check(str(model))
         # the IR links the two inputs' unnamed batches too
-        assert "{1, 2}" in [c.allowed for c in report.constraints], report.render()
+        assert "{" + ", ".join(map(str, runs)) + "}" in [c.allowed for c in report.constraints], report.render()
         assert [(p.op, p.kind) for p in report.problems] == [("Add", "constraint")], report.render()
-    assert _ort_shapes_agree(path, inputs, {"tokens": 5, "k": 2}) >= 10
+    assert _ort_shapes_agree(path, inputs, {**sizes, free: runs[-1]}) >= 10
 
 
 @pytest.mark.parametrize("crop", [True, False], ids=["cropped", "not-cropped"])
@@ -321,17 +331,6 @@ def test_a_strided_crop_as_tf2onnx_writes_it(crop: bool, tmp_path: Path) -> None
             assert {p.kind for p in report.problems} == {"concat-mismatch"}, report.render()
     if crop:
         assert _ort_shapes_agree(path, inputs, odd) >= 26
-
-
-def test_a_table_side_computed_by_a_power_keeps_its_dims(tmp_path: Path) -> None:
-    path, xml, inputs = _table_side(tmp_path)
-    for model in (path, xml):
-        assert _lost(model, inputs, {"batch": 2, "w": 4}) == [], model.suffix
-        for w in (1, 4, 5):
-            assert _runs(model, _feeds(inputs, {"batch": 2, "w": w})) is (w < 5), (model.suffix, w)
-        report = check(str(model))
-        assert "{1, 4}" in [c.allowed for c in report.constraints], report.render()
-    assert _ort_shapes_agree(path, inputs, {"batch": 2, "w": 4}) >= 10
 
 
 def test_chunk_sizes_by_divide_and_mod_keep_the_split_dims(tmp_path: Path) -> None:
