@@ -24,7 +24,7 @@ from bcast.check import check, sample_model_path
 from bcast.dims import Tri
 from bcast.graph import context as graph_context
 from bcast.graph import expr as graph_expr
-from bcast.graph.expr import Expr, emax
+from bcast.graph.expr import Expr, emax, emin
 from bcast.graph.model import Graph
 
 onnx = pytest.importorskip("onnx", reason="the decoders are built with onnx.helper", exc_type=ImportError)
@@ -127,6 +127,30 @@ def test_unnamed_input_links_are_looked_into_once_each() -> None:
         [batch, ctx.fresh("attention_mask_0", free=True, unnamed_input=("attention_mask", 0))]
     )
     assert len(set(looked)) == len(looked) <= 3 * 60 + 2  # 60 pasts, 120 maxes, the batch and the mask
+
+
+def test_a_table_cut_is_looked_for_once_in_each_term() -> None:
+    """Whether a length limit can hide in a batch's ``max`` nested once per layer (1,500 layers, each naming the
+    one below twice) is decided by looking into each term once, with no recursion, and again for free."""
+    ctx = graph_context.Ctx(Graph([], {}, [], {}))
+    batch = Expr.symbol("input_ids_0")
+    for k in range(1500):
+        batch = emax([batch, emax([batch, Expr.symbol(f"past_{k}_0")])])
+    looked: list[str] = []
+
+    class Counting(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: str, value: bool) -> None:
+            looked.append(key)
+            super().__setitem__(key, value)
+
+    ctx._holds_min = Counting()
+    assert not ctx._has_min(batch)
+    assert len(set(looked)) == len(looked) <= 2 * 1500
+    cut = emin([Expr.symbol("attention_mask_1"), Expr.const(64)])
+    assert ctx._has_min(emax([batch, cut])) and ctx._has_min(batch + emax([cut, batch]))
+    before = len(looked)
+    assert not ctx._has_min(batch + 1)
+    assert len(looked) == before
 
 
 def test_expressions_hold_their_definitions_and_the_module_no_state() -> None:

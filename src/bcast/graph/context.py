@@ -131,6 +131,8 @@ class Ctx:
     _unnamed_atoms: dict[str, frozenset[str] | None] = field(default_factory=dict)
     #: the opaque terms rewritten so far by :meth:`_by_axis` (each unnamed input dim always stands for its axis)
     _axis_memo: dict[str, Expr] = field(default_factory=dict)
+    #: whether each opaque atom met by :meth:`_limit_by_axis` holds a ``min`` at any depth
+    _holds_min: dict[str, bool] = field(default_factory=dict)
     #: what :meth:`_leaves_summary` found of each set of input dims
     _summaries: dict[frozenset[str], tuple[frozenset[str] | None, frozenset[int], bool]] = field(default_factory=dict)
     #: every expression handed to the rules, by the name its dim has there (its text)
@@ -732,6 +734,8 @@ class Ctx:
         """:meth:`limit_conditions` of ``x`` and ``y``, made of inputs' unnamed dims only, once the inputs agree axis
         by axis (a position table cut to the mask's length, added to the ids' embeddings), said of the first
         input dim at each axis (in name order)."""
+        if not (self._has_min(x) or self._has_min(y)):  # no table cut: nothing for the inputs' agreement to bring
+            return None
         subs = self._by_axis([x, y])
         limit = self.limit_conditions(*subs) if subs is not None else None
         if not limit:
@@ -740,6 +744,30 @@ class Ctx:
         for sym in sorted(x.symbols | y.symbols):
             back.setdefault(str(_axis_symbol(self._unnamed[sym][1])), Expr.symbol(sym))
         return tuple((length.substitute(back), n) for length, n in limit)
+
+    def _has_min(self, e: Expr) -> bool:
+        """Whether a ``min`` is among the atoms of ``e`` or inside them, at any depth: each atom looked into once,
+        by a walk with its own stack (a batch's ``max`` nests once per layer)."""
+        memo = self._holds_min
+        for top in e.atoms:
+            if not isinstance(top, Opaque):
+                continue
+            stack: list[tuple[Opaque, bool]] = [(top, False)]
+            while stack:
+                a, expanded = stack.pop()
+                if a in memo:
+                    continue
+                inner = [b for arg in a.args for b in arg.atoms if isinstance(b, Opaque)]
+                if a.op == "min" or (expanded and any(memo.get(b, False) for b in inner)):
+                    memo[a] = True
+                elif expanded:
+                    memo[a] = False
+                else:
+                    stack.append((a, True))
+                    stack.extend((b, False) for b in inner if b not in memo)
+            if memo[top]:
+                return True
+        return False
 
     def limit_conditions(self, x: Expr, y: Expr) -> Limit | None:
         """``((A, n), ...)`` when ``x == y`` holds once every ``min(A, n)`` in them (a length cut off a table of
