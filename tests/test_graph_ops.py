@@ -380,6 +380,13 @@ CASES: list[Any] = [
         id="mha-past",
     ),
     pytest.param(
+        "FusedGemm",
+        [(3, 16), c(8, 16), c(8)],
+        {"transB": 1, "activation": "Relu"},
+        {"domain": MS},
+        id="fused-gemm",
+    ),
+    pytest.param(
         "RotaryEmbedding",
         [(2, 3, 16), i64([[0, 1, 2], [1, 2, 3]]), c(10, 2), c(10, 2)],
         {},
@@ -482,6 +489,7 @@ def test_every_listed_op_has_a_shape_function() -> None:
         "RotaryEmbedding",
         "com.microsoft:RotaryEmbedding",
         "GroupQueryAttention",
+        "FusedGemm",
         "If",
         "Loop",
         "Scan",

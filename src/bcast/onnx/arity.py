@@ -247,6 +247,7 @@ MICROSOFT: dict[str, tuple[tuple[int, int, int], ...]] = {
     "BiasGelu": ((1, 2, 2),),
     "DequantizeLinear": ((1, 2, 3),),
     "FastGelu": ((1, 1, 2),),
+    "FusedGemm": ((1, 2, 3),),
     "FusedMatMul": ((1, 2, 2),),
     "GatherND": ((1, 2, 2),),
     "Gelu": ((1, 1, 1),),

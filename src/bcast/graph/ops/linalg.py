@@ -91,8 +91,9 @@ def _matmul(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return [Value(dtype, tuple(out), None, tuple(origins))]
 
 
-@register("Gemm")
+@register("Gemm", "FusedGemm")
 def _gemm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """Gemm, and onnxruntime's FusedGemm (a Gemm and its activation, fused by its optimizer): the same shapes."""
     a, b = known(ins[0]), known(input_value(ins, 1))
     c = input_value(ins, 2)
     if a.shape is None or b.shape is None:
@@ -101,7 +102,7 @@ def _gemm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     else:
         if len(a.shape) != 2 or len(b.shape) != 2:
             raise ShapeError(
-                f"Gemm {node.name}: A and B must be matrices, got {_text(a.shape)} and {_text(b.shape)}",
+                f"{node.op} {node.name}: A and B must be matrices, got {_text(a.shape)} and {_text(b.shape)}",
                 kind="shape-mismatch",
             )
         ta, tb = attr_int(node, "transA", 0), attr_int(node, "transB", 0)
