@@ -379,6 +379,29 @@ CASES: list[Any] = [
         {"n_out": 3, "domain": MS},
         id="mha-past",
     ),
+    # recurrent layers: every output against onnxruntime's, both layouts, both directions
+    pytest.param("LSTM", [(5, 2, 3), c(1, 16, 3), c(1, 16, 4)], {"hidden_size": 4}, {"n_out": 3}, id="lstm"),
+    pytest.param(
+        "LSTM",
+        [(5, 2, 3), c(2, 16, 3), c(2, 16, 4), c(2, 32), None, (2, 2, 4), (2, 2, 4), c(2, 12)],
+        {"hidden_size": 4, "direction": "bidirectional"},
+        {"n_out": 3},
+        id="lstm-bidirectional-states-peepholes",
+    ),
+    pytest.param(
+        "GRU",
+        [(5, 2, 3), c(2, 12, 3), c(2, 12, 4), c(2, 24), None, (2, 2, 4)],
+        {"hidden_size": 4, "direction": "bidirectional"},
+        {"n_out": 2},
+        id="gru-bidirectional",
+    ),
+    pytest.param(
+        "RNN",
+        [(5, 2, 3), c(1, 4, 3), c(1, 4, 4)],
+        {"hidden_size": 4, "direction": "reverse"},
+        {"n_out": 2},
+        id="rnn-reverse",
+    ),
     pytest.param(
         "FusedGemm",
         [(3, 16), c(8, 16), c(8)],
@@ -490,6 +513,9 @@ def test_every_listed_op_has_a_shape_function() -> None:
         "com.microsoft:RotaryEmbedding",
         "GroupQueryAttention",
         "FusedGemm",
+        "LSTM",
+        "GRU",
+        "RNN",
         "If",
         "Loop",
         "Scan",
@@ -503,6 +529,41 @@ def test_every_listed_op_has_a_shape_function() -> None:
         "ConcatFromSequence",
     ]
     assert [op for op in ops if op not in SHAPES] == []
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
+def test_batch_first_recurrent_layers_match_the_reference(op: str) -> None:
+    """``layout=1`` (batch first), which onnxruntime's CPU kernels refuse: ONNX's reference evaluator is the
+    oracle, for every output."""
+    from onnx.reference import ReferenceEvaluator
+
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    n_out = 3 if op == "LSTM" else 2
+    ins: list[Input] = [(2, 5, 3), c(2, 4 * gates, 3), c(2, 4 * gates, 4), c(2, 8 * gates), None, (2, 2, 4)]
+    attrs = {"hidden_size": 4, "direction": "bidirectional", "layout": 1}
+    model, _ = one_node(op, ins, attrs, n_out=n_out, opset=14)
+    feeds = {"in0": RNG.standard_normal((2, 5, 3)).astype(np.float32), "in5": np.zeros((2, 2, 4), np.float32)}
+    got = ReferenceEvaluator(model).run(None, feeds)
+    result = bcast_of(model)
+    assert not errors(result), [f.message for f in result.findings]
+    assert [dims(result, f"out{k}") for k in range(n_out)] == [[str(d) for d in g.shape] for g in got]
+
+
+def test_a_recurrent_weight_for_another_input_size_is_found() -> None:
+    """W exported for 6 input features meets a sequence of 3: onnxruntime refuses it, bcast names W's axis."""
+    model, feeds = one_node("GRU", [(5, 2, 3), c(1, 12, 6), c(1, 12, 4)], {"hidden_size": 4}, n_out=2)
+    with pytest.raises(Exception, match=r"(?i)input_size|W|shape"):  # onnxruntime's refusal is the proof
+        run(model, feeds)
+    (err,) = errors(bcast_of(model))
+    assert err.kind == "shape-mismatch" and "axis 2 of W [1,12,6]" in err.message, err.message
+
+
+def test_a_recurrent_state_for_another_batch_is_latent() -> None:
+    """An initial state of a batch ``b`` against a sequence's ``B``: they must be one size."""
+    model, _ = one_node("RNN", [(5, "B", 3), c(1, 4, 3), c(1, 4, 4), None, None, (1, "b", 4)], {"hidden_size": 4})
+    result = bcast_of(model)
+    assert [(f.kind, f.severity) for f in result.findings] == [("shape-mismatch", "warning")], result.findings
+    assert dims(result, "out0") == ["5", "1", "B", "4"]
 
 
 # -- window arithmetic at random, against onnxruntime ----------------------------------------------
