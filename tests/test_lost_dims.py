@@ -16,7 +16,9 @@ The classes:
 * a ``OneHot`` that makes a ``Tile``'s repeats (a mixture of experts' routing);
 * tf2onnx's strided slice, whose ends test ``end == 10**9 and step < 0`` (undecided and false) and whose masked
   ends are the sentinel ``10**9``;
-* a table's side computed by a power (``int(16 ** 0.5)``, DINOv2's interpolated position encoding).
+* a table's side computed by a power (``int(16 ** 0.5)``, DINOv2's interpolated position encoding);
+* a loop that counts (tf2onnx's ``tf.while_loop`` of a Keras RNN), whose trip count was taken for one the data
+  decides, so its stacked steps met the sequence in a warning.
 """
 
 from __future__ import annotations
@@ -265,6 +267,66 @@ def _table_side(directory: Path) -> tuple[Path, Path, dict[str, list[Any]]]:
     return (*_model(directory / "table_side.onnx", nodes, inputs, consts), inputs)
 
 
+def _counting_loop(directory: Path, extra: int) -> tuple[Path, dict[str, list[Any]]]:
+    """A ``tf.while_loop`` over a sequence as tf2onnx writes it (a Keras RNN): ``Loop(M = T)`` whose body reads
+    step ``counter`` of ``x [T, B, 4]`` and goes on while ``iteration < T`` and ``counter + 1 + extra < T``
+    (compared as floats, ``counter`` carried from 0, ``T`` carried unchanged); the stacked steps are added to
+    ``x``. With ``extra = 1`` the loop stops one step short, and the sum fails for every ``T`` past 2."""
+    f = helper.make_tensor_value_info
+    body_nodes = [
+        helper.make_node("Add", ["counter", "one"], ["counter_next"]),
+        helper.make_node("Add", ["counter_next", "extra"], ["ahead"]),
+        helper.make_node("Cast", ["iteration"], ["iteration_f"], to=F),
+        helper.make_node("Cast", ["length"], ["length_f"], to=F),
+        helper.make_node("Cast", ["ahead"], ["ahead_f"], to=F),
+        helper.make_node("Cast", ["length_carried"], ["length_carried_f"], to=F),
+        helper.make_node("Less", ["iteration_f", "length_f"], ["below_max"]),
+        helper.make_node("Less", ["ahead_f", "length_carried_f"], ["below_length"]),
+        helper.make_node("And", ["below_max", "below_length"], ["going"]),
+        helper.make_node("Gather", ["x", "counter"], ["step"], axis=0),
+        helper.make_node("Identity", ["length_carried"], ["length_out"]),
+    ]
+    body = helper.make_graph(
+        body_nodes,
+        "body",
+        [f("iteration", I64, []), f("cond", TensorProto.BOOL, []), f("counter", I64, []), f("length_carried", I64, [])],
+        [
+            f("going", TensorProto.BOOL, []),
+            f("counter_next", I64, []),
+            f("length_carried", I64, []),
+            f("step", F, None),
+        ],
+        [
+            numpy_helper.from_array(np.array(1, np.int64), "one"),
+            numpy_helper.from_array(np.array(extra, np.int64), "extra"),
+        ],
+    )
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["length"], axis=0),
+        helper.make_node("Cast", ["length"], ["length_f0"], to=F),
+        helper.make_node("Less", ["zero_f", "length_f0"], ["first_ok"]),
+        helper.make_node("And", ["first_ok", "first_ok"], ["first"]),
+        helper.make_node(
+            "Loop", ["length", "first", "zero", "length"], ["counted", "length_after", "steps"], body=body
+        ),
+        helper.make_node("Add", ["steps", "x"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "counting",
+        [f("x", F, ["T", "B", 4])],
+        [f("out", F, None)],
+        [
+            numpy_helper.from_array(np.array(0, np.int64), "zero"),
+            numpy_helper.from_array(np.array(0, np.float32), "zero_f"),
+        ],
+    )
+    path = directory / f"counting_{extra}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path, {"x": ["T", "B", 4]}
+
+
 # -- each class: nothing lost, the clean model clean, the bug found where the runtimes fail ----------------------
 
 SAMPLES = [{"batch": 2, "height": 31, "width": 16}, {"batch": 1, "height": 16, "width": 15}]
@@ -331,6 +393,24 @@ def test_a_strided_crop_as_tf2onnx_writes_it(crop: bool, tmp_path: Path) -> None
             assert {p.kind for p in report.problems} == {"concat-mismatch"}, report.render()
     if crop:
         assert _ort_shapes_agree(path, inputs, odd) >= 26
+
+
+@pytest.mark.parametrize("extra", [0, 1], ids=["counts-to-the-end", "stops-one-short"])
+def test_a_counting_loop_runs_as_many_times_as_it_counts(extra: int, tmp_path: Path) -> None:
+    """A Keras RNN's loop as tf2onnx writes it: its stacked steps are ``T`` long, not a length the data decides,
+    so adding them to the sequence is no problem; a loop that stops one step short is found."""
+    path, inputs = _counting_loop(tmp_path, extra)
+    for t in (1, 2, 5):
+        assert _runs(path, _feeds(inputs, {"T": t, "B": 3})) is (extra == 0 or t <= 2), t
+    report = check(str(path))
+    for t in (1, 2, 5):  # the stacked steps are as long as onnxruntime makes them, at every length
+        assert _ort_shapes_agree(path, inputs, {"T": t, "B": 3}) >= 6 if extra == 0 or t <= 2 else True
+    if extra == 0:
+        assert report.clean and report.problems == [], report.render()
+    else:
+        (problem,) = report.problems
+        assert (problem.op, problem.severity) == ("Add", "warning"), report.render()
+        assert "[max(1, T - 1),B,4], [T,B,4]" in problem.message, problem.message  # one step short, at least one
 
 
 def test_chunk_sizes_by_divide_and_mod_keep_the_split_dims(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ Keras model.
 
 What: a small CNN classifier, a Keras U-Net whose skip Concat meets an upsampled map one row short
 at sizes that are not a multiple of 4 (a real, latent bug as exported: nothing is edited), two clean
-U-Nets that fit the upsampled map to the skip (a dynamic Resize or a Slice), and a tiny Transformer
-encoder block (MultiHeadAttention, LayerNormalization) with dynamic batch and sequence. Every model
+U-Nets that fit the upsampled map to the skip (a dynamic Resize or a Slice), a tiny Transformer
+encoder block (MultiHeadAttention, LayerNormalization) and a recurrent tagger (an LSTM, a bidirectional GRU that
+tf2onnx writes as two counting loops, a residual around them), with dynamic batch and sequence. Every model
 has random weights (seeded) and is proven with onnxruntime: clean models must run at two sets of
 sizes, the U-Net bug must fail at its Concat for odd-ish sizes and run at 32x32.
 
@@ -190,6 +191,18 @@ def transformer() -> Any:
     return keras.Model(inp, out, name="transformer_encoder")
 
 
+def recurrent() -> Any:
+    """A sequence tagger: an LSTM, then a bidirectional GRU (tf2onnx writes it as two counting ``Loop`` nodes whose
+    stacked steps are joined), a residual around it and a Dense head, with dynamic batch and sequence."""
+    import keras
+
+    inp = keras.Input((None, 12), name="features")
+    x = keras.layers.LSTM(16, return_sequences=True)(inp)
+    both = keras.layers.Bidirectional(keras.layers.GRU(8, return_sequences=True))(x)
+    out = keras.layers.Dense(4)(x + both)
+    return keras.Model(inp, out, name="recurrent_tagger")
+
+
 IMAGE = {"image": ["batch", "height", "width", 3]}
 SEQ = {"features": ["batch", "seq", 12]}
 
@@ -228,6 +241,13 @@ MODELS: dict[str, tuple[Callable[[], Any], str, dict[str, list[str | int]], list
         "transformer-encoder",
         SEQ,
         [{"batch": 2, "seq": 7}, {"batch": 1, "seq": 20}],
+        None,
+    ),
+    "keras_recurrent": (
+        recurrent,
+        "rnn",
+        SEQ,
+        [{"batch": 2, "seq": 7}, {"batch": 1, "seq": 1}],
         None,
     ),
 }

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 
 from ...dims import Tri
 from ..context import Ctx, ShapeError, Suspect
-from ..expr import Expr
-from ..model import Declared, Node, Origin, Value
+from ..expr import Expr, emax, emin
+from ..model import Declared, Graph, Node, Origin, Value
 from ._base import attr_int, axis_of, input_value, known, register
-from .elementwise import dtype_name
+from .elementwise import Ratio, dtype_name
 
 __all__ = ["Seq", "sequence_of"]
 
@@ -181,10 +181,149 @@ def _loop(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     elif endless and m is not None:
         trips = ctx.fresh(f"{node.name}_trips")
     else:
-        trips = ctx.fresh(f"{node.name}_trips", free=True)
+        counted = _counted_trips(node, ctx, trips_m, initial) if isinstance(trips_m, Expr) else None
+        trips = counted if counted is not None else ctx.fresh(f"{node.name}_trips", free=True)
     result = [_carried(node, ctx, j, initial[j], outs[1 + j]) for j in range(n_carried)]
     result += [_stacked(None, (trips,), v) for v in outs[1 + n_carried :]]
     return result
+
+
+def _counted_trips(node: Node, ctx: Ctx, most: Expr, initial: Sequence[Value | None]) -> Expr | None:
+    """The trip count of a loop that counts, as tf2onnx writes a ``tf.while_loop`` (a Keras RNN over a
+    sequence); ``None`` where the loop is not one.
+
+    The body's condition must be an ``And`` of tests ``x < Y`` (through casts), each ``x`` the iteration number
+    or a carried counter (``+ 1`` each iteration from a known start), plus a constant, and each ``Y`` the same in
+    every iteration: at the end of iteration ``k``, ``x`` is ``k + o``, so iteration ``k + 1`` runs while every
+    ``k + o < Y``, and ``T``, the least ``Y - o + 1``, is where that ends. The first condition must be tests
+    ``c < Y`` of known ``c``, each failing only where one of the body's fails at the start (a test of the same
+    ``Y`` with ``o - 1 >= c``), so that where it is false ``T <= 0`` too. With ``G`` the least ``Y - c`` (at
+    least 1 exactly where the first condition holds), the loop runs ``max(0, min(M, 1, G), min(M, T))``
+    times: none where the first condition fails, else the first iteration and as many as the tests and
+    ``M`` allow."""
+    body = node.bodies.get("body")
+    if body is None or len(body.outputs) < 1 + len(initial):
+        return None
+    names = list(body.inputs)
+    made = {o: n for n in body.nodes for o in n.outputs if o}
+    counters: dict[str, Expr] = {}  # a carried counter's input name -> its value before the first iteration
+    invariants: dict[str, Expr] = {}  # a carried tensor the body passes on unchanged -> its value
+    for j, first in enumerate(initial):
+        inner, outer = names[2 + j] if 2 + j < len(names) else None, body.outputs[1 + j]
+        start = _one_int(first)
+        if inner is None or start is None:
+            continue
+        if outer == inner:
+            invariants[inner] = start
+        elif _plus_constant(_through_casts(outer, made), made, body, ctx) == (inner, 1):
+            counters[inner] = start
+
+    def offset(name: str, depth: int = 0) -> int | None:
+        """``o`` where ``name`` is ``k + o`` at the end of iteration ``k`` (``None``: it is not)."""
+        name = _through_casts(name, made)
+        if names and name == names[0]:
+            return 0
+        if name in counters:
+            return counters[name].value
+        step = _plus_constant(name, made, body, ctx)
+        if step is None or depth > 8:
+            return None
+        inner = offset(step[0], depth + 1)
+        return None if inner is None else inner + step[1]
+
+    def fixed(name: str) -> Expr | None:
+        name = _through_casts(name, made)
+        return invariants.get(name) if name in invariants else _constant(name, made, body, ctx)
+
+    body_tests = _tests(body.outputs[0], made, offset, fixed)
+    first_tests = _tests(node.inputs[1], None, lambda n: _as_int(_constant(n, None, None, ctx)), fixed, ctx)
+    if not body_tests or not first_tests:
+        return None
+    for c, y in first_tests:
+        if not any(yy.eq(y) is Tri.YES and o - 1 >= c for o, yy in body_tests):
+            return None
+    at_first = emin([most, 1, *(y - c for c, y in first_tests)])
+    return emax([0, at_first, emin([most, *(y - o + 1 for o, y in body_tests)])])
+
+
+def _one_int(v: Value | None) -> Expr | None:
+    """The one integer element of a small value (a counter's start, a bound), also held in a float (a whole
+    number, a size cast to float); ``None`` otherwise."""
+    if v is None or v.data is None or len(v.data) != 1:
+        return None
+    x = v.data[0]
+    if isinstance(x, Ratio):
+        return x.num if x.den == 1 else None
+    if isinstance(x, float):
+        return Expr.const(int(x)) if x.is_integer() else None
+    return x if isinstance(x, Expr) else None
+
+
+def _as_int(e: Expr | None) -> int | None:
+    return None if e is None else e.value
+
+
+def _through_casts(name: str, made: dict[str, Node] | None, ctx: Ctx | None = None) -> str:
+    """The tensor ``name`` is a cast or a copy of (a counter compared as a float is the counter)."""
+    for _ in range(8):
+        p = made.get(name) if made is not None else (ctx.producer(name) if ctx is not None else None)
+        if p is None or p.op not in ("Identity", "Cast") or not p.inputs:
+            break
+        name = p.inputs[0]
+    return name
+
+
+def _constant(name: str, made: dict[str, Node] | None, body: Graph | None, ctx: Ctx) -> Expr | None:
+    """The one integer a tensor holds in every iteration: a constant of the body, or a tensor of the scope
+    around it whose value propagation knows."""
+    if body is not None and name in body.constants:
+        return _one_int(body.constants[name])
+    if made is not None and name in made:
+        return None
+    return _one_int((ctx.values or {}).get(name))
+
+
+def _plus_constant(name: str, made: dict[str, Node], body: Graph, ctx: Ctx) -> tuple[str, int] | None:
+    """``(x, k)`` where ``name`` is ``x + k`` for a known integer ``k`` (an ``Add`` in the body)."""
+    p = made.get(name)
+    if p is None or p.op != "Add" or len(p.inputs) != 2:
+        return None
+    for a, b in (p.inputs, p.inputs[::-1]):
+        k = _as_int(_constant(_through_casts(b, made), made, body, ctx))
+        if k is not None:
+            return _through_casts(a, made), k
+    return None
+
+
+def _tests(
+    name: str,
+    made: dict[str, Node] | None,
+    left: Callable[[str], int | None],
+    right: Callable[[str], Expr | None],
+    ctx: Ctx | None = None,
+) -> list[tuple[int, Expr]] | None:
+    """The tests ``x < Y`` whose ``And`` is the condition ``name``, as ``(left(x), right(Y))`` pairs; ``None``
+    where it is anything else. ``made``: the body's producers (``None``: the model's own, through ``ctx``)."""
+    out: list[tuple[int, Expr]] = []
+    todo = [name]
+    while todo:
+        if len(out) > 16:
+            return None
+        t = _through_casts(todo.pop(), made, ctx)
+        p = made.get(t) if made is not None else (ctx.producer(t) if ctx is not None else None)
+        if p is None or len(p.inputs) != 2:
+            return None
+        if p.op == "And":
+            todo += p.inputs
+            continue
+        if p.op not in ("Less", "Greater"):
+            return None
+        x, y = p.inputs if p.op == "Less" else p.inputs[::-1]
+        o, bound = left(x), right(y)
+        if o is None or bound is None:
+            return None
+        out.append((o, bound))
+    return out
 
 
 @register("Scan")
