@@ -1147,6 +1147,47 @@ def test_loop_trip_count_from_a_shape() -> None:
     assert dims(result, "ys") == ["T", "T", "4"]
 
 
+def test_an_empty_trip_count_is_an_input_the_loop_may_leave_empty(tmp_path: Any) -> None:
+    """A while loop (tf2onnx writes them so): M is there, and empty. onnx.checker and onnxruntime take it; an
+    empty input a node must have (an Add's second) is still refused."""
+    from bcast.check import check
+
+    body = helper.make_graph(
+        [
+            helper.make_node("Less", ["i", "three"], ["c_out"]),
+            helper.make_node("Relu", ["X"], ["y"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        ],
+        [
+            helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["T", 4]),
+        ],
+        [numpy_helper.from_array(np.array(3, np.int64), "three")],
+    )
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["T", 4])
+    loop = helper.make_node("Loop", ["", "go"], ["ys"], name="loop", body=body)
+    graph = helper.make_graph(
+        [loop],
+        "g",
+        [x],
+        [helper.make_tensor_value_info("ys", TensorProto.FLOAT, ["N", "T", 4])],
+        [numpy_helper.from_array(np.array(True), "go")],
+    )
+    good = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    onnx.checker.check_model(good, full_check=True)
+    assert run(good, {"X": np.ones((2, 4), np.float32)})[0].shape == (4, 2, 4)  # iterations 0 to 3
+    path = tmp_path / "while.onnx"
+    onnx.save(good, path)
+    assert [p.kind for p in check(str(path)).problems] == []
+    bad = _chain([helper.make_node("Add", ["X", ""], ["ys"], name="add")], [x], ["ys"])
+    onnx.save(bad, path)
+    assert [(p.kind, p.message) for p in check(str(path)).problems] == [("invalid", "Add's required input 1 is empty")]
+
+
 def test_if_branches_that_agree_on_symbols_keep_them() -> None:
     then = _branch("then", [helper.make_node("Relu", ["X"], ["t"])], ["t"])
     other = _branch("else", [helper.make_node("Neg", ["X"], ["e"])], ["e"])

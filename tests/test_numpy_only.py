@@ -343,10 +343,19 @@ def test_the_arity_table_is_onnx_defs_for_every_op_and_opset() -> None:
                 want = None
             assert arity.lookup(op, v) == want, (op, v)
             assert arity.lookup(op, v, "ai.onnx") == want, (op, v)
+            optional = (
+                ()
+                if want is None
+                else tuple(i for i, p in enumerate(schema.inputs) if i < want[0] and p.option.name == "Optional")
+            )
+            assert arity.optional_inputs(op, v) == optional, (op, v)
 
 
 def test_the_arity_table_without_onnx() -> None:
     assert arity.lookup("Add", 17) == (2, 2) and arity.lookup("Concat", 13) == (1, arity.N)
+    # a Loop's trip count and condition must be there, and may be empty; Scan-8's sequence lengths too
+    assert arity.optional_inputs("Loop", 17) == (0, 1) and arity.optional_inputs("Add", 17) == ()
+    assert arity.optional_inputs("Scan", 8) == (0,) and arity.optional_inputs("Scan", 9) == ()
     assert arity.lookup("Add", 0) is None and arity.lookup("NoSuchOp", 17) is None
     assert arity.lookup("Upsample", arity.OPSET) == (2, 2)  # deprecated, still defined
     assert arity.lookup("Attention", 1, "other.domain") is None

@@ -36,12 +36,14 @@ Regenerate it with the newest onnx (and onnxruntime, for the ``com.microsoft`` o
 max_inputs)``, oldest first: at opset ``v`` the operator takes the arity of its newest version whose
 ``since`` is at most ``v`` (as ``onnx.defs.get_schema(op, v)``), and does not exist below its first.
 ``MICROSOFT`` is the same for the ``com.microsoft`` operators bcast has a shape function for.
-``N`` stands for a variadic input (onnx's ``max_input`` of 2**31 - 1).
+``N`` stands for a variadic input (onnx's ``max_input`` of 2**31 - 1). ``OPTIONAL[op]`` lists, for the few
+operators of the default domain whose first ``min_inputs`` hold an optional input (Loop's trip count and
+condition), the versions as ``(since, positions)``: such an input must be there, and may be empty.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT", "MICROSOFT", "ONNX_VERSION", "OPSET", "N", "lookup"]
+__all__ = ["DEFAULT", "MICROSOFT", "ONNX_VERSION", "OPSET", "OPTIONAL", "N", "lookup", "optional_inputs"]
 
 #: onnx's version the table was made from
 ONNX_VERSION = "{onnx_version}"
@@ -64,6 +66,17 @@ def lookup(op: str, opset: int, domain: str = "") -> tuple[int, int] | None:
             break
         best = (low, high)
     return best
+
+
+def optional_inputs(op: str, opset: int) -> tuple[int, ...]:
+    """The positions among the first ``min_inputs`` of ``op`` of the default domain at ``opset`` that may be
+    empty (Loop's ``M`` and ``cond``); ``()`` for most operators."""
+    best: tuple[int, ...] = ()
+    for since, positions in OPTIONAL.get(op, ()):
+        if since > opset:
+            break
+        best = positions
+    return best
 '''
 
 
@@ -72,6 +85,39 @@ def _versions(schemas: Iterable[Any]) -> dict[str, list[tuple[int, int, int]]]:
     for s in schemas:
         out.setdefault(s.name, {})[int(s.since_version)] = (int(s.since_version), int(s.min_input), int(s.max_input))
     return {op: [v[k] for k in sorted(v)] for op, v in sorted(out.items())}
+
+
+def _optional(schemas: Iterable[Any]) -> dict[str, list[tuple[int, tuple[int, ...]]]]:
+    """For each operator with an optional input among its first ``min_input`` in some version: from each version
+    on where those positions change, the positions (``()`` for a version with none)."""
+    every: dict[str, dict[int, tuple[int, ...]]] = {}
+    for s in schemas:
+        positions = tuple(i for i, p in enumerate(s.inputs) if i < s.min_input and p.option.name == "Optional")
+        every.setdefault(s.name, {})[int(s.since_version)] = positions
+    out: dict[str, list[tuple[int, tuple[int, ...]]]] = {}
+    for op, versions in sorted(every.items()):
+        if not any(versions.values()):
+            continue
+        kept: list[tuple[int, tuple[int, ...]]] = []
+        for since in sorted(versions):
+            if not kept or kept[-1][1] != versions[since]:
+                kept.append((since, versions[since]))
+        out[op] = kept
+    return out
+
+
+def _optional_table(versions: dict[str, list[tuple[int, tuple[int, ...]]]]) -> str:
+    lines = [
+        "#: the operators of the default domain with inputs that must be there but may be empty: op -> from which",
+        "#: version on (since) which positions",
+        "# fmt: off",
+        "OPTIONAL: dict[str, tuple[tuple[int, tuple[int, ...]], ...]] = {",
+    ]
+    for op, vs in versions.items():
+        items = [f"({since}, {positions!r})" for since, positions in vs]
+        lines.append(f'    "{op}": ({", ".join(items)}{"," if len(items) == 1 else ""}),')
+    lines += ["}", "# fmt: on"]
+    return "\n".join(lines) + "\n"
 
 
 def _table(name: str, doc: str, versions: dict[str, list[tuple[int, int, int]]]) -> str:
@@ -96,7 +142,8 @@ def render() -> str:
     import onnx
     import onnx.defs
 
-    default = _versions(s for s in onnx.defs.get_all_schemas_with_history() if s.domain in ("", "ai.onnx"))
+    schemas = [s for s in onnx.defs.get_all_schemas_with_history() if s.domain in ("", "ai.onnx")]
+    default = _versions(schemas)
     microsoft: dict[str, list[tuple[int, int, int]]] = {}
     try:
         from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
@@ -116,6 +163,8 @@ def render() -> str:
         + _table("DEFAULT", "the operators of the default domain: op -> versions (since, min, max)", default)
         + "\n"
         + _table("MICROSOFT", "the com.microsoft operators bcast has a shape function for", microsoft)
+        + "\n"
+        + _optional_table(_optional(schemas))
         + _TAIL.format()
     )
 

@@ -31,7 +31,8 @@ __all__ = ["Fallback", "Result", "Stop", "propagate"]
 #: reason (a string) why it cannot run here (a package missing), which the stop says
 Fallback = Callable[[Node, list[Value | None], Ctx], "list[Value] | str | None"]
 Progress = Callable[[int, int], None]
-Arity = Callable[[Node], "tuple[int, int] | None"]
+#: a node's (min, max) inputs, and the positions among the first ``min`` that may be empty
+Arity = Callable[[Node], "tuple[int, int, tuple[int, ...]] | None"]
 
 
 @dataclass
@@ -201,10 +202,10 @@ def _relation_after(findings: list[Finding], before: int, rafter: int | None) ->
     return next((i for i in range(before, len(findings)) if findings[i].severity == "relation"), None)
 
 
-def _arity_ok(node: Node, got: tuple[int, int] | None, ctx: Ctx) -> bool:
+def _arity_ok(node: Node, got: tuple[int, int, tuple[int, ...]] | None, ctx: Ctx) -> bool:
     if got is None:
         return True
-    lo, hi = got
+    lo, hi, may_be_empty = got
     inputs = node.inputs
     n = len(inputs)
     if lo <= n <= hi and all(inputs[:lo]):  # the usual node: no message to make
@@ -215,7 +216,7 @@ def _arity_ok(node: Node, got: tuple[int, int] | None, ctx: Ctx) -> bool:
             node, "invalid", f"{node.op} (opset {ctx.opset(node.domain)}) takes {want} inputs, the node has {n}"
         )
         return False
-    missing = [k for k in range(lo) if not node.inputs[k]]
+    missing = [k for k in range(lo) if not node.inputs[k] and k not in may_be_empty]
     if missing:
         ctx.problem(node, "invalid", f"{node.op}'s required input {missing[0]} is empty")
         return False

@@ -7,12 +7,14 @@ Regenerate it with the newest onnx (and onnxruntime, for the ``com.microsoft`` o
 max_inputs)``, oldest first: at opset ``v`` the operator takes the arity of its newest version whose
 ``since`` is at most ``v`` (as ``onnx.defs.get_schema(op, v)``), and does not exist below its first.
 ``MICROSOFT`` is the same for the ``com.microsoft`` operators bcast has a shape function for.
-``N`` stands for a variadic input (onnx's ``max_input`` of 2**31 - 1).
+``N`` stands for a variadic input (onnx's ``max_input`` of 2**31 - 1). ``OPTIONAL[op]`` lists, for the few
+operators of the default domain whose first ``min_inputs`` hold an optional input (Loop's trip count and
+condition), the versions as ``(since, positions)``: such an input must be there, and may be empty.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT", "MICROSOFT", "ONNX_VERSION", "OPSET", "N", "lookup"]
+__all__ = ["DEFAULT", "MICROSOFT", "ONNX_VERSION", "OPSET", "OPTIONAL", "N", "lookup", "optional_inputs"]
 
 #: onnx's version the table was made from
 ONNX_VERSION = "1.23.2"
@@ -266,6 +268,15 @@ MICROSOFT: dict[str, tuple[tuple[int, int, int], ...]] = {
 }
 # fmt: on
 
+#: the operators of the default domain with inputs that must be there but may be empty: op -> from which
+#: version on (since) which positions
+# fmt: off
+OPTIONAL: dict[str, tuple[tuple[int, tuple[int, ...]], ...]] = {
+    "Loop": ((1, (0, 1)),),
+    "Scan": ((8, (0,)), (9, ())),
+}
+# fmt: on
+
 
 def lookup(op: str, opset: int, domain: str = "") -> tuple[int, int] | None:
     """(min, max) inputs of ``op`` of ``domain`` ("" or "ai.onnx", or "com.microsoft") at ``opset``; ``None``
@@ -276,4 +287,15 @@ def lookup(op: str, opset: int, domain: str = "") -> tuple[int, int] | None:
         if since > opset:
             break
         best = (low, high)
+    return best
+
+
+def optional_inputs(op: str, opset: int) -> tuple[int, ...]:
+    """The positions among the first ``min_inputs`` of ``op`` of the default domain at ``opset`` that may be
+    empty (Loop's ``M`` and ``cond``); ``()`` for most operators."""
+    best: tuple[int, ...] = ()
+    for since, positions in OPTIONAL.get(op, ()):
+        if since > opset:
+            break
+        best = positions
     return best

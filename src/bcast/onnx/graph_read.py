@@ -451,19 +451,21 @@ def _undefined(op: str, opset: int) -> str | None:
     )
 
 
-def onnx_arity(graph: Graph) -> Callable[[Node], tuple[int, int] | None]:
+def onnx_arity(graph: Graph) -> Callable[[Node], tuple[int, int, tuple[int, ...]] | None]:
     """``arity(node)``: (min, max) inputs of the node's op at the model's opset, from the table generated from
-    onnx's schemas (:func:`bcast.onnx.arity.lookup`); ``None`` for an op of another domain, or one ONNX does
-    not define at that opset."""
+    onnx's schemas (:func:`bcast.onnx.arity.lookup`), and the positions among the first ``min`` that may be
+    empty (Loop's trip count and condition: :func:`bcast.onnx.arity.optional_inputs`); ``None`` for an op of
+    another domain, or one ONNX does not define at that opset."""
     opset = graph.opset("")
-    known: dict[str, tuple[int, int] | None] = {}  # by op: a graph asks of the same few ops again and again
+    known: dict[str, tuple[int, int, tuple[int, ...]] | None] = {}  # by op: a graph asks of the same few ops
 
-    def arity(node: Node) -> tuple[int, int] | None:
+    def arity(node: Node) -> tuple[int, int, tuple[int, ...]] | None:
         if node.domain not in ("", "ai.onnx"):
             return None
         op = node.op
         if op not in known:
-            known[op] = _arity.lookup(op, opset)
+            got = _arity.lookup(op, opset)
+            known[op] = None if got is None else (*got, _arity.optional_inputs(op, opset))
         return known[op]
 
     return arity
