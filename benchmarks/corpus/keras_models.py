@@ -14,7 +14,8 @@ What: a small CNN classifier, a Keras U-Net whose skip Concat meets an upsampled
 at sizes that are not a multiple of 4 (a real, latent bug as exported: nothing is edited), two clean
 U-Nets that fit the upsampled map to the skip (a dynamic Resize or a Slice), a tiny Transformer
 encoder block (MultiHeadAttention, LayerNormalization) and a recurrent tagger (an LSTM, a bidirectional GRU that
-tf2onnx writes as two counting loops, a residual around them), with dynamic batch and sequence. Every model
+tf2onnx writes as two counting loops, a residual around them) and an attention projected step by step
+(TimeDistributed: a while loop with no trip count), with dynamic batch and sequence. Every model
 has random weights (seeded) and is proven with onnxruntime: clean models must run at two sets of
 sizes, the U-Net bug must fail at its Concat for odd-ish sizes and run at 32x32.
 
@@ -203,6 +204,19 @@ def recurrent() -> Any:
     return keras.Model(inp, out, name="recurrent_tagger")
 
 
+def attention_time_distributed() -> Any:
+    """Dot-product attention over a sequence, joined to it and projected step by step (TimeDistributed, which
+    tf2onnx writes as a while loop with no trip count)."""
+    import keras
+
+    inp = keras.Input((None, 12), name="features")
+    q = keras.layers.Dense(12)(inp)
+    att = keras.layers.Attention()([q, inp])
+    x = keras.layers.Concatenate()([att, inp])
+    out = keras.layers.TimeDistributed(keras.layers.Dense(4))(x)
+    return keras.Model(inp, out, name="attention_time_distributed")
+
+
 IMAGE = {"image": ["batch", "height", "width", 3]}
 SEQ = {"features": ["batch", "seq", 12]}
 
@@ -248,6 +262,13 @@ MODELS: dict[str, tuple[Callable[[], Any], str, dict[str, list[str | int]], list
         "rnn",
         SEQ,
         [{"batch": 2, "seq": 7}, {"batch": 1, "seq": 1}],
+        None,
+    ),
+    "keras_attention_time_distributed": (
+        attention_time_distributed,
+        "attention",
+        SEQ,
+        [{"batch": 2, "seq": 7}, {"batch": 1, "seq": 3}],
         None,
     ),
 }
