@@ -27,6 +27,7 @@ ORDER = [
     "bcast.graph.ops.control",
     "bcast.graph.ops.nn",
     "bcast.graph.ops.ml",
+    "bcast.graph.ops.recurrent",
     "bcast.graph.ops.openvino",
     "bcast.graph.ops",
     "bcast.graph.propagate",
