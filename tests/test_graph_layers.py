@@ -28,6 +28,7 @@ ORDER = [
     "bcast.graph.ops.nn",
     "bcast.graph.ops.ml",
     "bcast.graph.ops.recurrent",
+    "bcast.graph.ops.quantized",
     "bcast.graph.ops.openvino",
     "bcast.graph.ops",
     "bcast.graph.propagate",

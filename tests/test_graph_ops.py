@@ -53,6 +53,21 @@ def i64(*values: Any) -> Const:
     return Const(values[0] if len(values) == 1 else list(values), np.int64)
 
 
+def u8(*shape: int) -> Const:
+    """A uint8 initializer of ``shape`` (quantized data or weights)."""
+    return Const(RNG.integers(0, 255, shape, dtype=np.uint8))
+
+
+def u8s() -> Const:
+    """A uint8 zero point."""
+    return Const(np.uint8(128))
+
+
+def f32s(x: float) -> Const:
+    """A float scale."""
+    return Const(np.float32(x))
+
+
 Input = tuple[Any, ...] | Const | None
 
 
@@ -379,6 +394,63 @@ CASES: list[Any] = [
         {"n_out": 3, "domain": MS},
         id="mha-past",
     ),
+    # quantized operators (the QOperator format and onnxruntime's fused ones): the float op's shapes
+    pytest.param(
+        "QLinearConv",
+        [
+            u8(1, 3, 9, 9),
+            f32s(0.1),
+            u8s(),
+            u8(4, 3, 3, 3),
+            f32s(0.1),
+            u8s(),
+            f32s(0.2),
+            u8s(),
+            Const(np.zeros(4, np.int32)),
+        ],
+        {"pads": [1, 1, 1, 1], "strides": [2, 2]},
+        {},
+        id="qlinear-conv",
+    ),
+    pytest.param("ConvInteger", [u8(1, 3, 8, 8), u8(4, 3, 3, 3)], {}, {}, id="conv-integer"),
+    pytest.param(
+        "QLinearMatMul",
+        [u8(2, 3, 4), f32s(0.1), u8s(), u8(4, 5), f32s(0.1), u8s(), f32s(0.2), u8s()],
+        {},
+        {},
+        id="qlinear-matmul",
+    ),
+    pytest.param(
+        "QLinearAdd",
+        [u8(2, 3, 4), f32s(0.1), u8s(), u8(3, 1), f32s(0.1), u8s(), f32s(0.2), u8s()],
+        {},
+        {"domain": MS},
+        id="qlinear-add",
+    ),
+    pytest.param(
+        "QLinearMul",
+        [u8(2, 1, 4), f32s(0.1), u8s(), u8(3, 1), f32s(0.1), u8s(), f32s(0.2), u8s()],
+        {},
+        {"domain": MS},
+        id="qlinear-mul",
+    ),
+    pytest.param(
+        "MatMulIntegerToFloat", [u8(2, 3, 4), u8(4, 5), f32s(0.1), f32s(0.2)], {}, {"domain": MS}, id="matmul-int-float"
+    ),
+    pytest.param(
+        "DynamicQuantizeMatMul",
+        [(2, 3, 4), Const(np.ones((4, 5), np.int8)), f32s(0.1)],
+        {},
+        {"domain": MS},
+        id="dynamic-quantize-matmul",
+    ),
+    pytest.param(
+        "MatMulNBits",
+        [(2, 3, 16), u8(8, 1, 8), c(8)],
+        {"K": 16, "N": 8, "bits": 4, "block_size": 16},
+        {"domain": MS},
+        id="matmul-n-bits",
+    ),
     # recurrent layers: every output against onnxruntime's, both layouts, both directions
     pytest.param("LSTM", [(5, 2, 3), c(1, 16, 3), c(1, 16, 4)], {"hidden_size": 4}, {"n_out": 3}, id="lstm"),
     pytest.param(
@@ -513,6 +585,10 @@ def test_every_listed_op_has_a_shape_function() -> None:
         "com.microsoft:RotaryEmbedding",
         "GroupQueryAttention",
         "FusedGemm",
+        "QLinearConv",
+        "ConvInteger",
+        "QLinearMatMul",
+        "MatMulNBits",
         "LSTM",
         "GRU",
         "RNN",
@@ -547,6 +623,35 @@ def test_batch_first_recurrent_layers_match_the_reference(op: str) -> None:
     result = bcast_of(model)
     assert not errors(result), [f.message for f in result.findings]
     assert [dims(result, f"out{k}") for k in range(n_out)] == [[str(d) for d in g.shape] for g in got]
+
+
+@pytest.mark.parametrize(
+    ("op", "ins", "attrs", "kind"),
+    [
+        (
+            "QLinearAdd",
+            [u8(2, 3, 4), f32s(0.1), u8s(), u8(3, 2), f32s(0.1), u8s(), f32s(0.2), u8s()],
+            {},
+            "cannot-broadcast",
+        ),
+        (
+            "MatMulNBits",
+            [(2, 3, 12), u8(8, 1, 8), c(8)],
+            {"K": 16, "N": 8, "bits": 4, "block_size": 16},
+            "matmul-inner",
+        ),
+    ],
+    ids=["qlinear-add", "matmul-n-bits"],
+)
+def test_a_quantized_operator_on_shapes_that_do_not_meet_is_found(
+    op: str, ins: list[Input], attrs: dict[str, Any], kind: str
+) -> None:
+    """A quantized model's operands are checked as a float one's: onnxruntime refuses these, bcast names them."""
+    model, feeds = one_node(op, ins, attrs, domain=MS)
+    with pytest.raises(Exception, match=r"(?i)broadcast|dim|shape|K"):  # onnxruntime's refusal is the proof
+        run(model, feeds)
+    (err,) = errors(bcast_of(model))
+    assert err.kind == kind and err.node.name == "n", err.message
 
 
 def test_a_recurrent_weight_for_another_input_size_is_found() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import control, elementwise, indexing, linalg, ml, nn, recurrent, shape
+from . import control, elementwise, indexing, linalg, ml, nn, quantized, recurrent, shape
 from ._base import DATA_LIMIT, FLOAT_LIMIT, SHAPES, ShapeFn, register
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "linalg",
     "ml",
     "nn",
+    "quantized",
     "recurrent",
     "register",
     "shape",
