@@ -435,6 +435,27 @@ CASES: list[Any] = [
         id="qlinear-mul",
     ),
     pytest.param(
+        "QGemm",
+        [u8(3, 4), f32s(0.1), u8s(), u8(5, 4), f32s(0.1), u8s(), Const(np.zeros(5, np.int32)), f32s(0.2), u8s()],
+        {"transB": 1},
+        {"domain": MS},
+        id="qgemm",
+    ),
+    pytest.param(
+        "QLinearGlobalAveragePool",
+        [u8(2, 3, 5, 6), f32s(0.1), u8s(), f32s(0.2), u8s()],
+        {"channels_last": 0},
+        {"domain": MS},
+        id="qlinear-global-average-pool",
+    ),
+    pytest.param(
+        "QLinearGlobalAveragePool",
+        [u8(2, 5, 6, 3), f32s(0.1), u8s(), f32s(0.2), u8s()],
+        {"channels_last": 1},
+        {"domain": MS},
+        id="qlinear-global-average-pool-channels-last",
+    ),
+    pytest.param(
         "MatMulIntegerToFloat", [u8(2, 3, 4), u8(4, 5), f32s(0.1), f32s(0.2)], {}, {"domain": MS}, id="matmul-int-float"
     ),
     pytest.param(

@@ -4,7 +4,10 @@ them: each has the shapes of the float operator on its data inputs, with its sca
 * ``QLinearConv`` (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B) and
   ``ConvInteger`` (x, w, x_zero_point, w_zero_point) are a ``Conv`` of ``x`` by ``w`` (and ``B``);
 * ``QLinearMatMul`` (a, a_scale, a_zero_point, b, ...), and onnxruntime's ``MatMulIntegerToFloat`` (a, b, ...)
-  and ``DynamicQuantizeMatMul`` (a, b, ...), a ``MatMul`` of ``a`` by ``b``;
+  and ``DynamicQuantizeMatMul`` (a, b, ...), a ``MatMul`` of ``a`` by ``b``; onnxruntime's ``QGemm`` (a, ..., b,
+  ..., c, ...) a ``Gemm``;
+* onnxruntime's ``QLinearGlobalAveragePool`` a ``GlobalAveragePool`` (with ``channels_last``, of ``[N, H, W, C]``
+  to ``[N, 1, 1, C]``);
 * onnxruntime's ``QLinearAdd`` and ``QLinearMul`` (a, a_scale, a_zero_point, b, b_scale, b_zero_point, ...)
   broadcast ``a`` and ``b`` as ``Add`` does: a quantized model's broadcasts are checked like a float one's;
 * onnxruntime's ``MatMulNBits`` (a, packed b, scales, ...) multiplies ``a [..., K]`` by a ``[K, N]`` matrix
@@ -33,6 +36,8 @@ _AS: dict[str, tuple[str, tuple[int, ...], int | str | None]] = {
     "DynamicQuantizeMatMul": ("MatMul", (0, 1), 0),
     "QLinearAdd": ("Add", (0, 3), 7),
     "QLinearMul": ("Mul", (0, 3), 7),
+    "QGemm": ("Gemm", (0, 3, 6), 8),
+    "QLinearGlobalAveragePool": ("GlobalAveragePool", (0,), 4),
 }
 
 
@@ -45,8 +50,20 @@ def _as_float_op(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     got = SHAPES[op](view, [input_value(ins, k) for k in data], ctx)
     for rec in ctx.records[mark:]:  # a broadcast the float operator recorded is this node's
         rec.node = node
-    dtype = out_type if isinstance(out_type, str) else known(input_value(ins, out_type or 0)).dtype
+    # the output zero point's type; with none (QGemm's output left in float), the float
+    dtype = out_type if isinstance(out_type, str) else known(input_value(ins, out_type or 0)).dtype or "float32"
+    if node.op == "QLinearGlobalAveragePool" and attr_int(node, "channels_last", 0):
+        return [_pooled_channels_last(known(input_value(ins, 0)), dtype)]
     return [replace(v, dtype=dtype, data=None, data_origins=None) for v in got[:1]]
+
+
+def _pooled_channels_last(x: Value, dtype: str | None) -> Value:
+    """``[N, H, W, C]`` pooled over its middle axes: ``[N, 1, 1, C]``."""
+    if x.shape is None or len(x.shape) < 3:
+        return Value(dtype, None if x.shape is None else x.shape)
+    dims = (x.shape[0], *([Expr.const(1)] * (len(x.shape) - 2)), x.shape[-1])
+    origins = (x.origin(0), *([None] * (len(x.shape) - 2)), x.origin(-1))
+    return Value(dtype, dims, None, origins)
 
 
 @register("MatMulNBits")
