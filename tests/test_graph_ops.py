@@ -58,6 +58,11 @@ def u8(*shape: int) -> Const:
     return Const(RNG.integers(0, 255, shape, dtype=np.uint8))
 
 
+def i32(*shape: int) -> Const:
+    """An int32 initializer of ``shape`` holding ids 1 (a token, a segment, a mask)."""
+    return Const(np.ones(shape, np.int32))
+
+
 def u8s() -> Const:
     """A uint8 zero point."""
     return Const(np.uint8(128))
@@ -472,6 +477,14 @@ CASES: list[Any] = [
         {"domain": MS},
         id="matmul-n-bits",
     ),
+    # onnxruntime's fused embedding of BERT-like models (its transformer optimizer writes it)
+    pytest.param(
+        "EmbedLayerNormalization",
+        [i32(2, 3), i32(2, 3), c(10, 8), c(16, 8), c(2, 8), c(8), c(8), i32(2, 3)],
+        {},
+        {"n_out": 2, "domain": MS},
+        id="embed-layer-norm",
+    ),
     # recurrent layers: every output against onnxruntime's, both layouts, both directions
     pytest.param("LSTM", [(5, 2, 3), c(1, 16, 3), c(1, 16, 4)], {"hidden_size": 4}, {"n_out": 3}, id="lstm"),
     pytest.param(
@@ -610,6 +623,7 @@ def test_every_listed_op_has_a_shape_function() -> None:
         "ConvInteger",
         "QLinearMatMul",
         "MatMulNBits",
+        "EmbedLayerNormalization",
         "LSTM",
         "GRU",
         "RNN",
@@ -673,6 +687,22 @@ def test_a_quantized_operator_on_shapes_that_do_not_meet_is_found(
         run(model, feeds)
     (err,) = errors(bcast_of(model))
     assert err.kind == kind and err.node.name == "n", err.message
+
+
+def test_a_sequence_past_the_embedded_positions_is_found() -> None:
+    """20 tokens against a table of 16 positions: onnxruntime refuses it; a symbolic length is a limit."""
+    ins: list[Input] = [i32(2, 20), None, c(10, 8), c(16, 8), None, c(8), c(8)]
+    model, feeds = one_node("EmbedLayerNormalization", ins, {}, n_out=2, domain=MS)
+    with pytest.raises(Exception, match="index out of range"):  # onnxruntime's refusal is the proof
+        run(model, feeds)
+    (err,) = errors(bcast_of(model))
+    assert err.kind == "index-out-of-range" and "16 rows" in err.message, err.message
+    model, _ = one_node(
+        "EmbedLayerNormalization", [("B", "S"), None, c(10, 8), c(16, 8), None, c(8), c(8)], {}, n_out=2, domain=MS
+    )
+    result = bcast_of(model)
+    assert [(f.kind, f.severity) for f in result.findings] == [("length-limit", "info")], result.findings
+    assert dims(result) == ["B", "S", "8"]
 
 
 def test_a_recurrent_weight_for_another_input_size_is_found() -> None:

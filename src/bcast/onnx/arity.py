@@ -249,6 +249,7 @@ MICROSOFT: dict[str, tuple[tuple[int, int, int], ...]] = {
     "BiasGelu": ((1, 2, 2),),
     "DequantizeLinear": ((1, 2, 3),),
     "DynamicQuantizeMatMul": ((1, 3, 5),),
+    "EmbedLayerNormalization": ((1, 7, 9),),
     "FastGelu": ((1, 1, 2),),
     "FusedGemm": ((1, 2, 3),),
     "FusedMatMul": ((1, 2, 2),),

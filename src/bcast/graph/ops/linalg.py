@@ -168,3 +168,66 @@ def _layer_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         stat = tuple(d if k < axis else Expr.const(1) for k, d in enumerate(x.shape))
         outs += [Value("float32", stat), Value("float32", stat)]
     return outs
+
+
+@register("EmbedLayerNormalization")
+def _embed_layer_norm(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """onnxruntime's fused embedding of BERT-like models: the ids ``[B, S]`` (and segment ids) look up words,
+    positions (and segments), summed and normalized to ``[B, S, H]``; also ``mask_index [B]`` and the sum.
+
+    Every table and the scale and bias hold ``H`` columns (``gamma``'s), the segment ids and the mask have the
+    ids' shape, and the positions ``0 .. S - 1`` are rows of the position table: a length limit where ``S`` may
+    pass its rows (onnxruntime refuses a sequence longer than the table)."""
+    ids = known(input_value(ins, 0))
+    gamma = input_value(ins, 5)
+    hidden, ho = (gamma.shape[0], gamma.origin(0)) if gamma is not None and gamma.shape else (None, None)
+    for k, what in ((2, "word_embedding"), (3, "position_embedding"), (4, "segment_embedding")):
+        table = input_value(ins, k)
+        if table is None or table.shape is None:
+            continue
+        if len(table.shape) != 2:
+            raise ShapeError(f"EmbedLayerNormalization {node.name}: {what} is of rank {len(table.shape)}, not 2")
+        if hidden is None:
+            hidden, ho = table.shape[1], table.origin(1)
+        else:
+            agree(node, ctx, table.shape[1], table.origin(1), hidden, ho, f"the columns of {what}", axis=1)
+    if hidden is not None:
+        for k, what in ((5, "gamma"), (6, "beta")):
+            v = input_value(ins, k)
+            if v is not None and v.shape is not None and len(v.shape) == 1:
+                agree(node, ctx, v.shape[0], v.origin(0), hidden, ho, f"the length of {what}", axis=0)
+    if ids.shape is None or len(ids.shape) != 2:
+        if ids.shape is not None:
+            raise ShapeError(f"EmbedLayerNormalization {node.name}: input_ids is of rank {len(ids.shape)}, not 2")
+        return [Value("float32", None), Value("int32", None), Value("float32", None)][: len(node.outputs)]
+    batch, seq = ids.shape
+    for k, what in ((1, "segment_ids"), (7, "mask")):
+        v = input_value(ins, k)
+        if v is not None and v.shape is not None and len(v.shape) == 2:
+            for axis in (0, 1):
+                agree(node, ctx, v.shape[axis], v.origin(axis), ids.shape[axis], ids.origin(axis), what, axis=axis)
+    positions = input_value(ins, 3)
+    rows = positions.shape[0].value if positions is not None and positions.shape else None
+    if rows is not None and input_value(ins, 8) is None:  # no position ids given: positions 0 .. S - 1
+        if seq.value is not None and seq.value > rows:
+            raise ShapeError(
+                f"EmbedLayerNormalization {node.name}: a sequence of {seq.value} past the {rows} rows of "
+                f"{node.inputs[3]}",
+                axis=1,
+                dims=(seq, rows),
+                kind="index-out-of-range",
+            )
+        spare = (rows - seq).lo
+        if seq.value is None and (spare is None or spare < 0):
+            ctx.note_limit(
+                node,
+                ((seq, rows),),
+                f"the positions 0 .. {seq} - 1 of input_ids {node.inputs[0]}",
+                axis=1,
+                dims=(seq, rows),
+                where=f": {node.inputs[3]} has {rows} rows",
+            )
+    h = hidden if hidden is not None else ctx.fresh(f"{node.name}_hidden")
+    out = Value("float32", (batch, seq, h), None, (ids.origin(0), ids.origin(1), ho))
+    outs = [out, Value("int32", (batch,), None, (ids.origin(0),)), out]
+    return outs[: len(node.outputs)]
