@@ -267,7 +267,7 @@ def _table_side(directory: Path) -> tuple[Path, Path, dict[str, list[Any]]]:
     return (*_model(directory / "table_side.onnx", nodes, inputs, consts), inputs)
 
 
-def _counting_loop(directory: Path, extra: int) -> tuple[Path, dict[str, list[Any]]]:
+def _counting_loop(directory: Path, extra: int, most: int | None = None) -> tuple[Path, dict[str, list[Any]]]:
     """A ``tf.while_loop`` over a sequence as tf2onnx writes it (a Keras RNN): ``Loop(M = T)`` whose body reads
     step ``counter`` of ``x [T, B, 4]`` and goes on while ``iteration < T`` and ``counter + 1 + extra < T``
     (compared as floats, ``counter`` carried from 0, ``T`` carried unchanged); the stacked steps are added to
@@ -308,7 +308,10 @@ def _counting_loop(directory: Path, extra: int) -> tuple[Path, dict[str, list[An
         helper.make_node("Less", ["zero_f", "length_f0"], ["first_ok"]),
         helper.make_node("And", ["first_ok", "first_ok"], ["first"]),
         helper.make_node(
-            "Loop", ["length", "first", "zero", "length"], ["counted", "length_after", "steps"], body=body
+            "Loop",
+            ["length" if most is None else "most", "first", "zero", "length"],
+            ["counted", "length_after", "steps"],
+            body=body,
         ),
         helper.make_node("Add", ["steps", "x"], ["out"]),
     ]
@@ -320,9 +323,10 @@ def _counting_loop(directory: Path, extra: int) -> tuple[Path, dict[str, list[An
         [
             numpy_helper.from_array(np.array(0, np.int64), "zero"),
             numpy_helper.from_array(np.array(0, np.float32), "zero_f"),
+            numpy_helper.from_array(np.array(most or 0, np.int64), "most"),
         ],
     )
-    path = directory / f"counting_{extra}.onnx"
+    path = directory / f"counting_{extra}_{most}.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path, {"x": ["T", "B", 4]}
 
@@ -395,11 +399,14 @@ def test_a_strided_crop_as_tf2onnx_writes_it(crop: bool, tmp_path: Path) -> None
         assert _ort_shapes_agree(path, inputs, odd) >= 26
 
 
-@pytest.mark.parametrize("extra", [0, 1], ids=["counts-to-the-end", "stops-one-short"])
-def test_a_counting_loop_runs_as_many_times_as_it_counts(extra: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("extra", "most"), [(0, None), (1, None), (0, 2**31 - 1)], ids=["counts-to-the-end", "stops-one-short", "no-bound"]
+)
+def test_a_counting_loop_runs_as_many_times_as_it_counts(extra: int, most: int | None, tmp_path: Path) -> None:
     """A Keras RNN's loop as tf2onnx writes it: its stacked steps are ``T`` long, not a length the data decides,
-    so adding them to the sequence is no problem; a loop that stops one step short is found."""
-    path, inputs = _counting_loop(tmp_path, extra)
+    so adding them to the sequence is no problem; a loop that stops one step short is found. A trip count of
+    ``INT_MAX`` bounds nothing: the condition ends the loop."""
+    path, inputs = _counting_loop(tmp_path, extra, most)
     for t in (1, 2, 5):
         assert _runs(path, _feeds(inputs, {"T": t, "B": 3})) is (extra == 0 or t <= 2), t
     report = check(str(path))

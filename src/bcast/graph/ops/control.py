@@ -242,8 +242,10 @@ def _counted_trips(node: Node, ctx: Ctx, most: Expr, initial: Sequence[Value | N
     for c, y in first_tests:
         if not any(yy.eq(y) is Tri.YES and o - 1 >= c for o, yy in body_tests):
             return None
-    at_first = emin([most, 1, *(y - c for c, y in first_tests)])
-    return emax([0, at_first, emin([most, *(y - o + 1 for o, y in body_tests)])])
+    # a trip count of 2**31 - 1 or more is no bound but "until the condition ends it" (tf2onnx writes INT_MAX)
+    bound = [] if most.value is not None and most.value >= 2**31 - 1 else [most]
+    at_first = emin([*bound, 1, *(y - c for c, y in first_tests)])
+    return emax([0, at_first, emin([*bound, *(y - o + 1 for o, y in body_tests)])])
 
 
 def _one_int(v: Value | None) -> Expr | None:
