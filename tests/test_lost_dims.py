@@ -420,6 +420,42 @@ def test_a_counting_loop_runs_as_many_times_as_it_counts(extra: int, most: int |
         assert "[max(1, T - 1),B,4], [T,B,4]" in problem.message, problem.message  # one step short, at least one
 
 
+def test_a_condition_of_ands_nested_a_hundred_deep_is_looked_at_once_each(tmp_path: Path) -> None:
+    """A crafted first condition, ``And(c, c)`` of ``And(d, d)`` ... 100 deep (2**100 paths to its tests): the
+    count of the loop's trips gives up after a bounded look, in no time, and the loop's steps are a length the
+    data decides."""
+    from bcast.graph.ops import control
+
+    path, _ = _counting_loop(tmp_path, 0)
+    model = onnx.load(str(path))
+    nodes = list(model.graph.node)
+    loop = next(n for n in nodes if n.op_type == "Loop")
+    last = "first"
+    extra = []
+    for k in range(100):
+        extra.append(helper.make_node("And", [last, last], [f"deep_{k}"]))
+        last = f"deep_{k}"
+    loop.input[1] = last
+    at = nodes.index(loop)
+    del model.graph.node[:]
+    model.graph.node.extend([*nodes[:at], *extra, *nodes[at:]])
+    onnx.save(model, path)
+    looked: list[str] = []
+    through = control._through_casts
+
+    def counting(name: str, made: Any, ctx: Any = None) -> str:
+        looked.append(name)
+        return through(name, made, ctx)
+
+    control._through_casts = counting  # type: ignore[assignment]
+    try:
+        report = check(str(path))
+    finally:
+        control._through_casts = through  # type: ignore[assignment]
+    assert len(looked) < 2_000, len(looked)
+    assert [p.op for p in report.problems] == ["Add"], report.render()  # the data decides the steps' length
+
+
 def test_chunk_sizes_by_divide_and_mod_keep_the_split_dims(tmp_path: Path) -> None:
     """``torch.chunk(x, 3, -1)`` as OpenVINO's torch frontend writes it: the sizes ``d // 3 + (d mod 3 > 0)``
     twice, then the rest, by a ``VariadicSplit``."""

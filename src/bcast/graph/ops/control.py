@@ -307,11 +307,14 @@ def _tests(
     """The tests ``x < Y`` whose ``And`` is the condition ``name``, as ``(left(x), right(Y))`` pairs; ``None``
     where it is anything else. ``made``: the body's producers (``None``: the model's own, through ``ctx``)."""
     out: list[tuple[int, Expr]] = []
-    todo = [name]
+    todo, seen = [name], set()
     while todo:
-        if len(out) > 16:
+        if len(seen) > 64:  # no loop of an exporter tests that much; a crafted And tree would walk forever
             return None
         t = _through_casts(todo.pop(), made, ctx)
+        if t in seen:  # an And of a test with itself (tf2onnx's first condition) tests it once
+            continue
+        seen.add(t)
         p = made.get(t) if made is not None else (ctx.producer(t) if ctx is not None else None)
         if p is None or len(p.inputs) != 2:
             return None
