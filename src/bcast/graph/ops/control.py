@@ -307,7 +307,8 @@ def _tests(
     """The tests ``x < Y`` whose ``And`` is the condition ``name``, as ``(left(x), right(Y))`` pairs; ``None``
     where it is anything else. ``made``: the body's producers (``None``: the model's own, through ``ctx``)."""
     out: list[tuple[int, Expr]] = []
-    todo, seen = [name], set()
+    todo: list[str] = [name]
+    seen: set[str] = set()
     while todo:
         if len(seen) > 64:  # no loop of an exporter tests that much; a crafted And tree would walk forever
             return None
