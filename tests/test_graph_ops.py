@@ -1344,6 +1344,18 @@ def test_an_empty_trip_count_is_an_input_the_loop_may_leave_empty(tmp_path: Any)
     assert [(p.kind, p.message) for p in check(str(path)).problems] == [("invalid", "Add's required input 1 is empty")]
 
 
+@pytest.mark.parametrize(
+    ("rule", "found"), [((2, 2), ["invalid"]), ((2, 2, (1,)), []), ((2, 2, ()), ["invalid"])], ids=str
+)
+def test_an_arity_rule_says_which_inputs_may_be_empty(rule: tuple[Any, ...], found: list[str]) -> None:
+    """``propagate``'s arity rule gives (min, max) and, as a third item, the first inputs that may be empty; a rule
+    of two items says none may."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])
+    model = _chain([helper.make_node("Add", ["X", ""], ["y"], name="add")], [x], ["y"])
+    result = propagate(graph_of(model), fallback=onnx_fallback, arity=lambda node: rule)
+    assert [f.kind for f in result.findings if f.kind == "invalid"] == found
+
+
 def test_if_branches_that_agree_on_symbols_keep_them() -> None:
     then = _branch("then", [helper.make_node("Relu", ["X"], ["t"])], ["t"])
     other = _branch("else", [helper.make_node("Neg", ["X"], ["e"])], ["e"])

@@ -31,8 +31,9 @@ __all__ = ["Fallback", "Result", "Stop", "propagate"]
 #: reason (a string) why it cannot run here (a package missing), which the stop says
 Fallback = Callable[[Node, list[Value | None], Ctx], "list[Value] | str | None"]
 Progress = Callable[[int, int], None]
-#: a node's (min, max) inputs, and the positions among the first ``min`` that may be empty
-Arity = Callable[[Node], "tuple[int, int, tuple[int, ...]] | None"]
+#: a node's (min, max) inputs, and the positions among the first ``min`` that may be empty (a rule of (min, max)
+#: alone says none may)
+Arity = Callable[[Node], "tuple[int, int, tuple[int, ...]] | tuple[int, int] | None"]
 
 
 @dataclass
@@ -202,10 +203,11 @@ def _relation_after(findings: list[Finding], before: int, rafter: int | None) ->
     return next((i for i in range(before, len(findings)) if findings[i].severity == "relation"), None)
 
 
-def _arity_ok(node: Node, got: tuple[int, int, tuple[int, ...]] | None, ctx: Ctx) -> bool:
+def _arity_ok(node: Node, got: tuple[int, int, tuple[int, ...]] | tuple[int, int] | None, ctx: Ctx) -> bool:
     if got is None:
         return True
-    lo, hi, may_be_empty = got
+    lo, hi = got[0], got[1]
+    may_be_empty = got[2] if len(got) > 2 else ()  # a rule of (min, max) alone, as before: none may be empty
     inputs = node.inputs
     n = len(inputs)
     if lo <= n <= hi and all(inputs[:lo]):  # the usual node: no message to make
