@@ -421,14 +421,28 @@ def test_random_models_decode_the_same_both_ways(data: bytes) -> None:
     _same_both_ways(data)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cls_data=st.sampled_from(CLASSES).flatmap(lambda c: st.tuples(st.just(c), mutated(_message(c), 0, 3))))
-def test_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
+_EVERY_CLASS = st.sampled_from(CLASSES).flatmap(lambda c: st.tuples(st.just(c), mutated(_message(c), 0, 3)))
+
+
+def _merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
     if proto._wire is None:
         pytest.skip(NOT_BUILT)
     cls, data = cls_data
     got, want = _faults(proto._wire, data, cls, 0)
     assert got == want
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cls_data=_EVERY_CLASS)
+def test_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
+    _merge_the_same_both_ways(cls_data)
+
+
+@pytest.mark.full  # five times as many messages: every run draws 300
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cls_data=_EVERY_CLASS)
+def test_many_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
+    _merge_the_same_both_ways(cls_data)
 
 
 @_RANDOM
