@@ -265,10 +265,17 @@ def _as_int(e: Expr | None) -> int | None:
     return None if e is None else e.value
 
 
+def _made_by(name: str, made: dict[str, Node] | None, ctx: Ctx | None) -> Node | None:
+    """The node that makes ``name``: of the body (``made``, its producers), else of the model's own graph."""
+    if made is not None:
+        return made.get(name)
+    return ctx.producer(name) if ctx is not None else None
+
+
 def _through_casts(name: str, made: dict[str, Node] | None, ctx: Ctx | None = None) -> str:
     """The tensor ``name`` is a cast or a copy of (a counter compared as a float is the counter)."""
     for _ in range(8):
-        p = made.get(name) if made is not None else (ctx.producer(name) if ctx is not None else None)
+        p = _made_by(name, made, ctx)
         if p is None or p.op not in ("Identity", "Cast") or not p.inputs:
             break
         name = p.inputs[0]
@@ -316,7 +323,7 @@ def _tests(
         if t in seen:  # an And of a test with itself (tf2onnx's first condition) tests it once
             continue
         seen.add(t)
-        p = made.get(t) if made is not None else (ctx.producer(t) if ctx is not None else None)
+        p = _made_by(t, made, ctx)
         if p is None or len(p.inputs) != 2:
             return None
         if p.op == "And":

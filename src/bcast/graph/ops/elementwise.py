@@ -343,7 +343,7 @@ def _apply(op: str, fn: Callable[[Expr, Expr], Expr | None], a: Any, b: Any) -> 
 
 def _absorbed(op: str, vals: Sequence[Value], n: int) -> tuple[Any, ...] | None:
     """``And`` with an operand all false, ``Or`` with one all true: that value at each of the ``n`` elements,
-    whatever the other operand holds (tf2onnx's strided slices test ``end == INT_MAX and stride < 0``, where the
+    whatever the other operand holds (tf2onnx's strided slices test ``end == 10**9 and stride < 0``, where the
     first half is undecided on a size and the second is false). ``None`` for any other op or operands."""
     absorbing = {"And": 0, "Or": 1}.get(op)
     if absorbing is None:

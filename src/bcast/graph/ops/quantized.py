@@ -28,7 +28,7 @@ from ._base import SHAPES, agree, attr_int, dims_text, input_value, known, op_la
 
 #: op -> (the float operator it has the shapes of, the positions of its data inputs, the output's type: a position
 #: whose type it takes, or a type)
-_AS: dict[str, tuple[str, tuple[int, ...], int | str | None]] = {
+_AS: dict[str, tuple[str, tuple[int, ...], int | str]] = {
     "QLinearConv": ("Conv", (0, 3, 8), 7),
     "ConvInteger": ("Conv", (0, 1), "int32"),
     "QLinearMatMul": ("MatMul", (0, 3), 7),
@@ -44,16 +44,16 @@ _AS: dict[str, tuple[str, tuple[int, ...], int | str | None]] = {
 @register(*_AS)
 def _as_float_op(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     op, data, out_type = _AS[node.op]
+    # the output zero point's type; with none (QGemm's output left in float), the float
+    dtype = out_type if isinstance(out_type, str) else known(input_value(ins, out_type)).dtype or "float32"
+    if node.op == "QLinearGlobalAveragePool" and attr_int(node, "channels_last", 0):  # no NCHW op has its shapes
+        return [_pooled_channels_last(known(input_value(ins, 0)), dtype)]
     # the float operator of the default domain, at the model's opset: onnxruntime broadcasts QLinearAdd as Add
     view = replace(node, op=op, domain="", inputs=[node.inputs[k] if k < len(node.inputs) else "" for k in data])
     mark = len(ctx.records)
     got = SHAPES[op](view, [input_value(ins, k) for k in data], ctx)
     for rec in ctx.records[mark:]:  # a broadcast the float operator recorded is this node's
         rec.node = node
-    # the output zero point's type; with none (QGemm's output left in float), the float
-    dtype = out_type if isinstance(out_type, str) else known(input_value(ins, out_type or 0)).dtype or "float32"
-    if node.op == "QLinearGlobalAveragePool" and attr_int(node, "channels_last", 0):
-        return [_pooled_channels_last(known(input_value(ins, 0)), dtype)]
     return [replace(v, dtype=dtype, data=None, data_origins=None) for v in got[:1]]
 
 

@@ -28,8 +28,7 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 def _recurrent(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x, w, r = known(input_value(ins, 0)), known(input_value(ins, 1)), known(input_value(ins, 2))
     gates = _GATES[node.op]
-    raw = node.attrs.get("direction", "forward")
-    direction = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    direction = str(node.attrs.get("direction", "forward"))  # the readers give a string attribute as str
     if direction not in ("forward", "reverse", "bidirectional"):
         raise ShapeError(f"{op_label(node)}: direction {direction!r} is none of forward, reverse, bidirectional")
     dirs = Expr.const(2 if direction == "bidirectional" else 1)
