@@ -8,6 +8,7 @@ docs/architecture.md, bottom up; a module may import its own layer and the layer
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -72,8 +73,10 @@ def _targets(module: str, is_pkg: bool, node: ast.Import | ast.ImportFrom) -> li
     return [t for t in found if t is not None and t != module]
 
 
-def _imports() -> dict[str, dict[str, int]]:
-    """module -> {imported module: line of the first such import}."""
+@functools.cache
+def imports() -> dict[str, dict[str, int]]:
+    """module -> {imported module: line of the first such import}; read when a test first asks (seconds of
+    parsing that every test worker would otherwise spend collecting)."""
     graph: dict[str, dict[str, int]] = defaultdict(dict)
     for module, (path, is_pkg) in MODULES.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -81,9 +84,6 @@ def _imports() -> dict[str, dict[str, int]]:
                 for t in _targets(module, is_pkg, node):
                     graph[module].setdefault(t, node.lineno)
     return graph
-
-
-IMPORTS = _imports()
 
 
 def layer_of(module: str) -> int:
@@ -105,7 +105,7 @@ def test_every_module_has_a_layer() -> None:
 def test_no_import_goes_up_a_layer() -> None:
     bad = [
         f"{m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]}) at line {line}"
-        for m, targets in sorted(IMPORTS.items())
+        for m, targets in sorted(imports().items())
         for t, line in targets.items()
         if layer_of(t) > layer_of(m)
     ]
@@ -149,7 +149,7 @@ def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
 
 
 def test_no_import_cycle() -> None:
-    cycles = _cycles(IMPORTS)
+    cycles = _cycles(imports())
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
@@ -167,7 +167,7 @@ def test_an_import_inside_a_function_counts() -> None:
 
 
 def test_the_alignment_imports_only_the_shape_algebra() -> None:
-    assert set(IMPORTS.get("bcast.alignment", {})) <= ALIGNMENT_MAY_IMPORT
+    assert set(imports().get("bcast.alignment", {})) <= ALIGNMENT_MAY_IMPORT
 
 
 @pytest.mark.parametrize("tool", ["bench", "bench_dask", "tour", "examples"])
