@@ -14,9 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bcast.check import check
+from bcast.graph.context import Ctx
 from bcast.graph.expr import Expr, emax, emin
+from bcast.graph.ops.indexing import element_bounds
+from bcast.graph.propagate import propagate
 
 onnx = pytest.importorskip("onnx", reason="the models are built with onnx.helper", exc_type=ImportError)
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime proves the limits", exc_type=ImportError)
@@ -317,3 +322,208 @@ def test_a_contract_met_by_a_window_is_a_limit(tmp_path: Path) -> None:
     [note] = check(str(path)).problems
     assert (note.kind, note.severity, note.node) == ("length-limit", "info", "join")
     assert "works only for past_seq + seq <= 4" in note.message
+
+
+# -- relative positions: an outer difference of two Ranges into a table of distances ---------------------
+
+
+def relative_positions(path: Path, rows: int, *, shift: bool = True, scale: int = 1, outer: bool = True) -> Path:
+    """MViTv2's and SAM's relative position lookup: ``dist = scale * (Range(q)[:, None] - Range(k)[None, :])``,
+    shifted by ``scale * (k - 1)`` so that the least is 0, gathered from a table of ``rows`` distances; ``q`` and
+    ``k`` read off ``x [B, q, 8]`` and ``y [B, k, 8]``. With ``outer=False`` the second Range is added elementwise
+    (``Range(q) - Range(q)``, every element 0) instead of as an outer sum."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["xs"], name="x_shape"),
+        helper.make_node("Gather", ["xs", "one_s"], ["q"], name="q_len", axis=0),
+        helper.make_node("Shape", ["y"], ["ys"], name="y_shape"),
+        helper.make_node("Gather", ["ys", "one_s"], ["k"], name="k_len", axis=0),
+        helper.make_node("Range", ["zero_s", "q", "one_s"], ["rq"], name="q_positions"),
+        helper.make_node("Range", ["zero_s", "k" if outer else "q", "one_s"], ["rk"], name="k_positions"),
+        helper.make_node("Unsqueeze", ["rq", "one"], ["uq"], name="uq"),
+        helper.make_node("Unsqueeze", ["rk", "zero"] if outer else ["rk", "one"], ["uk"], name="uk"),
+        helper.make_node("Sub", ["uq", "uk"], ["d"], name="dist"),
+        helper.make_node("Mul", ["d", "scale"], ["sd"], name="scaled"),
+    ]
+    if shift:
+        nodes += [
+            helper.make_node("Sub", ["k", "one_s"], ["k1"], name="k_minus_1"),
+            helper.make_node("Mul", ["k1", "scale"], ["sk1"], name="scaled_shift"),
+            helper.make_node("Add", ["sd", "sk1"], ["ids"], name="ids"),
+        ]
+    else:
+        nodes.append(helper.make_node("Identity", ["sd"], ["ids"], name="ids"))
+    nodes.append(helper.make_node("Gather", ["table", "ids"], ["bias"], name="rel_pos", axis=0))
+    graph = helper.make_graph(
+        nodes,
+        "relative",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "q", 8]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", "k", 8]),
+        ],
+        [helper.make_tensor_value_info("bias", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.ones((rows, 4), np.float32), "table"),
+            _ints("one", [1]),
+            _ints("zero", [0]),
+            numpy_helper.from_array(np.array(0, np.int64), "zero_s"),
+            numpy_helper.from_array(np.array(1, np.int64), "one_s"),
+            numpy_helper.from_array(np.array(scale, np.int64), "scale"),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _relative_runs(path: Path | object, q: int, k: int) -> bool:
+    """Whether onnxruntime runs the model (a path, or a session made of it) at lengths ``q`` and ``k``."""
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]) if isinstance(path, Path) else path
+    try:
+        session.run(None, {"x": np.ones((1, q, 8), np.float32), "y": np.ones((1, k, 8), np.float32)})
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("shift", "scale", "want"),
+    [
+        (True, 1, "works only for k + q - 1 <= 15"),  # distances 0 .. q + k - 2
+        (False, 1, "works only for q <= 15 and k - 1 <= 15"),  # -(k - 1) .. q - 1: a negative index counts back
+        (True, 2, "works only for 2*k + 2*q - 3 <= 15"),  # 0 .. 2(q + k - 2)
+    ],
+)
+def test_relative_positions_into_a_table_of_distances_limit_both_lengths(
+    tmp_path: Path, shift: bool, scale: int, want: str
+) -> None:
+    path = relative_positions(tmp_path / "rel.onnx", 15, shift=shift, scale=scale)
+    report = check(str(path))
+    assert report.clean
+    [note] = report.problems
+    assert (note.kind, note.severity, note.node) == ("length-limit", "info", "rel_pos")
+    assert want in note.message, note.message
+    # the limit is exact: onnxruntime runs every pair of lengths that meets it and fails every other (the pairs
+    # around each edge of the three limits)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for q in (1, 2, 4, 5, 8, 9, 15, 16, 17):
+        for k in (1, 2, 4, 5, 8, 9, 16, 17, 18):
+            hi, lo = scale * (q - 1) + (scale * (k - 1) if shift else 0), (0 if shift else -scale * (k - 1))
+            fits = hi <= 14 and lo >= -15
+            assert _relative_runs(session, q, k) == fits, (q, k)
+            at = check(str(path), dims={"q": q, "k": k})
+            assert at.clean == fits and bool(at.problems) != fits, (q, k, at.problems)
+
+
+def test_an_elementwise_sum_of_positions_is_no_limit_it_cannot_state(tmp_path: Path) -> None:
+    """``Range(q)[:, None] - Range(q)[:, None]`` pairs each position with itself (every element 0): the least of
+    one side never meets the largest of the other, so bounds from the sides would claim a limit that is not."""
+    path = relative_positions(tmp_path / "same.onnx", 3, shift=False, outer=False)
+    assert _relative_runs(path, 9, 1) and _relative_runs(path, 40, 1)
+    assert check(str(path)).problems == []
+
+
+def test_gpt2_positions_in_the_ir_give_the_onnx_limit(tmp_path: Path) -> None:
+    """The IR's Range -> Convert -> Unsqueeze (OpenVINO's names for a cast) reads the same positions."""
+    ov = pytest.importorskip("openvino", reason="the IR is converted by openvino", exc_type=ImportError)
+    path = position_gather(tmp_path / "gpt2.onnx", 8, "range")
+    xml = tmp_path / "gpt2.xml"
+    ov.save_model(ov.convert_model(str(path)), str(xml))
+    assert "Convert" in xml.read_text() and "Range" in xml.read_text()
+    [onnx_note] = check(str(path)).problems
+    [ir_note] = check(str(xml)).problems
+    assert (ir_note.kind, ir_note.severity) == ("length-limit", "info")
+    assert "works only for past_seq + seq <= 8" in onnx_note.message
+    assert "works only for" in ir_note.message and "<= 8" in ir_note.message, ir_note.message
+    # past the table OpenVINO does not fail: its Gather reads zeros, which the note says
+    assert "OpenVINO reads zeros past its end" in ir_note.message and "zeros" not in onnx_note.message
+    compiled = ov.Core().compile_model(str(xml), "CPU")
+    past = compiled(_sizes(4, 5))[0]  # positions 5..8 of an 8-row table of ones: the last reads zeros
+    assert past[0, :3].min() == 2.0 and past[0, 3].max() == 1.0
+
+
+# -- bounds of positions, against onnxruntime --------------------------------------------------------
+
+#: a tree of positions: ("range", start, length) on an axis of its own, ("add"|"sub", a, b) an outer sum,
+#: ("mul", a, constant), ("shift", a, constant), ("neg", a)
+_LENGTHS = ("q", "k", "p")
+_trees = st.recursive(
+    st.tuples(st.just("range"), st.integers(-3, 3), st.sampled_from(_LENGTHS)),
+    lambda inner: st.one_of(
+        st.tuples(st.sampled_from(["add", "sub"]), inner, inner),
+        st.tuples(st.just("mul"), inner, st.integers(-3, 3)),
+        st.tuples(st.just("shift"), inner, st.integers(-5, 5)),
+        st.tuples(st.just("neg"), inner),
+    ),
+    max_leaves=4,
+)
+
+
+def _leaves(tree: tuple) -> int:
+    return 1 if tree[0] == "range" else sum(_leaves(t) for t in tree[1:] if isinstance(t, tuple))
+
+
+def _positions_model(tree: tuple) -> onnx.ModelProto:
+    """``tree`` as ONNX nodes: each Range unsqueezed onto an axis of its own, so every sum is an outer one."""
+    rank = _leaves(tree)
+    nodes: list[object] = [helper.make_node("Shape", [n], [f"{n}_shape"], name=f"{n}_shape") for n in _LENGTHS] + [
+        helper.make_node("Gather", [f"{n}_shape", "one_s"], [f"{n}_len"], name=f"{n}_len", axis=0) for n in _LENGTHS
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(1, np.int64), "one_s"),
+        *(numpy_helper.from_array(np.array(c, np.int64), f"c{c + 9}") for c in range(-9, 10)),
+    ]
+    count = iter(range(1000))
+    axis = iter(range(rank))
+
+    def build(t: tuple) -> str:
+        k = next(count)
+        out = f"t{k}"
+        if t[0] == "range":
+            _, start, length = t
+            nodes.append(helper.make_node("Add", [f"c{start + 9}", f"{length}_len"], [f"end{k}"], name=f"end{k}"))
+            nodes.append(helper.make_node("Range", [f"c{start + 9}", f"end{k}", "one_s"], [f"r{k}"], name=f"range{k}"))
+            a = next(axis)
+            others = [j for j in range(rank) if j != a]
+            if others:
+                inits.append(numpy_helper.from_array(np.array(others, np.int64), f"axes{k}"))
+                nodes.append(helper.make_node("Unsqueeze", [f"r{k}", f"axes{k}"], [out], name=f"on_axis{k}"))
+            else:
+                nodes.append(helper.make_node("Identity", [f"r{k}"], [out], name=f"on_axis{k}"))
+        elif t[0] in ("add", "sub"):
+            a, b = build(t[1]), build(t[2])
+            nodes.append(helper.make_node(t[0].capitalize(), [a, b], [out], name=f"n{k}"))
+        elif t[0] == "neg":
+            nodes.append(helper.make_node("Neg", [build(t[1])], [out], name=f"n{k}"))
+        else:
+            op = "Mul" if t[0] == "mul" else "Add"
+            nodes.append(helper.make_node(op, [build(t[1]), f"c{t[2] + 9}"], [out], name=f"n{k}"))
+        return out
+
+    nodes.append(helper.make_node("Identity", [build(tree)], ["ids"], name="ids"))
+    graph = helper.make_graph(
+        nodes,
+        "positions",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, n]) for n in _LENGTHS],
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(_trees, st.tuples(st.integers(1, 5), st.integers(1, 5), st.integers(1, 5)))
+def test_the_bounds_of_positions_are_the_least_and_largest_onnxruntime_computes(
+    tree: tuple, sizes: tuple[int, int, int]
+) -> None:
+    from bcast.onnx.graph_read import graph_of, onnx_fallback
+
+    model = _positions_model(tree)
+    graph = graph_of(model)
+    ctx = Ctx(graph)
+    propagate(graph, fallback=onnx_fallback, ctx=ctx)
+    found = element_bounds("ids", ctx)
+    assert found is not None, tree  # every tree of these ops is followed
+    lo, hi, _ = found
+    env = dict(zip(_LENGTHS, sizes, strict=True))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (ids,) = session.run(None, {n: np.ones((1, env[n]), np.float32) for n in _LENGTHS})
+    assert (int(ids.min()), int(ids.max())) == (lo.evaluate(env), hi.evaluate(env)), (tree, env)

@@ -118,18 +118,20 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
     """Indices whose values are positions (``Range(past, past + S)`` into a learned position table of ``n``
-    rows): in range only while the last is below ``n``, a ``length-limit`` note saying for which sizes; an
-    error when it never is."""
+    rows, or a relative position ``q - k + K - 1`` into a table of distances): in range only while the last is
+    below ``n`` and the first at least ``-n`` (a negative index counts from the end), a ``length-limit`` note
+    saying for which sizes; an error when it never is."""
     found = element_bounds(node.inputs[1], ctx)
     if found is None:
         return
     lo, hi, made = found
-    spare = (n - 1 - hi).lo
-    if spare is not None and spare >= 0:
+    below = not _within(-lo, n)  # a negative index counts from the end: down to -n
+    limit = tuple((a, n) for a, out in ((hi + 1, not _within(hi + 1, n)), (-lo, below)) if out)
+    if not limit:
         return
     table = node.inputs[0]
     suspects = [*suspects_of((x.origin(axis), x.shape[axis] if x.shape else Expr.const(n))), Suspect(made)]
-    if _past(lo, n) or _past(hi, n):  # the first index or the last is past the end at every size
+    if _past(lo, n) or _past(hi, n) or _past(-lo - 1, n):  # past either end at every size
         raise ShapeError(
             f"Gather {node.name}: the indices {node.inputs[1]} run from {lo} to {hi} (from {made.op} {made.name}), "
             f"past the end of axis {axis} of {table}, of size {n}",
@@ -138,17 +140,26 @@ def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
             suspects=suspects,
             kind="index-out-of-range",
         )
-    if hi.value is not None:
+    if all(a.value is not None for a, _ in limit):
         return
     ctx.note_limit(
         node,
-        ((hi + 1, n),),
+        limit,
         f"the indices {node.inputs[1]} are positions made by {made.op} {made.name}",
         axis=axis,
         dims=(hi, n),
         suspects=suspects,
-        where=f": {table} has {n} rows along axis {axis}, which the indices read up to {hi}",
+        where=f": {table} has {n} rows along axis {axis}, which the indices read "
+        + (f"from {lo} to {hi}" if below else f"up to {hi}")
+        # an IR's Gather does not fail past the end, it reads zeros (a wrong result, not a refusal)
+        + ("; OpenVINO reads zeros past its end" if node.domain == "openvino" else ""),
     )
+
+
+def _within(a: Expr, n: int) -> bool:
+    """Whether ``a <= n`` at every size."""
+    spare = (n - a).lo
+    return spare is not None and spare >= 0
 
 
 def _past(index: Expr, n: int) -> bool:
@@ -157,59 +168,126 @@ def _past(index: Expr, n: int) -> bool:
     return least is not None and least >= 0
 
 
-#: ops whose output holds only elements of their first input (rearranged, repeated or cast)
-_SAME_ELEMENTS = frozenset({"Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "Identity", "Flatten"})
-#: the most ops followed back from an index tensor to the Range that made it
+#: ops whose output holds only elements of their first input (rearranged, repeated or cast), ONNX's and the IR's
+_SAME_ELEMENTS = frozenset(
+    {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "CastLike", "Identity", "Flatten"}
+    | {"Convert", "ConvertLike", "Broadcast"}
+)
+#: sums and differences, by the sign of their second operand
+_SIGN = {"Add": 1, "Sub": -1, "Subtract": -1}
+_MULTIPLY = frozenset({"Mul", "Multiply"})
+_NEGATE = frozenset({"Neg", "Negative"})
+#: the most ops followed back from an index tensor to the Ranges that made it, along one path and in all
 _BOUNDS_DEPTH = 16
+_BOUNDS_LOOK = 64
+
+#: the least and the largest element of a tensor, both taken, and the Range its values come from
+Bounds = tuple[Expr, Expr, Origin]
 
 
-def element_bounds(name: str, ctx: Ctx) -> tuple[Expr, Expr, Origin] | None:
+def element_bounds(name: str, ctx: Ctx) -> Bounds | None:
     """The least and the largest element of the tensor ``name`` of the graph being walked, and the Range it
     comes from, when its values are positions: a ``Range(start, limit)`` of step 1 (from ``start`` to ``limit -
-    1``), reshaped, expanded, cast, or shifted by adding one value (GPT-2's ``Range(0, S) + past``)."""
+    1``), reshaped, expanded or cast (ONNX's ops and the IR's); shifted or scaled by one integer (GPT-2's
+    ``Range(0, S) + past``); or two such tensors added or subtracted as an outer sum (a relative position,
+    ``Range(0, Q)[:, None] - Range(0, K)[None, :] + K - 1``).
+
+    Both bounds are taken by some element (every pair of an outer sum is), so a table read with them is read
+    past its end exactly when a bound is past it: what :func:`_positions` states as a limit. ``None`` when the
+    values are anything else. Each tensor is looked at once per check, and at most :data:`_BOUNDS_LOOK` per
+    question."""
     producers: dict[str, Node] | None = ctx.memo.get("producers")
     if producers is None:
         producers = {o: n for n in ctx.graph.nodes for o in n.outputs if o}
         ctx.memo["producers"] = producers
-    values = ctx.values or {}
-    shift = Expr.const(0)
-    for _ in range(_BOUNDS_DEPTH):
-        node = producers.get(name)
+    memo: dict[str, Bounds | None] = ctx.memo.setdefault("element_bounds", {})
+    return _Bounds(producers, ctx.values or {}, memo).of(name, 0)
+
+
+class _Bounds:
+    """One question of :func:`element_bounds`: the producers and values of the graph, the answers so far."""
+
+    def __init__(self, producers: dict[str, Node], values: dict[str, Value], memo: dict[str, Bounds | None]):
+        self.producers, self.values, self.memo, self.left = producers, values, memo, _BOUNDS_LOOK
+
+    def of(self, name: str, depth: int) -> Bounds | None:
+        if name in self.memo:
+            return self.memo[name]
+        if depth > _BOUNDS_DEPTH or self.left <= 0:
+            return None  # not remembered: a shallower question may still answer it
+        self.left -= 1
+        got = self._made(name, depth)
+        self.memo[name] = got
+        return got
+
+    def _made(self, name: str, depth: int) -> Bounds | None:
+        node = self.producers.get(name)
         if node is None or not node.inputs:
             return None
-        if node.op in _SAME_ELEMENTS:
-            name = node.inputs[0]
-        elif node.op == "Range":
-            start, limit, delta = (_one_value(values.get(i)) for i in (*node.inputs, "", "")[:3])
-            if start is None or limit is None or delta != 1:
+        op, ins = node.op, node.inputs
+        if op in _SAME_ELEMENTS:
+            return self.of(ins[0], depth + 1)
+        if op == "Range":
+            start, limit, delta = (_one_value(self.values.get(i)) for i in (*ins, "", "")[:3])
+            if start is None or limit is None or delta is None or delta.value != 1:
                 return None
-            return start + shift, limit - 1 + shift, Origin(node.name, node.op)
-        elif node.op in ("Add", "Sub") and len(node.inputs) == 2:
-            step = _shifted(node, values)
-            if step is None:
-                return None
-            name, by = step
-            shift = shift + by
-        else:
+            return start, limit - 1, Origin(node.name, node.op)
+        if op in _NEGATE:
+            x = self.of(ins[0], depth + 1)
+            return None if x is None else (-x[1], -x[0], x[2])
+        if len(ins) != 2:
             return None
-    return None
+        a, b = ins
+        if op in _MULTIPLY:
+            k, other = _one_value(self.values.get(b)), a
+            if k is None:
+                k, other = _one_value(self.values.get(a)), b
+            if k is None or k.value is None:
+                return None  # scaled by a size: its sign, and so which end is which, is not known here
+            x = self.of(other, depth + 1)
+            if x is None:
+                return None
+            return (k * x[0], k * x[1], x[2]) if k.value >= 0 else (k * x[1], k * x[0], x[2])
+        sign = _SIGN.get(op)
+        if sign is None:
+            return None
+        ka, kb = _one_value(self.values.get(a)), _one_value(self.values.get(b))
+        if kb is not None:
+            x = self.of(a, depth + 1)
+            return None if x is None else (x[0] + sign * kb, x[1] + sign * kb, x[2])
+        if ka is not None:
+            y = self.of(b, depth + 1)
+            if y is None:
+                return None
+            return (ka + y[0], ka + y[1], y[2]) if sign > 0 else (ka - y[1], ka - y[0], y[2])
+        if not _outer(self.values.get(a), self.values.get(b)):
+            return None  # elementwise pairs: not every least meets every largest
+        x, y = self.of(a, depth + 1), self.of(b, depth + 1)
+        if x is None or y is None:
+            return None
+        if sign > 0:
+            return x[0] + y[0], x[1] + y[1], x[2]
+        return x[0] - y[1], x[1] - y[0], x[2]
 
 
-def _shifted(node: Node, values: dict[str, Value]) -> tuple[str, Expr] | None:
-    """An Add's or Sub's other input and what it adds to each of its elements, when one input is one value."""
-    a, b = node.inputs
-    by = _one_value(values.get(b))
-    if by is not None:
-        return a, by if node.op == "Add" else -by
-    by = _one_value(values.get(a)) if node.op == "Add" else None
-    return None if by is None else (b, by)
+def _outer(a: Value | None, b: Value | None) -> bool:
+    """Whether broadcasting ``a`` with ``b`` pairs every element of one with every element of the other: on
+    each axis (right-aligned), one of them has the size 1."""
+    if a is None or b is None or a.shape is None or b.shape is None:
+        return False
+    return all(x.value == 1 or y.value == 1 for x, y in zip(reversed(a.shape), reversed(b.shape), strict=False))
 
 
 def _one_value(v: Value | None) -> Expr | None:
-    """The one integer value every element of ``v`` holds, when known (a scalar, a one-element tensor)."""
-    if v is None or not v.data or not isinstance(v.data[0], Expr) or any(e != v.data[0] for e in v.data):
+    """The one integer value every element of ``v`` holds, when known (a scalar, a one-element tensor); a
+    float holding a whole number (``1.0``, a ratio traced as a constant) is that integer."""
+    if v is None or not v.data:
         return None
-    first: Expr = v.data[0]
+    first = v.data[0]
+    if isinstance(first, float) and len(v.data) == 1 and first.is_integer() and abs(first) < 2**53:
+        first = Expr.const(int(first))
+    if not isinstance(first, Expr) or any(e != first for e in v.data[1:]):
+        return None
     return first
 
 
