@@ -187,3 +187,46 @@ def test_the_same_model_rounding_down_keeps_its_finding(tmp_path: Path) -> None:
     assert _runs(path, 8) and not _runs(path, 17)  # latent: fails where the two sizes differ and neither is 1
     report = check(str(path))
     assert report.problems and {p.node for p in report.problems} == {"merge"}, report.problems
+
+
+# -- quotients of products of window counts --------------------------------------------------------------
+
+
+@st.composite
+def _window_product(draw: st.DrawFn) -> tuple[Expr, Callable[[int, int], int], Expr, Callable[[int, int], int]]:
+    """``c * floor(P/k) * floor(Q/k) * k * k`` over ``P * Q`` (a padded window partition undone by a reshape),
+    ``P`` and ``Q`` padded to a multiple of ``k`` (``x + (k - x mod k) mod k``) or left as they are."""
+    k = draw(st.integers(2, 4))
+    c = draw(st.integers(1, 64))
+    parts: list[tuple[Expr, Callable[[int, int], int]]] = []
+    for x, fx in ((H, lambda h, w: h), (W, lambda h, w: w)):
+        if draw(st.booleans()):
+            parts.append((x + (k - x % k) % k, lambda h, w, fx=fx: fx(h, w) + (k - fx(h, w) % k) % k))
+        else:
+            parts.append((x, fx))
+    (p, fp), (q, fq) = parts
+    num = (p // k) * (q // k) * (c * k * k)
+    return (
+        num,
+        lambda h, w: (fp(h, w) // k) * (fq(h, w) // k) * c * k * k,
+        p * q,
+        lambda h, w: fp(h, w) * fq(h, w),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(_window_product())
+def test_a_quotient_of_window_counts_is_exact_only_where_it_is(
+    case: tuple[Expr, Callable[[int, int], int], Expr, Callable[[int, int], int]],
+) -> None:
+    a, fa, b, fb = case
+    q = a // b
+    for h, w in itertools.product(range(1, 25), repeat=2):
+        assert q.evaluate({"h": h, "w": w}) == fa(h, w) // fb(h, w), (str(a), str(b), str(q), h, w)
+
+
+def test_padded_window_counts_divide_back_to_the_channels() -> None:
+    for k in (2, 3, 7):
+        hp, wp = H + (k - H % k) % k, W + (k - W % k) % k
+        assert str((hp // k) * (wp // k) * (k * k * 32) // (hp * wp)) == "32"
+        assert str((hp // k) * (W // k) * (k * 32) // (hp * W)).startswith("floor(")  # W need not be a multiple

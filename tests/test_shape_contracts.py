@@ -190,6 +190,61 @@ def test_a_torch_unet_exported_with_dynamic_sizes(up: str) -> None:
         assert runs(fixed, {"x": (1, 3, 31, 32)}) and problems(fixed) == [], fix
 
 
+def _torch_windows(window: int, crop: bool) -> Any:
+    """ViTDet's and SAM's windowed attention on ``x [B, H, W, C]``: padded to a multiple of the window, split into
+    windows (a reshape to ``[-1, ws, ws, C]``), projected, put back with a reshape whose channels are ``-1``, and
+    cropped to ``H, W`` (``crop``) before the residual add."""
+    torch = pytest.importorskip("torch", reason="the windows are exported from torch")
+    functional = torch.nn.functional
+
+    class Windows(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = torch.nn.Linear(8, 8)
+
+        def forward(self, x: Any) -> Any:
+            b, h, w, c = x.shape
+            ph, pw = (window - h % window) % window, (window - w % window) % window
+            hp, wp = h + ph, w + pw
+            y = functional.pad(x, (0, 0, 0, pw, 0, ph))
+            y = y.view(b, hp // window, window, wp // window, window, c).permute(0, 1, 3, 2, 4, 5)
+            y = self.proj(y.reshape(-1, window, window, c))
+            y = y.view(b, hp // window, wp // window, window, window, -1).permute(0, 1, 3, 2, 4, 5)
+            y = y.reshape(b, hp, wp, -1)
+            return x + (y[:, :h, :w, :] if crop else y)
+
+    import io
+
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            Windows().eval(),
+            (torch.randn(1, 6, 6, 8),),
+            buf,
+            dynamo=False,
+            input_names=["x"],
+            dynamic_axes={"x": {0: "B", 1: "H", 2: "W"}},
+            opset_version=17,
+        )
+    return onnx.load_from_string(buf.getvalue())
+
+
+@pytest.mark.parametrize("window", [2, 3])
+def test_a_padded_window_partition_undone_by_a_reshape_keeps_its_channels(window: int) -> None:
+    """The reshape back has ``-1`` channels: ``B*floor(Hp/ws)*floor(Wp/ws)*ws*ws*C / (B*Hp*Wp)``, which is ``C``
+    because the padded ``Hp = H + (ws - H mod ws) mod ws`` is a multiple of the window at every size. Without
+    that, the channels were an opaque quotient, and the residual add a warning on a model that runs."""
+    m = _torch_windows(window, crop=True)
+    for h, w in ((6, 6), (7, 9), (5, 13), (1, 1)):
+        assert runs(m, {"x": (2, h, w, 8)}), (h, w)
+    assert problems(m) == []
+    # without the crop the add meets the padded map: a true finding, where onnxruntime fails
+    uncropped = _torch_windows(window, crop=False)
+    assert runs(uncropped, {"x": (2, 2 * window, 3 * window, 8)}) and not runs(uncropped, {"x": (2, 7, 7, 8)})
+    assert {(p.kind, p.severity) for p in problems(uncropped)} == {("constraint", "warning")}
+
+
 # -- Reshape -----------------------------------------------------------------------------------------
 
 

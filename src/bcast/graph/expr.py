@@ -252,7 +252,31 @@ class Expr:
                 k = inner.args[1].value
                 if k is not None and k > 0:
                     return inner.args[0] // (k * b)  # floor(floor(x/a)/b) = floor(x/(a*b))
+        if b is None:
+            q = self._unfloored_quotient(o)
+            if q is not None:
+                return q
         return _opaque(f"floor({_group(self)}/{_group(o)})", "floor", (self, o))
+
+    def _unfloored_quotient(self, o: Expr) -> Expr | None:
+        """``self / o`` when it is exact once each ``floor(X/k)`` of a product ``self`` whose ``X`` is a multiple of
+        ``k`` at every size is ``X/k``: a window's channels, ``128*B*floor(Hp/2)*floor(Wp/2) / (B*Hp*Wp)`` where
+        ``Hp = h + (h mod 2)`` is always even, is 32 (the -1 of a reshape that undoes a padded window partition).
+        ``None`` otherwise; exact by the same multiplication as :meth:`_exact_quotient`."""
+        if len(self.terms) != 1:
+            return None
+        ((m, c),) = self.terms
+        out, scale = Expr.const(c), 1
+        for atom in m:
+            if isinstance(atom, Opaque) and atom.op == "floor":
+                x, k = atom.args
+                if k.value is not None and k.value > 1 and (x % k.value).eq(0) is Tri.YES:
+                    out, scale = out * x, scale * k.value
+                    continue
+            out = out * Expr((((atom,), 1),))
+        if scale == 1:
+            return None
+        return out._exact_quotient(o * scale)
 
     def ceildiv(self, other: ExprLike) -> Expr:
         o = as_expr(other)
