@@ -528,10 +528,11 @@ def test_a_quotient_by_a_size_is_bounded_below(expr: Expr, lo: int | None) -> No
         (S, Expr.const(9), None),  # a power no shape arithmetic takes
         (Expr.const(3), Expr.const(-1), None),  # not an integer
         (16.0, 0.5, 4.0),  # a whole number in single and double precision alike
-        (2.0, 0.5, None),  # a cast of it could round two ways
+        (24.0, 0.5, 24.0**0.5),  # a fraction far from any integer: every cast of it truncates to 4
+        (10001.0, 0.5, None),  # 100.005: too near an integer for two libraries' last bits to agree after a cast
         (2.0**40, 1.0, None),  # past what a float32 holds of every integer
     ],
-    ids=["square-of-a-size", "integers", "high-power", "negative-exponent", "root", "irrational", "large"],
+    ids=["square-of-a-size", "integers", "high-power", "negative-exponent", "root", "irrational", "near", "large"],
 )
 def test_a_power_is_evaluated_where_it_is_exact(base: Any, exponent: Any, want: Any) -> None:
     from bcast.graph.model import Value
@@ -584,3 +585,39 @@ def test_quotients_of_sizes_are_never_below_their_bound(s: int, t: int, k: int) 
     for expr in (S // T, S % T, (k * S + T) // (T + k), (S * T) % (T + k)):
         lo = expr.lo
         assert lo is not None and expr.evaluate({"S": s, "T": t}) >= lo
+
+
+def test_a_grid_side_from_a_count_that_is_no_square_is_found_at_that_count(tmp_path: Path) -> None:
+    """DPT's reassembly: ``s = int(S ** 0.5)`` patches a side, ``x [1, S, 8]`` reshaped to ``[1, s, s, 8]``; at a
+    count that is no square (24 patches of a 64x96 image) the reshape fails. Given the count, the power is
+    evaluated as the runtime computes it and the reshape's error found; onnxruntime agrees at every count."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one_s"], ["count"], axis=0),
+        helper.make_node("Cast", ["count"], ["count_f"], to=TensorProto.FLOAT),
+        helper.make_node("Pow", ["count_f", "half"], ["side_f"]),
+        helper.make_node("Cast", ["side_f"], ["side_i"], to=I64),
+        helper.make_node("Unsqueeze", ["side_i", "axis0"], ["side"]),
+        helper.make_node("Concat", ["one", "side", "side", "eight"], ["grid_shape"], axis=0),
+        helper.make_node("Reshape", ["x", "grid_shape"], ["out"]),
+    ]
+    consts = {
+        "one_s": np.array(1, np.int64),
+        "half": np.array(0.5, np.float32),
+        "axis0": np.array([0], np.int64),
+        "one": np.array([1], np.int64),
+        "eight": np.array([8], np.int64),
+    }
+    path, xml = _model(tmp_path / "grid.onnx", nodes, {"x": [1, "S", 8]}, consts)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    compiled = ov.Core().compile_model(str(xml), "CPU")
+    for count in (4, 16, 24, 25, 35, 36, 37):
+        feeds = {"x": np.ones((1, count, 8), np.float32)}
+        for model, dims in ((path, {"S": count}), (xml, {"x_1": count})):
+            try:
+                session.run(None, feeds) if model is path else compiled(feeds)
+                runs = True
+            except Exception:
+                runs = False
+            errors = [p.kind for p in check(str(model), dims=dims).problems if p.severity == "error"]
+            assert runs == (errors == []) and errors in ([], ["reshape-count"]), (model.suffix, count, errors)

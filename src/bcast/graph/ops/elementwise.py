@@ -249,15 +249,24 @@ def _float_op(op: str, a: Any, b: Any) -> Any:
 
 
 def _float_pow(a: float, b: float) -> float | None:
-    """``a ** b`` where it is a whole number in single precision and in double alike (``16 ** 0.5``: a table's side
-    from its length, as DINOv2 computes it); ``None`` otherwise, where the two may round to different integers
-    after a cast."""
+    """``a ** b`` where a cast to an integer takes it to the same integer in single precision and in double alike:
+    a whole number in both (``16 ** 0.5``: a table's side from its length, as DINOv2 computes it), or a fraction
+    far from any integer (``24 ** 0.5``, 4.899: DPT's grid side from a count of patches that is no square), where
+    no library's last bit can carry it across one; ``None`` near an integer, where the two may round to different
+    integers after a cast."""
     r = a**b
-    if isinstance(r, complex) or not math.isfinite(r) or not r.is_integer() or abs(r) > 2**24:
+    if isinstance(r, complex) or not math.isfinite(r) or abs(r) > 2**24:
         return None
+    if not r.is_integer():
+        return r if abs(r - round(r)) > _FAR_FROM_WHOLE * max(1.0, abs(r)) else None
     with np.errstate(all="ignore"):
         single = float(np.float32(a) ** np.float32(b))
     return r if single == r else None
+
+
+#: how far, relative to its size, a fraction must be from every integer to be cast as the runtime casts it: far
+#: beyond float32's rounding (6e-8) and any two libraries' difference in the last bits of a power
+_FAR_FROM_WHOLE = 1e-4
 
 
 def _int_pow(a: Expr, b: Expr) -> Expr | None:
