@@ -244,17 +244,22 @@ def _strided_crop(directory: Path, crop: bool) -> tuple[Path, Path, dict[str, li
     return (*_model(directory / f"strided_crop_{crop}.onnx", nodes, inputs, consts), inputs)
 
 
+def _square_grid(count: str, data: str, last: str, out: str) -> list[Any]:
+    """``data`` reshaped to ``[1, s, s, last]``, ``s = int(count ** 0.5)`` (``half`` and ``axis0`` and ``one``
+    among the constants): a square grid from a count of positions or patches."""
+    return [
+        helper.make_node("Pow", [count, "half"], ["side_f"]),
+        helper.make_node("Cast", ["side_f"], ["side_i"], to=I64),
+        helper.make_node("Unsqueeze", ["side_i", "axis0"], ["side"]),
+        helper.make_node("Concat", ["one", "side", "side", last], ["grid_shape"], axis=0),
+        helper.make_node("Reshape", [data, "grid_shape"], [out]),
+    ]
+
+
 def _table_side(directory: Path) -> tuple[Path, Path, dict[str, list[Any]]]:
     """A table of 16 positions laid out as a square, its side ``int(16 ** 0.5)`` (DINOv2's interpolated position
     encoding), added to ``x`` of ``[batch, 4, w, 32]``: it broadcasts for ``w`` of 1 or 4 only."""
-    nodes = [
-        helper.make_node("Pow", ["positions", "half"], ["side_f"]),
-        helper.make_node("Cast", ["side_f"], ["side_i"], to=I64),
-        helper.make_node("Unsqueeze", ["side_i", "axis0"], ["side"]),
-        helper.make_node("Concat", ["one", "side", "side", "width"], ["grid_shape"], axis=0),
-        helper.make_node("Reshape", ["table", "grid_shape"], ["grid"]),
-        helper.make_node("Add", ["grid", "x"], ["out"]),
-    ]
+    nodes = [*_square_grid("positions", "table", "width", "grid"), helper.make_node("Add", ["grid", "x"], ["out"])]
     consts = {
         "positions": np.array(16, np.float32),
         "half": np.array(0.5, np.float32),
@@ -595,11 +600,7 @@ def test_a_grid_side_from_a_count_that_is_no_square_is_found_at_that_count(tmp_p
         helper.make_node("Shape", ["x"], ["shape"]),
         helper.make_node("Gather", ["shape", "one_s"], ["count"], axis=0),
         helper.make_node("Cast", ["count"], ["count_f"], to=TensorProto.FLOAT),
-        helper.make_node("Pow", ["count_f", "half"], ["side_f"]),
-        helper.make_node("Cast", ["side_f"], ["side_i"], to=I64),
-        helper.make_node("Unsqueeze", ["side_i", "axis0"], ["side"]),
-        helper.make_node("Concat", ["one", "side", "side", "eight"], ["grid_shape"], axis=0),
-        helper.make_node("Reshape", ["x", "grid_shape"], ["out"]),
+        *_square_grid("count_f", "x", "eight", "out"),
     ]
     consts = {
         "one_s": np.array(1, np.int64),
