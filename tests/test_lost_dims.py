@@ -24,6 +24,7 @@ The classes:
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 from typing import Any
 
@@ -622,3 +623,19 @@ def test_a_grid_side_from_a_count_that_is_no_square_is_found_at_that_count(tmp_p
                 runs = False
             errors = [p.kind for p in check(str(model), dims=dims).problems if p.severity == "error"]
             assert runs == (errors == []) and errors in ([], ["reshape-count"]), (model.suffix, count, errors)
+    # of any count: the side is isqrt(S), and the reshape holds only where S is a square, which both say
+    for model, count in ((path, "S"), (xml, "x_1")):
+        [p] = check(str(model)).problems
+        assert (p.kind, p.severity) == ("reshape-count", "warning"), p.message
+        assert f"isqrt({count})*isqrt({count})" in p.message, p.message
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 15, 16, 17, 24, 25, 10**6 - 1, 10**6])
+def test_an_integer_square_root_is_python_s(n: int) -> None:
+    e = (S * T).isqrt()
+    assert str(e) == "isqrt(S*T)" and e.lo == 0
+    assert e.evaluate({"S": n, "T": 1}) == math.isqrt(n) == Expr.const(n).isqrt().value
+    assert e.bind({"S": n, "T": 1}).value == math.isqrt(n)
+    assert str(e.bind({"T": 1})) == "isqrt(S)"
+    with pytest.raises(ValueError, match="square root of a negative"):
+        Expr.const(-1).isqrt()

@@ -288,6 +288,16 @@ class Expr:
             return q
         return _opaque(f"ceil({_group(self)}/{_group(o)})", "ceil", (self, o))
 
+    def isqrt(self) -> Expr:
+        """The integer square root, ``floor(sqrt(self))``, of a size (at least 0 at every size): a grid's side
+        from a count of cells, cast from a floating-point ``count ** 0.5`` (DPT's reassembly of patches)."""
+        v = self.value
+        if v is not None:
+            if v < 0:
+                raise ValueError("the square root of a negative dim")
+            return Expr.const(math.isqrt(v))
+        return _opaque(f"isqrt({self})", "isqrt", (self,))
+
     def __mod__(self, other: ExprLike) -> Expr:
         o = as_expr(other)
         a, b = self.value, o.value
@@ -498,6 +508,8 @@ class Opaque(str):
 
 
 def _lower(op: str, args: tuple[Expr, ...]) -> int | None:
+    if op == "isqrt":
+        return 0
     los = [a.lo for a in args]
     if op in ("floor", "ceil", "mod"):
         d = args[1].value
@@ -552,6 +564,8 @@ def _bind_atom(a: str, values: Mapping[str, ExprLike], memo: dict[str, Expr]) ->
             out = x[0] % x[1]
         elif a.op == "mul":
             out = x[0] * x[1]
+        elif a.op == "isqrt":
+            out = x[0].isqrt()
         else:
             out = emax(x) if a.op == "max" else emin(x)
     memo[a] = out
@@ -576,6 +590,8 @@ def _atom_value(a: str, env: dict[str, int], memo: dict[str, int]) -> int:
         out = -((-vals[0]) // vals[1])
     elif op == "mod":
         out = vals[0] % vals[1]
+    elif op == "isqrt":
+        out = math.isqrt(max(vals[0], 0))  # made only of a size: 0 or more wherever a size is
     else:
         out = max(vals) if op == "max" else min(vals)
     memo[a] = out

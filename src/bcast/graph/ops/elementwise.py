@@ -142,7 +142,23 @@ def _ratio_op(op: str, a: Any, b: Any) -> Any:
         d = math.lcm(ad, bd)
         pair = (an * (d // ad), bn * (d // bd))
         return ratio(emax(pair) if op == "Max" else emin(pair), d)
+    if op == "Pow" and ad == 1 and (bn.value, bd) == (1, 2) and an.lo is not None and an.lo >= 0:
+        return Root(an)
     return None
+
+
+@dataclass(frozen=True)
+class Root:
+    """An element of a floating-point tensor that is ``sqrt(num)``, ``num`` a size cast to float and raised to
+    ``0.5`` (DPT's grid side from a count of patches). Nothing computes with it but a cast to an integer, which
+    is ``isqrt(num)``: exact where float32's square root truncates as the integer one does, for a ``num`` below
+    2**23 (the root of a non-square is at least ``1 / (2 * sqrt(num))`` from an integer, far more than float32
+    rounds it by there)."""
+
+    num: Expr
+
+    def __str__(self) -> str:
+        return f"sqrt({self.num})"
 
 
 def _rounded(op: str, x: Any) -> Any:
@@ -183,7 +199,7 @@ def _as_float(e: Any, dtype: str | None) -> Any:
         if v is not None:
             return v
         return Ratio(e, 1) if dtype in _EXACT_FLOATS else None
-    if isinstance(e, Ratio):
+    if isinstance(e, (Ratio, Root)):
         return e if dtype in _EXACT_FLOATS else None
     return e
 
@@ -636,6 +652,8 @@ def _as_int(e: Any) -> Expr | None:
         return e
     if isinstance(e, Ratio):
         return _truncated(e)
+    if isinstance(e, Root):
+        return e.num.isqrt()
     if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e):
         return None
     return Expr.const(int(e))
