@@ -318,7 +318,11 @@ def _resize_pad() -> tuple[list[Any], list[Any]]:
         named(o11.interpolate(x, const([5, 9]), "linear", "sizes", axes=const([2, 3])), "interp11_sizes"),
         named(o1.pad(x, const([0, 1, 2, 0]), const([0, 0, 3, 1]), "constant"), "pad1"),
         named(o12.pad(x, const([0, 0, -2, 1]), const([0, 1, 0, -3]), "edge"), "pad12"),
+        named(nf("opset9", "GridSample", [x, param("grid", [1, 4, 5, 2])], _GRID_SAMPLE), "grid_sample"),
     ], [x]
+
+
+_GRID_SAMPLE = {"align_corners": False, "mode": "bilinear", "padding_mode": "zeros"}
 
 
 def _same_shape() -> tuple[list[Any], list[Any]]:

@@ -1566,6 +1566,16 @@ def _interpolate(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return [Value(x.dtype, tuple(out))]
 
 
+@register("openvino:GridSample")
+def _grid_sample(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """GridSample-9: ONNX's on images only, data ``[N, C, H, W]`` sampled at a grid ``[N, H_out, W_out, 2]``."""
+    for k, what in ((0, "the data"), (1, "the grid")):
+        v = input_value(ins, k)
+        if v is not None and v.shape is not None and len(v.shape) != 4:
+            raise ShapeError(f"{_name(node)}: {what} {_t(v.shape)} must have rank 4", kind="invalid")
+    return _call("GridSample", _view(node, {}, inputs=node.inputs[:2]), list(ins[:2]), ctx)
+
+
 @register("openvino:Pad")
 def _pad(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     """Pad-1/12: each axis grows by pads_begin + pads_end (negative ones, in Pad-12, crop)."""
