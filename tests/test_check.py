@@ -969,3 +969,39 @@ def test_help_shows_examples(command: str | None, capsys: pytest.CaptureFixture[
     assert re.search(r"^  bcast (check|explain|infer) ", examples, re.M)
     if command == "check":
         assert "exit status, the worst over the models: 0 no problems, 1 problems found, 2 a model cannot be" in out
+
+
+def test_a_dim_named_by_a_digest_is_spelled_out_under_the_report() -> None:
+    """An expression too long to be a dim's name (over 200 characters) is named ``expr_<digest>``: the report says
+    what each such name stands for, and the names are forgotten when the check ends."""
+    pytest.importorskip("onnx", reason="the model is built with onnx.helper")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from bcast.graph import expr
+
+    names = [f"a_rather_long_dimension_name_number_{k}_of_the_input" for k in range(5)]
+    nodes = [
+        helper.make_node("Shape", ["y"], ["ys"], name="y_shape"),
+        helper.make_node("Concat", ["minus", "ys"], ["target"], name="target", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["r"], name="rows"),
+        helper.make_node("Add", ["r", "z"], ["out"], name="add"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "digest",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, names),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M"]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, ["K", "M"]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([-1], np.int64), "minus")],
+    )
+    report = check(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    [problem] = report.problems
+    [name] = re.findall(r"expr_[0-9a-f]{12}", problem.message)[:1]
+    spelled = report.legend[name]
+    assert spelled == f"floor(({'*'.join(sorted(names))})/M)", spelled
+    assert f"where\n  {name} = floor((a_rather_long" in report.render()
+    assert expr.digests([name]) == {}  # the check's names went with it
+    assert "where" not in check(sample_model_path()).render()  # a report without digests has no legend

@@ -158,7 +158,7 @@ def test_a_table_cut_is_looked_for_once_in_each_term() -> None:
 
 def test_expressions_hold_their_definitions_and_the_module_no_state() -> None:
     """An opaque term carries what it stands for; nothing is kept beside expressions between checks but the
-    bounded memo of sums, products and comparisons, a cache of pure results."""
+    bounded memo of sums, products and comparisons and of long expressions' digest names, caches of pure results."""
     s = Expr.symbol("S")
     e = (s - 1) // 2 + 1
     assert e.evaluate({"S": 7}) == 4
@@ -166,6 +166,7 @@ def test_expressions_hold_their_definitions_and_the_module_no_state() -> None:
     assert isinstance(atom, graph_expr.Opaque)
     assert (atom.op, str(atom.args[0])) == ("floor", "S - 1")
     memos = {"_SUM": graph_expr._SUM, "_PRODUCT": graph_expr._PRODUCT, "_EQ": graph_expr._EQ}
+    memos["_DIGESTS"] = graph_expr._DIGESTS  # what each long expression's digest name stands for, for the report
     mutable = {
         name
         for name, value in vars(graph_expr).items()
@@ -192,7 +193,7 @@ def test_the_arithmetic_memo_is_bounded_and_gives_what_computing_afresh_gives() 
     assert remembered == [str(b * s * 12 + s), str((b + 1) * (s - 1)), (b * s).eq(s * b), (s + 1).eq(s)]
     assert remembered == ["12*B*S + S", "B*S - B + S - 1", Tri.YES, Tri.NO]
     check(sample_model_path())  # a check empties the memo when it ends: it keeps nothing of one model for the next
-    assert (graph_expr._SUM, graph_expr._PRODUCT, graph_expr._EQ) == ({}, {}, {})
+    assert (graph_expr._SUM, graph_expr._PRODUCT, graph_expr._EQ, graph_expr._DIGESTS) == ({}, {}, {}, {})
 
 
 def test_two_checks_in_two_threads_do_not_interfere(tmp_path: Path) -> None:

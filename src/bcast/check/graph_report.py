@@ -7,10 +7,12 @@ constraints joined per symbol, and where propagation stopped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..constraints import Constraint
 from ..graph import BroadcastRecord, Expr, Result
+from ..graph.expr import digests
 from ..graph.roots import root_causes
 from .report import NodeReport, Problem, Report, ShapeJSON, Unchecked
 
@@ -133,4 +135,19 @@ def report_from_result(
             report.add_constraints(f.node.label, f.node.op, [f.constraint])
     for stop in result.unknown:
         report.unchecked.append(Unchecked(stop.node.label, stop.node.op, stop.reason, stop.downstream))
-    return report.finish()
+    report = report.finish()
+    report.legend = _legend(report)
+    return report
+
+
+_DIGEST = re.compile(r"expr_[0-9a-f]{12}")
+
+
+def _legend(report: Report) -> dict[str, str]:
+    """What each digest name in the report's problems and symbols' sizes stands for: an expression too long to be a
+    dim's name is named by a digest (``expr_61bd5ec0de9a``), and the report says what it is. The links between an
+    IR's unnamed input dims, which the text report counts rather than lists, are left out."""
+    said = [p.message for p in report.problems] + [str(d) for p in report.problems for d in p.dims]
+    said += [text for c in report.constraints if not c.relation for text in (c.dim, c.allowed)]
+    names = dict.fromkeys(n for text in said if "expr_" in text for n in _DIGEST.findall(text))
+    return digests(names) if names else {}

@@ -306,6 +306,9 @@ class Report:
     affects: dict[str, int] = field(default_factory=dict, repr=False)
     #: each node's constraints, and whether each only links inputs' unnamed dims, for :meth:`finish`
     _pending: list[tuple[str, str, Constraint, bool]] = field(default_factory=list, repr=False)
+    #: what each digest name in the problems and constraints stands for (``expr_61bd5ec0de9a`` -> the expression,
+    #: cut to 600 characters): an expression too long to be a dim's name; the text report lists them
+    legend: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add_constraints(self, node: str, op: str, cons: Iterable[Constraint], *, relation: bool = False) -> None:
         """Keep ``cons``, required by ``node``, for :meth:`finish`; ``relation``: each only links inputs' unnamed
@@ -500,7 +503,18 @@ class Report:
                 if len(p.chain) > 1:
                     lines.append(f"      chain: {show(' -> '.join(show(c, NAME_CHARS) for c in p.chain))}")
         lines.extend(self._unchecked_lines())
+        lines.extend(self._legend_lines())
         return "\n".join(lines)
+
+    def _legend_lines(self) -> list[str]:
+        """What each digest name stands for, where the report names one."""
+        if not self.legend:
+            return []
+        lines = ["", "where"]
+        lines += [f"  {show(name, NAME_CHARS)} = {show(text)}" for name, text in list(self.legend.items())[:MAX_LISTED]]
+        if len(self.legend) > MAX_LISTED:
+            lines.append(f"  ... and {len(self.legend) - MAX_LISTED} more")
+        return lines
 
     def _symbol_lines(self, prefix: str = "  ", head: str = "", gap: str = "   ") -> list[str]:
         """A line per symbolic dim: those with sizes or links of the model's own first, then the links between

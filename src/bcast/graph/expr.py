@@ -451,7 +451,7 @@ _EQ: dict[tuple[Expr, Expr], Tri] = {}
 def forget() -> None:
     """Empty the memo of sums, products and comparisons (a check does when it ends: it holds the expressions of
     one model, which the next rarely shares)."""
-    for memo in (_SUM, _PRODUCT, _EQ):
+    for memo in (_SUM, _PRODUCT, _EQ, _DIGESTS):
         memo.clear()
 
 
@@ -532,8 +532,22 @@ def _opaque(text: str, op: str, args: tuple[Expr, ...]) -> Expr:
     if len(text) > MAX_ATOM_CHARS:
         import hashlib
 
-        text = "expr_" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+        long, text = text, "expr_" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+        if len(_DIGESTS) < MAX_DIGESTS:
+            _DIGESTS.setdefault(text, long if len(long) <= MAX_DIGEST_CHARS else long[:MAX_DIGEST_CHARS] + "...")
     return Expr((((Opaque(text, op, args),), 1),))
+
+
+#: what each digest name of this check stands for (``expr_61bd5ec0de9a`` -> ``floor((128*B*...)/...)``), for the
+#: report's legend: the texts kept, each cut to :data:`MAX_DIGEST_CHARS`, and at most :data:`MAX_DIGESTS` of them
+_DIGESTS: dict[str, str] = {}
+MAX_DIGESTS = 1000
+MAX_DIGEST_CHARS = 600
+
+
+def digests(names: Iterable[str]) -> dict[str, str]:
+    """What each of ``names`` that is a digest name of this check stands for (cut to :data:`MAX_DIGEST_CHARS`)."""
+    return {n: _DIGESTS[n] for n in names if n in _DIGESTS}
 
 
 def _at_least_one(e: Expr) -> bool:
