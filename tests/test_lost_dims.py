@@ -639,3 +639,21 @@ def test_an_integer_square_root_is_python_s(n: int) -> None:
     assert str(e.bind({"T": 1})) == "isqrt(S)"
     with pytest.raises(ValueError, match="square root of a negative"):
         Expr.const(-1).isqrt()
+
+
+def test_a_root_of_a_size_is_cast_and_never_computed_with() -> None:
+    """``S ** 0.5`` of a size held in a float is a root: cast to an integer it is ``isqrt(S)``, to a float of
+    every size it stays a root, to bool it is unknown (0 only where ``S`` is); any arithmetic on it is unknown,
+    never a wrong number."""
+    from bcast.graph.model import Value
+    from bcast.graph.ops.elementwise import Ratio, _cast_data, evaluate
+
+    root = evaluate("Pow", [Value("float32", (), (Ratio(S, 1),)), Value("float32", (), (0.5,))], ())
+    assert root is not None and str(root[0]) == "sqrt(S)"
+    for op in ("Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"):
+        assert evaluate(op, [Value("float32", (), root), Value("float32", (), (2.0,))], ()) is None, op
+    assert [str(e) for e in _cast_data(root, "int64") or ()] == ["isqrt(S)"]
+    assert _cast_data(root, "float32") == root and _cast_data(root, "float16") is None
+    assert _cast_data(root, "bool") is None
+    negative = evaluate("Pow", [Value("float32", (), (Ratio(S - 7, 1),)), Value("float32", (), (0.5,))], ())
+    assert negative is None  # S - 7 may be negative: its root may be NaN

@@ -237,6 +237,8 @@ def _cmp(a: Expr, b: Expr, op: Callable[[int, int], bool]) -> Expr | None:
 def _num(x: Any) -> Any:
     if isinstance(x, Expr):
         return x.value
+    if isinstance(x, Root):
+        return None  # a root of a size is cast, never computed with
     return x
 
 
@@ -641,7 +643,7 @@ def _cast_data(values: tuple[Any, ...], dtype: str | None) -> tuple[Any, ...] | 
     if dtype in ("float16", "float32", "float64", "bfloat16"):
         got = [_as_float(e, dtype) for e in values]
     elif dtype == "bool":
-        got = [_truth(e.num if isinstance(e, Ratio) else e) for e in values]
+        got = [_truth(e.num if isinstance(e, (Ratio, Root)) else e) for e in values]  # zero exactly where num is
     else:
         got = [_as_int(e) for e in values]
     return None if any(v is None for v in got) else tuple(got)
