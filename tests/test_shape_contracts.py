@@ -161,19 +161,20 @@ def _torch_unet(up: str, fix: str = "") -> Any:
                 y = functional.pad(y, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])
             return self.out(torch.cat([skip, y], 1))
 
+    return _torch_export(UNet(), torch.randn(1, 3, 32, 32), {0: "N", 2: "H", 3: "W"})
+
+
+def _torch_export(module: Any, example: Any, axes: dict[int, str]) -> Any:
+    """``module`` exported by the TorchScript exporter (opset 17) with its input ``x``'s ``axes`` open."""
     import io
+
+    import torch
 
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            UNet().eval(),
-            (torch.randn(1, 3, 32, 32),),
-            buf,
-            dynamo=False,
-            input_names=["x"],
-            dynamic_axes={"x": {0: "N", 2: "H", 3: "W"}},
-            opset_version=17,
+            module.eval(), (example,), buf, dynamo=False, input_names=["x"], dynamic_axes={"x": axes}, opset_version=17
         )
     return onnx.load_from_string(buf.getvalue())
 
@@ -213,21 +214,7 @@ def _torch_windows(window: int, crop: bool) -> Any:
             y = y.reshape(b, hp, wp, -1)
             return x + (y[:, :h, :w, :] if crop else y)
 
-    import io
-
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            Windows().eval(),
-            (torch.randn(1, 6, 6, 8),),
-            buf,
-            dynamo=False,
-            input_names=["x"],
-            dynamic_axes={"x": {0: "B", 1: "H", 2: "W"}},
-            opset_version=17,
-        )
-    return onnx.load_from_string(buf.getvalue())
+    return _torch_export(Windows(), torch.randn(1, 6, 6, 8), {0: "B", 1: "H", 2: "W"})
 
 
 @pytest.mark.parametrize("window", [2, 3])
