@@ -10,7 +10,7 @@ in onnxruntime at several sizes, and compares three verdicts with it:
 * the model converted to OpenVINO IR (``openvino.convert_model``) must get the ONNX file's verdict.
 
 What: tiny, randomly initialised models built from config objects (no hub), of two families:
-``timm`` (54 architectures at their own input size) and ``transformers`` (31 vision models at 64x64),
+``timm`` (54 architectures at their own input size) and ``transformers`` (30 vision models at 64x64),
 exported by the TorchScript exporter. The sizes tried are the export size, +32, +17 (odd), a non-square
 one, a smaller and a larger one. Each model's rows go to ``DIR/sizes.json``; the table printed counts
 agreements. Needs torch, timm and/or transformers, onnxruntime and openvino (the corpus's own venv).
@@ -203,6 +203,71 @@ def _transformers() -> dict[str, Callable[[], Any]]:
         "swiftformer": lambda: t.SwiftFormerForImageClassification(
             t.SwiftFormerConfig(depths=[1, 1, 1, 1], embed_dims=[16, 24, 32, 48], num_labels=3)
         ),
+        "rt_detr": lambda: t.RTDetrForObjectDetection(
+            t.RTDetrConfig(
+                backbone_config=t.RTDetrResNetConfig(
+                    depths=[1, 1, 1, 1],
+                    hidden_sizes=[16, 32, 64, 128],
+                    embedding_size=16,
+                    out_features=["stage2", "stage3", "stage4"],
+                ),
+                encoder_hidden_dim=32,
+                encoder_in_channels=[32, 64, 128],
+                d_model=32,
+                encoder_layers=1,
+                decoder_layers=1,
+                encoder_attention_heads=2,
+                decoder_attention_heads=2,
+                encoder_ffn_dim=32,
+                decoder_ffn_dim=32,
+                num_queries=5,
+                decoder_n_points=2,
+                decoder_in_channels=[32, 32, 32],
+                anchor_image_size=None,
+            )
+        ),
+        "maskformer": lambda: t.MaskFormerForInstanceSegmentation(
+            t.MaskFormerConfig(
+                backbone_config=t.SwinConfig(
+                    **{**swin, "depths": [1, 1, 1, 1], "num_heads": [1, 1, 2, 2]},
+                    out_features=["stage1", "stage2", "stage3", "stage4"],
+                ),
+                decoder_config=t.DetrConfig(
+                    d_model=32, encoder_layers=0, decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=32
+                ),
+                mask_feature_size=32,
+                fpn_feature_size=32,
+                num_queries=5,
+                num_labels=3,
+            )
+        ),
+        "depth_anything": lambda: t.DepthAnythingForDepthEstimation(
+            t.DepthAnythingConfig(
+                backbone_config=t.Dinov2Config(
+                    **vit, num_hidden_layers=4, out_indices=[1, 2, 3, 4], reshape_hidden_states=False
+                ),
+                neck_hidden_sizes=[8, 16, 32, 32],
+                fusion_hidden_size=16,
+                head_hidden_size=8,
+                reassemble_hidden_size=32,
+                patch_size=16,
+            )
+        ),
+        "vitmatte": lambda: t.VitMatteForImageMatting(
+            t.VitMatteConfig(
+                backbone_config=t.VitDetConfig(
+                    **vit,
+                    pretrain_image_size=64,
+                    num_hidden_layers=2,
+                    mlp_ratio=2,
+                    num_channels=4,
+                    out_features=["stage2"],
+                ),
+                hidden_size=32,
+                convstream_hidden_sizes=[8, 16, 16],
+                fusion_hidden_sizes=[16, 8, 8, 4],
+            )
+        ),
         "clip_vision": lambda: t.CLIPVisionModel(t.CLIPVisionConfig(**vit, num_hidden_layers=2, intermediate_size=64)),
         "siglip_vision": lambda: t.SiglipVisionModel(
             t.SiglipVisionConfig(**vit, num_hidden_layers=2, intermediate_size=64)
@@ -214,9 +279,11 @@ def _transformers() -> dict[str, Callable[[], Any]]:
 OFFSETS = ((0, 0), (32, 32), (17, 17), (0, 32), (-32, -32), (64, 64))
 #: timm's models whose default input size is not 224
 TIMM_SIZES = {"tinynet_e": 106, "inception_v3": 299, "xception41": 299, "crossvit_tiny_240": 240}
+#: the models whose image has other than 3 channels (ViTMatte's: an image and its trimap)
+CHANNELS = {"vitmatte": 4}
 
 
-def _export(module: Any, size: int, path: str) -> None:
+def _export(module: Any, size: int, path: str, channels: int = 3) -> None:
     import torch
 
     class Plain(torch.nn.Module):  # the first tensors of a model's output, as a tuple the exporter takes
@@ -234,7 +301,7 @@ def _export(module: Any, size: int, path: str) -> None:
         warnings.simplefilter("ignore")
         torch.onnx.export(
             Plain().eval(),
-            (torch.randn(1, 3, size, size),),
+            (torch.randn(1, channels, size, size),),
             path,
             input_names=["pixel_values"],
             dynamic_axes={"pixel_values": {0: "batch", 2: "height", 3: "width"}},
@@ -255,11 +322,14 @@ def _models(family: str) -> dict[str, tuple[Callable[[], Any], int]]:
             n: ((lambda n=n: timm.create_model(n, pretrained=False, num_classes=10)), TIMM_SIZES.get(n, 224))
             for n in TIMM
         }
-    sys.modules.setdefault("timm", None)  # type: ignore[arg-type]  # transformers' optional import of it
+    # transformers imports timm and torchvision where they are installed; the registry's torchvision does not load
+    # beside the CPU torch, and none of these models needs either (timm's family imports its own, patched)
+    sys.modules.setdefault("timm", None)  # type: ignore[arg-type]
+    sys.modules.setdefault("torchvision", None)  # type: ignore[arg-type]
     return {n: (build, 64) for n, build in _transformers().items()}
 
 
-def _row(name: str, path: str, size: int, folder: str) -> dict[str, Any]:
+def _row(name: str, path: str, size: int, folder: str, channels: int = 3) -> dict[str, Any]:
     """The three comparisons for one exported model."""
     import onnxruntime as ort
     import openvino as ov
@@ -280,7 +350,7 @@ def _row(name: str, path: str, size: int, folder: str) -> dict[str, Any]:
         if min(h, w) < 17:
             continue
         try:
-            session.run(None, {"pixel_values": np.random.rand(1, 3, h, w).astype(np.float32)})
+            session.run(None, {"pixel_values": np.random.rand(1, channels, h, w).astype(np.float32)})
             runs = True
         except Exception:
             runs = False
@@ -315,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
             start = time.time()
             try:
                 if not os.path.exists(path):
-                    _export(build().eval(), size, path)
-                row = _row(name, path, size, args.out)
+                    _export(build().eval(), size, path, CHANNELS.get(name, 3))
+                row = _row(name, path, size, args.out, CHANNELS.get(name, 3))
             except Exception as e:  # an architecture the exporter or a runtime refuses: said, and the sweep goes on
                 print(f"{name:28s} not swept: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}")
                 continue
