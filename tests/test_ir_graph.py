@@ -367,6 +367,26 @@ def _indexing() -> tuple[list[Any], list[Any]]:
     ], [x]
 
 
+def _recurrent() -> tuple[list[Any], list[Any]]:
+    """The sequence layers, batch-first: X [2, 5, 3], hidden 4, both directions and one."""
+    x, h = param("x", [2, 5, 3]), param("h", [2, 2, 4])
+    lengths = const(np.array([5, 5], np.int32))
+
+    def weights(gates: int, dirs: int, bias: int | None = None) -> list[Any]:
+        w = const(np.ones((dirs, gates * 4, 3)), F32)
+        r = const(np.ones((dirs, gates * 4, 4)), F32)
+        return [w, r, const(np.ones((dirs, (bias or gates) * 4)), F32)]
+
+    h1 = param("h1", [2, 1, 4])
+    return [
+        *named(o5.lstm_sequence(x, h, h, lengths, *weights(4, 2), 4, "bidirectional"), "lstm").outputs(),
+        *named(
+            o5.gru_sequence(x, h1, lengths, *weights(3, 1, 4), 4, "forward", linear_before_reset=True), "gru"
+        ).outputs(),
+        *named(o5.rnn_sequence(x, h1, lengths, *weights(1, 1), 4, "reverse"), "rnn").outputs(),
+    ], [x, h, h1]
+
+
 def _attention() -> tuple[list[Any], list[Any]]:
     q, k, v = param("q", [2, 4, 5, 8]), param("k", [2, 1, 7, 8]), param("v", [2, 1, 7, 3])
     m = param("m", [2, 1, 5, 7])
@@ -391,6 +411,7 @@ CASES: dict[str, Case] = {
         _resize_pad,
         _same_shape,
         _indexing,
+        _recurrent,
         _attention,
     )
 }

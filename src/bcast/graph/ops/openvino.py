@@ -80,6 +80,7 @@ from ._base import (
 from .elementwise import clamp, dtype_name, evaluate, expanded_data
 from .indexing import constant_indices, onehot_data
 from .nn import group_normalization
+from .recurrent import operand_dims
 from .shape import reshape, slice_bounds, split_data
 
 __all__ = ["BINARY", "INTERVALS", "UNARY", "binary", "dtype_of_element", "parse_bool", "parse_int", "parse_ints"]
@@ -1564,6 +1565,45 @@ def _interpolate(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         else:
             out[a] = _scaled(node, ctx, padded[a], item, a)
     return [Value(x.dtype, tuple(out))]
+
+
+#: the IR's sequence layers: gates per direction, and the initial states after X (an LSTM's cell state too)
+_SEQUENCES = {"LSTMSequence": (4, 2), "GRUSequence": (3, 1), "RNNSequence": (1, 1)}
+
+
+@register("openvino:LSTMSequence", "openvino:GRUSequence", "openvino:RNNSequence")
+def _sequence(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
+    """LSTMSequence-5, GRUSequence-5, RNNSequence-5: X ``[batch, seq, input]``, initial states ``[batch, dirs,
+    hidden]``, ``sequence_lengths [batch]``, ``W [dirs, gates*hidden, input]``, ``R [dirs, gates*hidden, hidden]``,
+    ``B [dirs, gates*hidden]`` (a GRU's with ``linear_before_reset``: one gate more); ``Y [batch, dirs, seq,
+    hidden]`` and the last states as the initial ones. Every operand is checked as ONNX's layers' are."""
+    gates, n_states = _SEQUENCES[node.op]
+    x = known(input_value(ins, 0))
+    direction = str(node.attrs.get("direction", "forward")).lower()
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise ShapeError(f"{_name(node)}: direction {direction!r} is none of forward, reverse, bidirectional")
+    dirs = Expr.const(2 if direction == "bidirectional" else 1)
+    h = parse_int(node, "hidden_size", 0)
+    if h <= 0:
+        raise ShapeError(f"{_name(node)}: hidden_size {h} must be positive", kind="invalid")
+    n_out = len(node.outputs)
+    if x.shape is None:
+        return [Value(x.dtype, None) for _ in range(n_out)]
+    if len(x.shape) != 3:
+        raise ShapeError(f"{_name(node)}: X is {_t(x.shape)}; it must be of rank 3", kind="invalid")
+    batch, seq, size = x.shape
+    hidden, here = Expr.const(h), _here(node)
+    state, state_o = [batch, dirs, hidden], (x.origin(0), here, here)
+    bias = gates + (1 if node.op == "GRUSequence" and parse_bool(node, "linear_before_reset", False) else 0)
+    w_at = 1 + n_states + 1
+    w = known(input_value(ins, w_at))
+    expected = [(1 + k, "an initial state", state) for k in range(n_states)]
+    expected += [(1 + n_states, "sequence_lengths", [batch]), (w_at, "W", [dirs, gates * hidden, size])]
+    expected += [(w_at + 1, "R", [dirs, gates * hidden, hidden]), (w_at + 2, "B", [dirs, bias * hidden])]
+    for k, what, want in expected:
+        operand_dims(node, ctx, input_value(ins, k), what, want, x, w)
+    y = Value(x.dtype, (batch, dirs, seq, hidden), None, (x.origin(0), here, x.origin(1), here))
+    return [y, *(Value(x.dtype, tuple(state), None, state_o) for _ in range(n_out - 1))]
 
 
 @register("openvino:GridSample")

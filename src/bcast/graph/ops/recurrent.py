@@ -20,6 +20,8 @@ from ..expr import Expr
 from ..model import Node, Origin, Value
 from ._base import agree, attr_int, dims_text, input_value, known, op_label, register
 
+__all__ = ["operand_dims"]
+
 #: the gates of each layer, per direction
 _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
@@ -59,7 +61,7 @@ def _recurrent(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if node.op == "LSTM":
         expected += [(6, "initial_c", state), (7, "P", [dirs, 3 * hidden])]
     for k, what, want in expected:
-        _operand(node, ctx, input_value(ins, k), what, want, x, w)
+        operand_dims(node, ctx, input_value(ins, k), what, want, x, w)
     y = [seq, dirs, batch, hidden] if layout == 0 else [batch, seq, dirs, hidden]
     y_o = [so, here, bo, ho] if layout == 0 else [bo, so, here, ho]
     outs = [Value(x.dtype, tuple(y), None, tuple(y_o))]
@@ -79,8 +81,9 @@ def _hidden_size(node: Node, r: Value) -> tuple[Expr | None, Origin | None]:
     return None, None
 
 
-def _operand(node: Node, ctx: Ctx, v: Value | None, what: str, want: list[Expr], x: Value, w: Value) -> None:
-    """``v`` (the operand ``what``) has the dims ``want`` the layer's sequence and attributes give it."""
+def operand_dims(node: Node, ctx: Ctx, v: Value | None, what: str, want: list[Expr], x: Value, w: Value) -> None:
+    """``v`` (the operand ``what``) has the dims ``want`` the layer's sequence and attributes give it (ONNX's
+    layers and the IR's ``LSTMSequence``, ``GRUSequence`` and ``RNNSequence`` alike)."""
     if v is None or v.shape is None:
         return
     if len(v.shape) != len(want):
