@@ -278,7 +278,13 @@ def _transformers() -> dict[str, Callable[[], Any]]:
 #: the sizes tried, as (height, width) offsets from the export size (a size below 17 is left out)
 OFFSETS = ((0, 0), (32, 32), (17, 17), (0, 32), (-32, -32), (64, 64))
 #: timm's models whose default input size is not 224
-TIMM_SIZES = {"tinynet_e": 106, "inception_v3": 299, "xception41": 299, "crossvit_tiny_240": 240}
+TIMM_SIZES = {
+    "tinynet_e": 106,
+    "inception_v3": 299,
+    "xception41": 299,
+    "crossvit_tiny_240": 240,
+    "maxvit_nano_rw_256": 256,
+}
 #: the models whose image has other than 3 channels (ViTMatte's: an image and its trimap)
 CHANNELS = {"vitmatte": 4}
 
@@ -395,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             agree = sum(s["agree"] for s in row["sizes"])
             flagged = (not row["open_clean"]) == row["fails_somewhere"]
             same = "same" if row["ir_clean"] == row["open_clean"] else "DIFFERENT"
+            same += f", {row['ir_unchecked']} nodes unchecked" if row["ir_unchecked"] else ""
             print(
                 f"{name:28s} sizes agree {agree}/{len(row['sizes'])}  open check {'right' if flagged else 'WRONG'}"
                 f"  IR {same}  ({time.time() - start:.0f} s)",
@@ -406,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(rows)} models: {sum(s['agree'] for r in rows for s in r['sizes'])}/{pairs} (model, size) pairs agree; "
         f"the open check right for {sum((not r['open_clean']) == r['fails_somewhere'] for r in rows)}; "
-        f"the IR's verdict the same for {sum(r['ir_clean'] == r['open_clean'] for r in rows)}"
+        f"the IR's verdict the same, no node unchecked, for "
+        f"{sum(r['ir_clean'] == r['open_clean'] and not r['ir_unchecked'] for r in rows)}"
     )
     return 0
 
