@@ -539,3 +539,21 @@ def test_output_dims_take_the_origin_of_the_input_dim_they_equal(
     got = propagate_module._with_origins(node, [x, y], Value("float32", dims(out)))
     assert got.origins is not None
     assert tuple(o.name for o in got.origins if o is not None) == expected
+
+
+def test_a_tensor_s_producer_is_looked_up_in_the_graph_being_walked() -> None:
+    """``Ctx.producer`` answers of the graph being walked: the model's, then a body's while it is walked (a loop's
+    condition inside a body, a Concat of pads inside a function), then the model's again; each map made once."""
+    from bcast.graph.context import Ctx
+    from bcast.graph.model import Graph, Node
+
+    outer_node = Node(0, "outer", "Relu", ["x"], ["y"])
+    inner_node = Node(0, "inner", "Neg", ["a"], ["y"])  # the same tensor name in another graph
+    outer, body = Graph([outer_node], {}, ["y"], {}), Graph([inner_node], {}, ["y"], {})
+    ctx = Ctx(outer)
+    assert ctx.producer("y") is outer_node and ctx.producer("x") is None
+    ctx.graph = body
+    assert ctx.producer("y") is inner_node
+    ctx.graph = outer
+    assert ctx.producer("y") is outer_node
+    assert len(ctx._producers) == 2

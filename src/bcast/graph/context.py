@@ -131,8 +131,8 @@ class Ctx:
     _unnamed_atoms: dict[str, frozenset[str] | None] = field(default_factory=dict)
     #: the opaque terms rewritten so far by :meth:`_by_axis` (each unnamed input dim always stands for its axis)
     _axis_memo: dict[str, Expr] = field(default_factory=dict)
-    #: the node that makes each tensor of the model's own graph (:meth:`producer`), made when first asked for
-    _producers: dict[str, Node] | None = None
+    #: the node that makes each tensor of each graph walked (:meth:`producer`), by the graph's id while it lives
+    _producers: dict[int, tuple[Graph, dict[str, Node]]] = field(default_factory=dict)
     #: whether each opaque atom met by :meth:`_limit_by_axis` holds a ``min`` at any depth
     _holds_min: dict[str, bool] = field(default_factory=dict)
     #: what :meth:`_leaves_summary` found of each set of input dims
@@ -715,11 +715,14 @@ class Ctx:
         return tuple((k, v / lead) for k, v in items)
 
     def producer(self, name: str) -> Node | None:
-        """The node of the model's own graph that makes the tensor ``name`` (``None``: an input, a constant, a
-        body's tensor); the map is made on the first question and kept."""
-        if self._producers is None:
-            self._producers = {o: n for n in self.graph.nodes for o in n.outputs if o}
-        return self._producers.get(name)
+        """The node of the graph being walked (the model's, or a body's or a function's while it is walked) that
+        makes the tensor ``name``; ``None`` for an input, a constant or another graph's tensor. Each graph's map
+        is made on its first question and kept while the graph lives (a function's body is made per call)."""
+        graph = self.graph
+        entry = self._producers.get(id(graph))
+        if entry is None or entry[0] is not graph:
+            entry = self._producers[id(graph)] = (graph, {o: n for n in graph.nodes for o in n.outputs if o})
+        return entry[1].get(name)
 
     def _first_input(self, name: str) -> str:
         """The data input of the node ``name`` (what a Slice cuts), or the node itself when it has none."""

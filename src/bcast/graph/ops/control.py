@@ -266,7 +266,8 @@ def _as_int(e: Expr | None) -> int | None:
 
 
 def _made_by(name: str, made: dict[str, Node] | None, ctx: Ctx | None) -> Node | None:
-    """The node that makes ``name``: of the body (``made``, its producers), else of the model's own graph."""
+    """The node that makes ``name``: of the body (``made``, its producers), else of the graph around it
+    (:meth:`Ctx.producer`)."""
     if made is not None:
         return made.get(name)
     return ctx.producer(name) if ctx is not None else None
@@ -312,7 +313,7 @@ def _tests(
     ctx: Ctx | None = None,
 ) -> list[tuple[int, Expr]] | None:
     """The tests ``x < Y`` whose ``And`` is the condition ``name``, as ``(left(x), right(Y))`` pairs; ``None``
-    where it is anything else. ``made``: the body's producers (``None``: the model's own, through ``ctx``)."""
+    where it is anything else. ``made``: the body's producers (``None``: the graph around it, through ``ctx``)."""
     out: list[tuple[int, Expr]] = []
     todo: list[str] = [name]
     seen: set[str] = set()

@@ -196,19 +196,17 @@ def element_bounds(name: str, ctx: Ctx) -> Bounds | None:
     past its end exactly when a bound is past it: what :func:`_positions` states as a limit. ``None`` when the
     values are anything else. Each tensor is looked at once per check, and at most :data:`_BOUNDS_LOOK` per
     question."""
-    producers: dict[str, Node] | None = ctx.memo.get("producers")
-    if producers is None:
-        producers = {o: n for n in ctx.graph.nodes for o in n.outputs if o}
-        ctx.memo["producers"] = producers
     memo: dict[str, Bounds | None] = ctx.memo.setdefault("element_bounds", {})
-    return _Bounds(producers, ctx.values or {}, memo).of(name, 0)
+    return _Bounds(ctx.producer, ctx.values or {}, memo).of(name, 0)
 
 
 class _Bounds:
-    """One question of :func:`element_bounds`: the producers and values of the graph, the answers so far."""
+    """One question of :func:`element_bounds`: the graph's producers and values, the answers so far."""
 
-    def __init__(self, producers: dict[str, Node], values: dict[str, Value], memo: dict[str, Bounds | None]):
-        self.producers, self.values, self.memo, self.left = producers, values, memo, _BOUNDS_LOOK
+    def __init__(
+        self, producer: Callable[[str], Node | None], values: dict[str, Value], memo: dict[str, Bounds | None]
+    ):
+        self.producer, self.values, self.memo, self.left = producer, values, memo, _BOUNDS_LOOK
 
     def of(self, name: str, depth: int) -> Bounds | None:
         if name in self.memo:
@@ -221,7 +219,7 @@ class _Bounds:
         return got
 
     def _made(self, name: str, depth: int) -> Bounds | None:
-        node = self.producers.get(name)
+        node = self.producer(name)
         if node is None or not node.inputs:
             return None
         op, ins = node.op, node.inputs

@@ -845,11 +845,11 @@ def _partial_pads(ctx: Ctx, name: str, n: int) -> list[Expr | None] | None:
     """The elements of a pads tensor whose value propagation does not know as a whole but which a Concat
     assembles from parts, some known (the zeros for the batch and channel axes beside a computed padding of
     the image's): each known element, ``None`` for the others; ``None`` when not ``n`` elements so made."""
-    producer = _producers(ctx).get(name)
+    producer = ctx.producer(name)
     while producer is not None and producer.op in ("Cast", "Identity") and producer.inputs:
         if producer.op == "Cast" and dtype_name(int(producer.attrs.get("to", 1))) not in _INT_TYPES:
             return None
-        producer = _producers(ctx).get(producer.inputs[0])
+        producer = ctx.producer(producer.inputs[0])
     if producer is None or producer.op != "Concat" or ctx.values is None:
         return None
     got: list[Expr | None] = []
@@ -877,17 +877,6 @@ def _int_element(e: Any) -> Expr | None:
     if isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e) and float(e).is_integer():
         return Expr.const(int(e))
     return None
-
-
-def _producers(ctx: Ctx) -> dict[str, Node]:
-    """The node that makes each tensor of the graph being walked (made once per graph and propagation)."""
-    key = ("producers", id(ctx.graph))
-    entry = ctx.memo.get(key)
-    if entry is None or entry[0] is not ctx.graph:  # a graph by its id, while it lives: a body is made per call
-        entry = (ctx.graph, {o: n for n in ctx.graph.nodes for o in n.outputs if o})
-        ctx.memo[key] = entry
-    producers: dict[str, Node] = entry[1]
-    return producers
 
 
 @register("DepthToSpace", "SpaceToDepth")
