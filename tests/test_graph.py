@@ -557,3 +557,31 @@ def test_a_tensor_s_producer_is_looked_up_in_the_graph_being_walked() -> None:
     ctx.graph = outer
     assert ctx.producer("y") is outer_node
     assert len(ctx._producers) == 2
+
+
+def test_values_and_origins_are_frozen_and_built_the_same_by_position_or_name() -> None:
+    """Value and Origin set their fields through their slots' own setters (propagation makes hundreds of thousands):
+    each stays frozen, compares and hashes by its fields, and copies, pickles and replaces as a dataclass does."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from bcast.graph import Value
+    from bcast.graph.model import Origin
+
+    o = Origin("n", "Add")
+    assert (o.name, o.op, o.kind) == ("n", "Add", "node")
+    assert o == Origin(name="n", op="Add", kind="node") and hash(o) == hash(Origin("n", "Add", "node"))
+    dims = (Expr.const(2), Expr.symbol("B"))
+    v = Value("float", dims, None, (o, None))
+    assert (v.dtype, v.shape, v.data, v.origins, v.data_origins) == ("float", dims, None, (o, None), None)
+    assert v == Value(dtype="float", shape=dims, origins=(o, None))
+    assert v != Value("float", dims, None, (o, o))
+    assert hash(v) == hash(Value("float", dims, None, (o, None)))
+    for thing, name in ((v, "shape"), (o, "op")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(thing, name, None)
+    assert pickle.loads(pickle.dumps(v)) == v and copy.deepcopy(v) == v
+    assert dataclasses.replace(v, dtype="int64") == Value("int64", dims, None, (o, None))
+    with pytest.raises(TypeError):
+        Value("float")  # type: ignore[call-arg]

@@ -155,8 +155,11 @@ class Ctx:
     _plans: dict[tuple[Any, ...], tuple[tuple[Shape, ...], list[Constraint]] | BroadcastError] = field(
         default_factory=dict
     )
-    #: NumPy's output dims of operands' shapes, by the shapes (a pure function of them, as the plans are)
-    _outs: dict[tuple[Dims, ...], Dims] = field(default_factory=dict)
+    #: :meth:`broadcast`'s plans with their output dims (a pure function of the shapes too), by the same key:
+    #: one look a node
+    _elementwise: dict[tuple[Any, ...], tuple[tuple[Shape, ...], list[Constraint], Dims] | BroadcastError] = field(
+        default_factory=dict
+    )
 
     # -- symbols -------------------------------------------------------------------------------
     def fresh(self, hint: str, *, free: bool = False, unnamed_input: tuple[str, int] | None = None) -> Expr:
@@ -510,24 +513,25 @@ class Ctx:
             axes=(axis,) if mode in ("pdpd", "legacy") else None,
         )
         self.records.append(record)
-        if any(s is None for s in shapes):
+        if None in shapes:
             return None
-        operands: tuple[Dims, ...] = tuple(tuple(s) for s in shapes if s is not None)
+        operands: tuple[Dims, ...] = tuple(map(tuple, shapes))  # type: ignore[arg-type]
         key = (mode, axis, *operands)
-        planned = self._plans.get(key)
+        planned = self._elementwise.get(key)
         if planned is None:
-            planned = self._plans[key] = self._plan(mode, axis, shapes)
+            got = self._plan(mode, axis, shapes)
+            if isinstance(got, BroadcastError):
+                planned = got
+            else:
+                out = _elementwise_dims(operands) if mode in ("numpy", "same") else operands[0]
+                planned = (*got, out)
+            self._elementwise[key] = planned
         if isinstance(planned, BroadcastError):
             self._broadcast_error(node, planned, ins, right_aligned=mode in ("numpy", "same"))
             return None
-        parsed, cons = planned
-        if mode in ("numpy", "same"):
-            out = self._outs.get(operands)
-            if out is None:
-                out = self._outs[operands] = _elementwise_dims(operands)
-        else:
-            out = shapes[0]
-        self._constraints(node, cons, ins, parsed, right_aligned=True)
+        parsed, cons, out = planned
+        if cons:
+            self._constraints(node, cons, ins, parsed, right_aligned=True)
         record.output = out
         return out
 

@@ -77,6 +77,40 @@ class Value:
 UNKNOWN = Value(None, None)
 
 
+# Propagation makes two Values a node and an Origin for most new dims: hundreds of thousands on a large
+# graph. A frozen dataclass's own __init__ sets each field through object.__setattr__; the slots' own
+# setters do the same in half the time. The classes stay frozen: only __init__ writes.
+_ORIGIN_SET = tuple(Origin.__dict__[f].__set__ for f in ("name", "op", "kind"))
+_VALUE_SET = tuple(Value.__dict__[f].__set__ for f in ("dtype", "shape", "data", "origins", "data_origins"))
+
+
+def _origin_init(self: Origin, name: str, op: str, kind: str = "node") -> None:
+    s0, s1, s2 = _ORIGIN_SET
+    s0(self, name)
+    s1(self, op)
+    s2(self, kind)
+
+
+def _value_init(
+    self: Value,
+    dtype: str | None,
+    shape: Dims | None,
+    data: tuple[Any, ...] | None = None,
+    origins: tuple[Origin | None, ...] | None = None,
+    data_origins: tuple[Origin | None, ...] | None = None,
+) -> None:
+    s0, s1, s2, s3, s4 = _VALUE_SET
+    s0(self, dtype)
+    s1(self, shape)
+    s2(self, data)
+    s3(self, origins)
+    s4(self, data_origins)
+
+
+Origin.__init__ = _origin_init  # type: ignore[method-assign]
+Value.__init__ = _value_init  # type: ignore[method-assign]
+
+
 @dataclass(frozen=True, slots=True)
 class Declared:
     """A type as a file states it (graph input, output or value_info, IR port): evidence, not truth.

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
+from operator import is_not
 from typing import Any
 
 from ..dims import Tri
@@ -34,6 +36,8 @@ Progress = Callable[[int, int], None]
 #: a node's (min, max) inputs, and the positions among the first ``min`` that may be empty (a rule of (min, max)
 #: alone says none may)
 Arity = Callable[[Node], "tuple[int, int, tuple[int, ...]] | tuple[int, int] | None"]
+#: endless Nones, to compare a tuple's items with by identity (``map(is_not, items, _NONES)``)
+_NONES = repeat(None)
 
 
 @dataclass
@@ -86,8 +90,8 @@ def propagate(
 ) -> Result:
     """Propagate shapes through ``graph`` (and its bodies), recording findings in ``ctx``.
 
-    ``arity(node)`` gives the (min, max) inputs the format allows the node's op (``None``: no rule);
-    a node outside it is a finding and its outputs unknown.
+    ``arity(node)`` gives the (min, max) inputs the format allows the node's op (``None``: no rule), asked
+    once per op and domain; a node outside it is a finding and its outputs unknown.
     """
     ctx = ctx or Ctx(graph)
     ctx.walker = ctx.walker or _walk  # how the ops with bodies propagate them, without importing this module
@@ -108,7 +112,8 @@ def propagate(
     total = len(graph.nodes)
     declared = graph.declared
     findings = ctx.findings
-    shape_fns: dict[tuple[str, str], ShapeFn | None] = {}  # each op's shape function, looked up once
+    # each op's shape function and input count rule, looked up once per op
+    per_op: dict[tuple[str, str], tuple[ShapeFn | None, tuple[int, int, tuple[int, ...]] | tuple[int, int] | None]] = {}
     for i, node in enumerate(graph.nodes):
         if progress is not None and i % 64 == 0:
             progress(i, total)
@@ -117,15 +122,15 @@ def propagate(
         ctx.values, ctx.fallback = vals, fallback
         before = len(findings)
         after = next((taint[n] for n in node.inputs if n in taint), None) if taint else None
-        if arity is not None and not _arity_ok(node, arity(node), ctx):
+        op_key = (node.domain, node.op)
+        try:
+            fn, rule = per_op[op_key]
+        except KeyError:
+            fn, rule = per_op[op_key] = (_shape_fn(node), arity(node) if arity is not None else None)
+        if rule is not None and not _arity_ok(node, rule, ctx):
             outs: list[Value] = []
             stop: Stop | None = None
         else:
-            op_key = (node.domain, node.op)
-            try:
-                fn = shape_fns[op_key]
-            except KeyError:
-                fn = shape_fns[op_key] = _shape_fn(node)
             outs, stop = _run(node, ins, ctx, fallback, debug, fn)
         if stop is not None:
             stops.append(stop)
@@ -329,7 +334,8 @@ def _with_origins(node: Node, ins: Sequence[Value | None], v: Value) -> Value:
         return v
     given = v.origins
     if given is not None:
-        if len(given) == len(shape) and None not in given:
+        # ``None in given`` would ask each Origin's (Python) __eq__; ``is_not`` compares identities in C
+        if len(given) == len(shape) and all(map(is_not, given, _NONES)):
             return v
     else:
         first = _first_known(ins)

@@ -86,10 +86,19 @@ def input_value(ins: Sequence[Value | None], k: int) -> Value | None:
 
 
 def numel(dims: Dims) -> Expr:
-    out = Expr.const(1)
+    """The product of ``dims``: the static ones multiplied as integers, then the symbolic ones (a product of
+    expressions is in normal form whatever its order)."""
+    k = 1
+    out: Expr | None = None
     for d in dims:
-        out = out * d
-    return out
+        v = d.value
+        if v is not None:
+            k *= v
+        else:
+            out = d if out is None else out * d
+    if out is None:
+        return Expr.const(k)
+    return out if k == 1 else out * Expr.const(k)
 
 
 def static_numel(dims: Dims) -> int | None:

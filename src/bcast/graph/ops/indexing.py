@@ -68,7 +68,7 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     data_origins = None
     n_axis = x.shape[axis].value
     pairs = _indices(idx)
-    grid = static_dims(x)
+    grid = static_dims(x) if x.data is not None else None
     if x.data is not None and r > 1 and pairs is not None and grid is not None and n_axis is not None:
         ks = [e.value for e, _ in pairs]
         if all(k is not None and -n_axis <= k < n_axis for k in ks):

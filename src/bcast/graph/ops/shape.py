@@ -213,8 +213,8 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             slices[a] = (b.value, f.value, st)
     data = None
     data_origins = None
-    grid = static_dims(x)
-    if x.data is not None and grid is not None and all(a in slices for a in axes_l):
+    grid = static_dims(x) if x.data is not None else None
+    if grid is not None and all(a in slices for a in axes_l):
         picks = [list(range(*slices[a])) if a in slices else list(range(grid[a])) for a in range(r)]
         picks = [[i for i in p if 0 <= i < grid[a]] for a, p in enumerate(picks)]
         got = rearranged(x, grid, lambda arr: arr[np.ix_(*picks)] if r else arr)
@@ -222,6 +222,15 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             data, data_origins = got
             out = [Expr.const(len(p)) for p in picks]
     return [Value(x.dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+def _element_origins(v: Value) -> tuple[Origin | None, ...]:
+    """The origin of each element of ``v``'s value (``v.data_origin(k)`` for each ``k``)."""
+    n = len(v.data or ())
+    got = v.data_origins
+    if got is not None and len(got) == n:
+        return got
+    return tuple(v.data_origin(k) for k in range(n))
 
 
 def static_dims(x: Value) -> list[int] | None:
@@ -282,7 +291,7 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     data_origins = None
     if r == 1 and all(v.data is not None for v in vals):
         data = tuple(e for v in vals for e in (v.data or ()))
-        data_origins = tuple(v.data_origin(k) for v in vals for k in range(len(v.data or ())))
+        data_origins = tuple(o for v in vals for o in _element_origins(v))
         if len(data) > DATA_LIMIT:
             data = data_origins = None
     return [Value(vals[0].dtype, tuple(out), data, tuple(origins), data_origins)]
@@ -456,6 +465,10 @@ def _reshape(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return [reshape(node, ctx, x, target, special_zero=not allowzero)]
 
 
+def _count_said(shape: Dims, total: Expr, ints: Sequence[Expr], known_part: Expr) -> str:
+    return f"{_dims_text(shape)} has {total} elements, the target {_dims_text(tuple(ints))} holds {known_part}"
+
+
 def reshape(node: Node, ctx: Ctx, x: Value, target: Value, *, special_zero: bool) -> Value:
     """Reshape's output: 0 copies the input's dim (``special_zero``), -1 is inferred from the size."""
     ints = target.ints
@@ -480,7 +493,7 @@ def reshape(node: Node, ctx: Ctx, x: Value, target: Value, *, special_zero: bool
         dims[minus] = _reshape_inferred(node, ctx, x, target, ints, total, known_part, minus)
     else:
         same = total.eq(known_part)
-        said = f"{_dims_text(x.shape)} has {total} elements, the target {_dims_text(tuple(ints))} holds {known_part}"
+        said = "" if same is Tri.YES else _count_said(x.shape, total, ints, known_part)
         if same is Tri.NO:
             raise _size_mismatch(node, target, ints, (total, known_part), said)
         if same is Tri.MAYBE:
@@ -562,20 +575,24 @@ def _reshape_inferred(
     if known_part.value == 0:
         return Expr.const(0) if total.value == 0 else ctx.fresh(f"{node.name}_{minus}")
     q = total // known_part
-    said = (
-        f"{_dims_text(x.shape)} ({total} elements) cannot be reshaped to {_dims_text(tuple(ints))}: {total} is "
-        f"not a multiple of {known_part}"
-    )
+    shape = x.shape
+
+    def said() -> str:  # made only for a message: most reshapes divide
+        return (
+            f"{_dims_text(shape)} ({total} elements) cannot be reshaped to {_dims_text(tuple(ints))}: {total} is "
+            f"not a multiple of {known_part}"
+        )
+
     if total.value is not None and known_part.value is not None:
         if total.value % known_part.value:
-            raise _size_mismatch(node, target, ints, (total, known_part), said)
+            raise _size_mismatch(node, target, ints, (total, known_part), said())
         return q
     if (q * known_part).eq(total) is Tri.YES:
         return q
     if len(total.terms) == 1 and len(known_part.terms) == 1 and total.terms[0][0] == known_part.terms[0][0]:
         a, b = total.terms[0][1], known_part.terms[0][1]
         if b and a % b:  # 32*b*s over 24*b*s: a fraction for every non-empty input
-            raise _size_mismatch(node, target, ints, (total, known_part), said + " for any non-empty input")
+            raise _size_mismatch(node, target, ints, (total, known_part), said() + " for any non-empty input")
 
     def divides(env: dict[str, int]) -> bool:
         k = known_part.evaluate(env)
@@ -636,10 +653,13 @@ def _transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"Transpose {node.name}: perm {perm} is not a permutation of the {r} axes of {_dims_text(x.shape)}",
             kind="invalid",
         )
-    grid = static_dims(x)
+    grid = static_dims(x) if x.data is not None else None  # only a small value is rearranged
     got = rearranged(x, grid, lambda arr: arr.transpose(perm)) if grid is not None else None
     data, data_origins = got if got is not None else (None, None)
-    return [Value(x.dtype, tuple(x.shape[p] for p in perm), data, tuple(x.origin(p) for p in perm), data_origins)]
+    shape, origins = x.shape, x.origins
+    if origins is None or len(origins) != r:
+        origins = tuple(x.origin(k) for k in range(r))
+    return [Value(x.dtype, tuple([shape[p] for p in perm]), data, tuple([origins[p] for p in perm]), data_origins)]
 
 
 @register("Tile")
