@@ -11,9 +11,14 @@ in onnxruntime at several sizes, and compares three verdicts with it:
 
 What: tiny, randomly initialised models built from config objects (no hub), of two families:
 ``timm`` (54 architectures at their own input size) and ``transformers`` (30 vision models at 64x64),
-exported by the TorchScript exporter. The sizes tried are the export size, +32, +17 (odd), a non-square
-one, a smaller and a larger one. Each model's rows go to ``DIR/sizes.json``; the table printed counts
-agreements. Needs torch, timm and/or transformers, onnxruntime and openvino (the corpus's own venv).
+exported by the TorchScript exporter, or by the dynamo one (``--exporter dynamo``). The sizes tried are the
+export size, +32, +17 (odd), a non-square one, a smaller and a larger one. Each model's rows go to
+``DIR/sizes.json``; the table printed counts agreements. Needs torch, timm and/or transformers,
+onnxruntime and openvino (the corpus's own venv).
+
+``--ir-from torch`` sweeps the IR that OpenVINO's PyTorch frontend makes of each module (no ONNX between,
+so no ONNX verdict to compare with): OpenVINO runs it at each size, and bcast on the IR must say "error"
+exactly where OpenVINO fails, and flag with every dim open the IRs that fail at some size.
 """
 
 from __future__ import annotations
@@ -289,10 +294,11 @@ TIMM_SIZES = {
 CHANNELS = {"vitmatte": 4}
 
 
-def _export(module: Any, size: int, path: str, channels: int = 3) -> None:
+def _plain(module: Any) -> Any:
+    """``module`` taking one image and giving the first tensors of its output, as a tuple the exporters take."""
     import torch
 
-    class Plain(torch.nn.Module):  # the first tensors of a model's output, as a tuple the exporter takes
+    class Plain(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.m = module
@@ -303,10 +309,30 @@ def _export(module: Any, size: int, path: str, channels: int = 3) -> None:
                 return out
             return tuple(v for v in out.values() if isinstance(v, torch.Tensor))[:2]
 
+    return Plain().eval()
+
+
+def _export(module: Any, size: int, path: str, channels: int = 3, exporter: str = "torchscript") -> None:
+    """``module`` as ONNX with open batch, height and width (named so): by the TorchScript exporter, or by the
+    dynamo one (``torch.export``'s dims; its example has two images, as it takes a batch of one for a constant)."""
+    import torch
+
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if exporter == "dynamo":
+            dim = torch.export.Dim
+            program = torch.onnx.export(
+                _plain(module),
+                (torch.randn(2, channels, size, size),),
+                dynamo=True,
+                input_names=["pixel_values"],
+                dynamic_shapes={"x": {0: dim("batch"), 2: dim("height", min=17), 3: dim("width", min=17)}},
+                verbose=False,
+            )
+            program.save(path)
+            return
         torch.onnx.export(
-            Plain().eval(),
+            _plain(module),
             (torch.randn(1, channels, size, size),),
             path,
             input_names=["pixel_values"],
@@ -314,6 +340,57 @@ def _export(module: Any, size: int, path: str, channels: int = 3) -> None:
             opset_version=18,
             dynamo=False,
         )
+
+
+def _torch_ir(module: Any, size: int, xml: str, channels: int = 3) -> None:
+    """``module`` converted to IR by OpenVINO's PyTorch frontend (no ONNX between), with open batch, height and
+    width: the IR names the dims after its input and axis (``x_0``, ``x_2``, ``x_3``)."""
+    import openvino as ov
+    import torch
+
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        converted = ov.convert_model(
+            _plain(module), example_input=torch.randn(1, channels, size, size), input=[-1, channels, -1, -1]
+        )
+    ov.save_model(converted, xml, compress_to_fp16=False)
+
+
+def _sizes(size: int) -> list[tuple[int, int]]:
+    """The (height, width) tried for a model exported at ``size``."""
+    return [(size + dh, size + dw) for dh, dw in OFFSETS if min(size + dh, size + dw) >= 17]
+
+
+def _torch_ir_row(name: str, xml: str, size: int, channels: int = 3) -> dict[str, Any]:
+    """The IR of OpenVINO's PyTorch frontend against OpenVINO's own run: bcast on the IR at each size, where the
+    IR runs and where it fails, and the IR checked with every dim open."""
+    import openvino as ov
+
+    from bcast.check import check
+
+    core = ov.Core()
+    model = core.read_model(xml)
+    stem = model.get_parameters()[0].get_friendly_name()
+    compiled = core.compile_model(model, "CPU")
+    report = check(xml)
+    rows = []
+    for h, w in _sizes(size):
+        try:
+            compiled(np.random.rand(1, channels, h, w).astype(np.float32))
+            runs = True
+        except Exception:
+            runs = False
+        at = check(xml, dims={f"{stem}_0": 1, f"{stem}_2": h, f"{stem}_3": w})
+        errors = [p.kind for p in at.problems if p.severity == "error"]
+        rows.append({"size": [h, w], "runs": runs, "bcast_errors": errors, "agree": runs == (not errors)})
+    return {
+        "model": name,
+        "ir_sizes": rows,
+        "ir_clean": report.clean,
+        "ir_kinds": sorted({p.kind for p in report.problems if p.severity != "info"}),
+        "ir_fails_somewhere": not all(r["runs"] for r in rows),
+        "ir_unchecked": len(report.unchecked),
+    }
 
 
 def _models(family: str) -> dict[str, tuple[Callable[[], Any], int]]:
@@ -351,10 +428,7 @@ def _row(name: str, path: str, size: int, folder: str, channels: int = 3) -> dic
     ov.save_model(ov.convert_model(path), xml, compress_to_fp16=False)
     ir_report = check(xml)
     sizes = []
-    for dh, dw in OFFSETS:
-        h, w = size + dh, size + dw
-        if min(h, w) < 17:
-            continue
+    for h, w in _sizes(size):
         try:
             session.run(None, {"pixel_values": np.random.rand(1, channels, h, w).astype(np.float32)})
             runs = True
@@ -379,6 +453,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="where the exports, the IRs and sizes.json go")
     ap.add_argument("--family", choices=("timm", "transformers", "all"), default="all")
     ap.add_argument("--only", default="", help="comma-separated model names (default: every one of the family)")
+    ap.add_argument(
+        "--exporter", choices=("torchscript", "dynamo"), default="torchscript", help="which of torch's exporters"
+    )
+    ap.add_argument(
+        "--ir-from",
+        choices=("onnx", "torch"),
+        default="onnx",
+        help="onnx: the IR converted from the export, given the export's verdict; torch: the IR of OpenVINO's "
+        "PyTorch frontend, against OpenVINO's own run at each size (no ONNX)",
+    )
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     rows: list[dict[str, Any]] = []
@@ -387,36 +471,69 @@ def main(argv: list[str] | None = None) -> int:
         for name, (build, size) in _models(family).items():
             if only and name not in only:
                 continue
-            path = os.path.join(args.out, f"{name}.onnx")
             start = time.time()
+            channels = CHANNELS.get(name, 3)
             try:
-                if not os.path.exists(path):
-                    _export(build().eval(), size, path, CHANNELS.get(name, 3))
-                row = _row(name, path, size, args.out, CHANNELS.get(name, 3))
+                if args.ir_from == "torch":
+                    xml = os.path.join(args.out, f"{name}.torch.xml")
+                    if not os.path.exists(xml):
+                        _torch_ir(build().eval(), size, xml, channels)
+                    row = _torch_ir_row(name, xml, size, channels)
+                else:
+                    stem = name if args.exporter == "torchscript" else f"{name}.{args.exporter}"
+                    path = os.path.join(args.out, f"{stem}.onnx")
+                    if not os.path.exists(path):
+                        _export(build().eval(), size, path, channels, args.exporter)
+                    row = _row(stem, path, size, args.out, channels)
             except Exception as e:  # an architecture the exporter or a runtime refuses: said, and the sweep goes on
                 print(f"{name:28s} not swept: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}")
                 continue
             row["family"] = family
             rows.append(row)
-            agree = sum(s["agree"] for s in row["sizes"])
-            flagged = (not row["open_clean"]) == row["fails_somewhere"]
-            same = "same" if row["ir_clean"] == row["open_clean"] else "DIFFERENT"
-            same += f", {row['ir_unchecked']} nodes unchecked" if row["ir_unchecked"] else ""
-            print(
-                f"{name:28s} sizes agree {agree}/{len(row['sizes'])}  open check {'right' if flagged else 'WRONG'}"
-                f"  IR {same}  ({time.time() - start:.0f} s)",
-                flush=True,
-            )
+            print(f"{name:28s} {_said(row)}  ({time.time() - start:.0f} s)", flush=True)
     with open(os.path.join(args.out, "sizes.json"), "w") as f:
         json.dump(rows, f, indent=1)
-    pairs = sum(len(r["sizes"]) for r in rows)
-    print(
-        f"{len(rows)} models: {sum(s['agree'] for r in rows for s in r['sizes'])}/{pairs} (model, size) pairs agree; "
-        f"the open check right for {sum((not r['open_clean']) == r['fails_somewhere'] for r in rows)}; "
-        f"the IR's verdict the same, no node unchecked, for "
-        f"{sum(r['ir_clean'] == r['open_clean'] and not r['ir_unchecked'] for r in rows)}"
-    )
+    print(_summary(rows))
     return 0
+
+
+def _said(row: dict[str, Any]) -> str:
+    """One model's line of the sweep."""
+    if "ir_sizes" in row:  # the PyTorch frontend's IR against OpenVINO
+        agree = sum(s["agree"] for s in row["ir_sizes"])
+        flagged = (not row["ir_clean"]) == row["ir_fails_somewhere"]
+        return f"IR sizes agree {agree}/{len(row['ir_sizes'])}  open IR check {'right' if flagged else 'WRONG'}" + (
+            f", {row['ir_unchecked']} nodes unchecked" if row["ir_unchecked"] else ""
+        )
+    agree = sum(s["agree"] for s in row["sizes"])
+    flagged = (not row["open_clean"]) == row["fails_somewhere"]
+    same = "same" if row["ir_clean"] == row["open_clean"] else "DIFFERENT"
+    same += f", {row['ir_unchecked']} nodes unchecked" if row["ir_unchecked"] else ""
+    return f"sizes agree {agree}/{len(row['sizes'])}  open check {'right' if flagged else 'WRONG'}  IR {same}"
+
+
+def _summary(rows: list[dict[str, Any]]) -> str:
+    """The sweep's counts."""
+    torch_ir = [r for r in rows if "ir_sizes" in r]
+    onnx = [r for r in rows if "ir_sizes" not in r]
+    out = []
+    if onnx:
+        pairs = sum(len(r["sizes"]) for r in onnx)
+        out.append(
+            f"{len(onnx)} models: {sum(s['agree'] for r in onnx for s in r['sizes'])}/{pairs} (model, size) pairs "
+            f"agree; the open check right for {sum((not r['open_clean']) == r['fails_somewhere'] for r in onnx)}; "
+            f"the IR's verdict the same, no node unchecked, for "
+            f"{sum(r['ir_clean'] == r['open_clean'] and not r['ir_unchecked'] for r in onnx)}"
+        )
+    if torch_ir:
+        pairs = sum(len(r["ir_sizes"]) for r in torch_ir)
+        out.append(
+            f"{len(torch_ir)} IRs of the PyTorch frontend: {sum(s['agree'] for r in torch_ir for s in r['ir_sizes'])}"
+            f"/{pairs} (model, size) pairs agree with OpenVINO; the open check right for "
+            f"{sum((not r['ir_clean']) == r['ir_fails_somewhere'] for r in torch_ir)}; no node unchecked in "
+            f"{sum(not r['ir_unchecked'] for r in torch_ir)}"
+        )
+    return "\n".join(out)
 
 
 if __name__ == "__main__":
