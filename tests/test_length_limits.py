@@ -440,6 +440,29 @@ def test_gpt2_positions_in_the_ir_give_the_onnx_limit(tmp_path: Path) -> None:
     assert past[0, :3].min() == 2.0 and past[0, 3].max() == 1.0
 
 
+def test_positions_past_the_table_at_given_sizes_fail_the_onnx_file_and_run_wrong_in_the_ir(tmp_path: Path) -> None:
+    """At sizes where the positions pass the table, onnxruntime refuses the ONNX file (an error) and OpenVINO runs
+    its IR on zeros (a warning saying so): each format gets what its runtime does, and both sizes that fit stay
+    clean."""
+    ov = pytest.importorskip("openvino", reason="the IR is converted by openvino", exc_type=ImportError)
+    path = position_gather(tmp_path / "gpt2.onnx", 8, "range")
+    xml = tmp_path / "gpt2.xml"
+    ov.save_model(ov.convert_model(str(path)), str(xml))
+    compiled = ov.Core().compile_model(str(xml), "CPU")
+    for seq, past in ((5, 4), (3, 9), (5, 3), (8, 0)):
+        fits = seq + past <= 8
+        assert _runs_at(path, seq, past) == fits  # onnxruntime
+        compiled(_sizes(seq, past))  # OpenVINO runs every size
+        onnx_at = check(str(path), dims={"seq": seq, "past_seq": past})
+        ir_at = check(str(xml), dims={"x_0": 2, "x_1": seq, "past_0": 2, "past_1": past})
+        assert [p.severity for p in ir_at.problems if p.kind == "index-out-of-range"] == ([] if fits else ["warning"])
+        assert [p.severity for p in onnx_at.problems if p.kind == "index-out-of-range"] == ([] if fits else ["error"])
+        assert ir_at.clean == fits and not any(p.severity == "error" for p in ir_at.problems), ir_at.problems
+        if not fits:
+            [warning] = [p for p in ir_at.problems if p.kind == "index-out-of-range"]
+            assert "OpenVINO does not refuse it, its Gather gives zeros there" in warning.message, warning.message
+
+
 # -- bounds of positions, against onnxruntime --------------------------------------------------------
 
 #: a tree of positions: ("range", start, length) on an axis of its own, ("add"|"sub", a, b) an outer sum,

@@ -86,13 +86,9 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             if k is None:
                 break
             if not -n_axis <= k < n_axis:
-                raise ShapeError(
-                    f"Gather {node.name}: index {k} is out of range for an axis of size {n_axis} "
-                    f"(the data is {dims_text(x.shape)})",
-                    dims=(k, n_axis),
-                    suspects=[Suspect(o, k)] if o else (),
-                    kind="index-out-of-range",
-                )
+                what = f"an axis of size {n_axis} (the data is {dims_text(x.shape)})"
+                out_of_range(node, ctx, f"Gather {node.name}: index {k} is out of range for {what}", k, n_axis, o)
+                break  # OpenVINO's: its value is not the data's
             picked.append(x.data[k % n_axis])
             picked_o.append(x.data_origin(k % n_axis))
         else:
@@ -101,19 +97,44 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         for e, o in pairs:
             k = e.value
             if k is not None and not -n_axis <= k < n_axis:
-                raise ShapeError(
-                    f"Gather {node.name}: index {k} is out of range for axis {axis} of size {n_axis} "
-                    f"(the data is {dims_text(x.shape)})",
-                    axis=axis,
-                    dims=(k, n_axis),
-                    suspects=[Suspect(o, k)] if o else (),
-                    kind="index-out-of-range",
+                what = f"axis {axis} of size {n_axis} (the data is {dims_text(x.shape)})"
+                out_of_range(
+                    node, ctx, f"Gather {node.name}: index {k} is out of range for {what}", k, n_axis, o, axis=axis
                 )
+                break  # OpenVINO's: one warning a node
     if pairs is not None and n_axis is None:
         constant_indices(node, ctx, x, axis, pairs)
     if pairs is None and n_axis is not None and not node.path:
         _positions(node, ctx, x, axis, n_axis)
     return [Value(x.dtype, out, data, origins, data_origins)]
+
+
+#: what an IR's warning of an index out of range adds: OpenVINO's Gather refuses no index (checked: Gather-1, -7
+#: and -8 on its CPU plugin)
+OPENVINO_READS_PAST = (
+    ": OpenVINO does not refuse it, its Gather gives zeros there (Gather-1 what lies past the data), so the model "
+    "runs and computes something else"
+)
+
+
+def out_of_range(
+    node: Node, ctx: Ctx, message: str, k: int, n: int, origin: Origin | None, *, axis: int | None = None
+) -> None:
+    """A constant index ``k`` past an axis of ``n`` (``message`` says so): an error of ONNX's Gather (onnxruntime
+    refuses it), a warning of an IR's (OpenVINO runs it on something else than the data)."""
+    suspects = [Suspect(origin, k)] if origin else []
+    if node.domain == "openvino":
+        ctx.problem(
+            node,
+            "index-out-of-range",
+            message + OPENVINO_READS_PAST,
+            axis=axis,
+            dims=(k, n),
+            suspects=suspects,
+            severity="warning",
+        )
+        return
+    raise ShapeError(message, axis=axis, dims=(k, n), suspects=suspects, kind="index-out-of-range")
 
 
 def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
@@ -132,14 +153,22 @@ def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
     table = node.inputs[0]
     suspects = [*suspects_of((x.origin(axis), x.shape[axis] if x.shape else Expr.const(n))), Suspect(made)]
     if _past(lo, n) or _past(hi, n) or _past(-lo - 1, n):  # past either end at every size
-        raise ShapeError(
+        message = (
             f"Gather {node.name}: the indices {node.inputs[1]} run from {lo} to {hi} (from {made.op} {made.name}), "
-            f"past the end of axis {axis} of {table}, of size {n}",
-            axis=axis,
-            dims=(lo, n),
-            suspects=suspects,
-            kind="index-out-of-range",
+            f"past the end of axis {axis} of {table}, of size {n}"
         )
+        if node.domain == "openvino":
+            ctx.problem(
+                node,
+                "index-out-of-range",
+                message + OPENVINO_READS_PAST,
+                axis=axis,
+                dims=(lo, n),
+                suspects=suspects,
+                severity="warning",
+            )
+            return
+        raise ShapeError(message, axis=axis, dims=(lo, n), suspects=suspects, kind="index-out-of-range")
     if all(a.value is not None for a, _ in limit):
         return
     ctx.note_limit(

@@ -78,7 +78,7 @@ from ._base import (
     same_as,
 )
 from .elementwise import clamp, dtype_name, evaluate, expanded_data
-from .indexing import constant_indices, onehot_data
+from .indexing import constant_indices, onehot_data, out_of_range
 from .nn import group_normalization
 from .recurrent import operand_dims
 from .shape import reshape, slice_bounds, split_data
@@ -918,14 +918,11 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     for e, o in pairs:
         k = e.value
         if length is not None and k is not None and not -length <= k < length:
-            raise ShapeError(
-                f"{_name(node)}: index {k} is out of range for axis {axis} of size {length} "
-                f"(the data is {_t(x.shape)})",
-                axis=axis,
-                dims=(k, length),
-                suspects=[Suspect(o, k)] if o else (),
-                kind="index-out-of-range",
+            message = (
+                f"{_name(node)}: index {k} is out of range for axis {axis} of size {length} (the data is {_t(x.shape)})"
             )
+            out_of_range(node, ctx, message, k, length, o, axis=axis)
+            break  # one warning a node
     if length is None and pairs and len(pairs) == len(idx.data or ()):
         constant_indices(node, ctx, x, axis, pairs)
     dims = (*x.shape[:axis], *idx.shape[b:], *x.shape[axis + 1 :])
