@@ -10,7 +10,7 @@ past the end of a shape) and names, when one is wrong, where the offending dim w
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -86,8 +86,9 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             if k is None:
                 break
             if not -n_axis <= k < n_axis:
-                what = f"an axis of size {n_axis} (the data is {dims_text(x.shape)})"
-                out_of_range(node, ctx, f"Gather {node.name}: index {k} is out of range for {what}", k, n_axis, o)
+                said = f"Gather {node.name}: index {k} is out of range for an axis of size {n_axis}"
+                suspects = [Suspect(o, k)] if o else []
+                out_of_range(node, ctx, f"{said} (the data is {dims_text(x.shape)})", (k, n_axis), suspects)
                 break  # OpenVINO's: its value is not the data's
             picked.append(x.data[k % n_axis])
             picked_o.append(x.data_origin(k % n_axis))
@@ -98,9 +99,9 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             k = e.value
             if k is not None and not -n_axis <= k < n_axis:
                 what = f"axis {axis} of size {n_axis} (the data is {dims_text(x.shape)})"
-                out_of_range(
-                    node, ctx, f"Gather {node.name}: index {k} is out of range for {what}", k, n_axis, o, axis=axis
-                )
+                suspects = [Suspect(o, k)] if o else []
+                said = f"Gather {node.name}: index {k} is out of range for {what}"
+                out_of_range(node, ctx, said, (k, n_axis), suspects, axis=axis)
                 break  # OpenVINO's: one warning a node
     if pairs is not None and n_axis is None:
         constant_indices(node, ctx, x, axis, pairs)
@@ -118,23 +119,28 @@ OPENVINO_READS_PAST = (
 
 
 def out_of_range(
-    node: Node, ctx: Ctx, message: str, k: int, n: int, origin: Origin | None, *, axis: int | None = None
+    node: Node,
+    ctx: Ctx,
+    message: str,
+    dims: tuple[object, int],
+    suspects: Sequence[Suspect],
+    *,
+    axis: int | None = None,
 ) -> None:
-    """A constant index ``k`` past an axis of ``n`` (``message`` says so): an error of ONNX's Gather (onnxruntime
-    refuses it), a warning of an IR's (OpenVINO runs it on something else than the data)."""
-    suspects = [Suspect(origin, k)] if origin else []
-    if node.domain == "openvino":
-        ctx.problem(
-            node,
-            "index-out-of-range",
-            message + OPENVINO_READS_PAST,
-            axis=axis,
-            dims=(k, n),
-            suspects=suspects,
-            severity="warning",
-        )
-        return
-    raise ShapeError(message, axis=axis, dims=(k, n), suspects=suspects, kind="index-out-of-range")
+    """An index past its axis (``message`` says which; ``dims`` the index and the axis's size): an error of
+    ONNX's Gather (onnxruntime refuses it), a warning of an IR's (OpenVINO runs it on something else than
+    the data)."""
+    if node.domain != "openvino":
+        raise ShapeError(message, axis=axis, dims=dims, suspects=suspects, kind="index-out-of-range")
+    ctx.problem(
+        node,
+        "index-out-of-range",
+        message + OPENVINO_READS_PAST,
+        axis=axis,
+        dims=dims,
+        suspects=suspects,
+        severity="warning",
+    )
 
 
 def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
@@ -157,18 +163,8 @@ def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
             f"Gather {node.name}: the indices {node.inputs[1]} run from {lo} to {hi} (from {made.op} {made.name}), "
             f"past the end of axis {axis} of {table}, of size {n}"
         )
-        if node.domain == "openvino":
-            ctx.problem(
-                node,
-                "index-out-of-range",
-                message + OPENVINO_READS_PAST,
-                axis=axis,
-                dims=(lo, n),
-                suspects=suspects,
-                severity="warning",
-            )
-            return
-        raise ShapeError(message, axis=axis, dims=(lo, n), suspects=suspects, kind="index-out-of-range")
+        out_of_range(node, ctx, message, (lo, n), suspects, axis=axis)
+        return
     if all(a.value is not None for a, _ in limit):
         return
     ctx.note_limit(

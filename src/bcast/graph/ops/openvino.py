@@ -921,7 +921,7 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             message = (
                 f"{_name(node)}: index {k} is out of range for axis {axis} of size {length} (the data is {_t(x.shape)})"
             )
-            out_of_range(node, ctx, message, k, length, o, axis=axis)
+            out_of_range(node, ctx, message, (k, length), [Suspect(o, k)] if o else [], axis=axis)
             break  # one warning a node
     if length is None and pairs and len(pairs) == len(idx.data or ()):
         constant_indices(node, ctx, x, axis, pairs)
