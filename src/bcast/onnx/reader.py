@@ -58,7 +58,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -323,10 +322,9 @@ def validate(model: Any, folder: str | None = None) -> list[ReadFinding]:
     _check_value_infos(g.value_info, "value_info", findings)
     sources, constants = _sources(g)
     structure = _structure(nodes, sources, [vi.name for vi in g.output])
-    ops, domains = list(map(_OP_TYPE, nodes)), list(map(_DOMAIN, nodes))
-    if _check_nodes(nodes, structure, constants, ops, domains) and opset is None:
+    if _check_nodes(nodes, structure, constants) and opset is None:
         raise _invalid("the graph uses ONNX operators but imports no opset of the default domain")
-    _check_reads(nodes, structure, constants, ops, domains)
+    _check_reads(nodes, structure, constants)
     _check_order(nodes, structure)
     _validate_bodies(g, structure.producer)
     findings.extend(_external_data(model, folder))
@@ -334,14 +332,6 @@ def validate(model: Any, folder: str | None = None) -> list[ReadFinding]:
 
 
 _INPUTS, _OUTPUTS = attrgetter("input"), attrgetter("output")
-_NAME, _OP_TYPE, _DOMAIN = attrgetter("name"), attrgetter("op_type"), attrgetter("domain")
-_DEFAULT_DOMAINS = ("", "ai.onnx")
-
-
-def _all_text(*fields: Iterable[Any]) -> bool:
-    """Whether every item of ``fields`` is a ``str`` itself: each field's set of types made in C (a large graph
-    has hundreds of thousands of names), where a loop over the items would test them one by one."""
-    return all(set(map(type, f)) <= {str} for f in fields)
 
 
 def _structure(nodes: Any, sources: dict[str, int], outputs: list[str]) -> GraphStructure:
@@ -391,23 +381,10 @@ def _sources(g: Any) -> tuple[dict[str, int], dict[str, int]]:
     return producer, constants
 
 
-def _check_nodes(
-    nodes: Any, structure: GraphStructure, constants: dict[str, int], ops: list[Any], domains: list[Any]
-) -> bool:
+def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int]) -> bool:
     """Each node's names and op, its outputs produced by nothing else, the value of a Constant node (its
-    element count joins ``constants``); whether any node is of the default domain (it needs an opset).
-
-    ``ops`` and ``domains`` are the nodes' op types and domains, in order. The usual graph (every name, op
-    and domain text, every op named, no tensor produced twice) is seen whole, and only its Constant nodes
-    one by one; any other is walked node by node, to refuse the first fault with the node's label.
-    """
+    element count joins ``constants``); whether any node is of the default domain (it needs an opset)."""
     twice = structure.faults.get("twice")
-    outputs = chain.from_iterable(map(_OUTPUTS, nodes))
-    if twice is None and "" not in ops and _all_text(ops, domains, map(_NAME, nodes), outputs):
-        for i, op in enumerate(ops):
-            if op == "Constant" and domains[i] in _DEFAULT_DOMAINS:
-                _constant_value(nodes[i], i, constants)
-        return not set(domains).isdisjoint(_DEFAULT_DOMAINS)
     uses_default = False
     for i, node in enumerate(nodes):
         op, domain = node.op_type, node.domain
@@ -439,35 +416,19 @@ def _check_nodes(
             by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
             name = outputs[twice.slot]
             raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {_node_label(node, i)}")
-        if op == "Constant" and domain in _DEFAULT_DOMAINS:
-            _constant_value(node, i, constants)
+        if op == "Constant" and domain in ("", "ai.onnx"):
+            for a in node.attribute:
+                if a.name == "value" and a.HasField("t"):
+                    _check_tensor(a.t, _Later(partial(_value_of, node, i)))
+                    if node.output:
+                        constants[node.output[0]] = math.prod(a.t.dims)
     return uses_default
 
 
-def _constant_value(node: Any, i: int, constants: dict[str, int]) -> None:
-    """The value of the Constant node ``i`` is checked, and its element count joins ``constants``."""
-    for a in node.attribute:
-        if a.name == "value" and a.HasField("t"):
-            _check_tensor(a.t, _Later(partial(_value_of, node, i)))
-            if node.output:
-                constants[node.output[0]] = math.prod(a.t.dims)
-
-
-def _check_reads(
-    nodes: Any, structure: GraphStructure, constants: dict[str, int], ops: list[Any], domains: list[Any]
-) -> None:
+def _check_reads(nodes: Any, structure: GraphStructure, constants: dict[str, int]) -> None:
     """Each input name of each node is text and is produced by something other than the node itself, and a
-    constant read as a shape (Reshape's, Expand's, ConstantOfShape's) holds no more values than a rank.
-
-    As :func:`_check_nodes`, the usual graph (every input name text, none unproduced or the node's own) is seen
-    whole, and only the nodes that take a shape are looked at one by one.
-    """
+    constant read as a shape (Reshape's, Expand's, ConstantOfShape's) holds no more values than a rank."""
     bad = structure.first("unproduced", "own")
-    if bad is None and _all_text(chain.from_iterable(map(_INPUTS, nodes))):
-        for i, op in enumerate(ops):
-            if op in _SHAPE_INPUTS and domains[i] in _DEFAULT_DOMAINS:
-                _shape_constant(nodes[i], i, op, constants)
-        return
     for i, node in enumerate(nodes):
         for slot, name in enumerate(node.input):
             if not isinstance(name, str):
@@ -479,18 +440,13 @@ def _check_reads(
                     f"{_node_label(node, i)} reads the tensor {_q(name)}, which no node, graph input or initializer "
                     "produces"
                 )
-        if node.domain in _DEFAULT_DOMAINS and node.op_type in _SHAPE_INPUTS:
-            _shape_constant(node, i, node.op_type, constants)
-
-
-def _shape_constant(node: Any, i: int, op: str, constants: dict[str, int]) -> None:
-    """A constant that the node ``i`` (of an op taking a shape) reads as its shape holds no more values than a rank."""
-    k = _SHAPE_INPUTS[op]
-    if k < len(node.input) and constants.get(node.input[k], 0) > MAX_RANK:
-        raise _invalid(
-            f"{_node_label(node, i)} takes its shape from the constant {_q(node.input[k])} of "
-            f"{constants[node.input[k]]:,} values: a rank above {MAX_RANK} (bcast's and NumPy's limit)"
-        )
+        if node.domain in ("", "ai.onnx") and node.op_type in _SHAPE_INPUTS:
+            k = _SHAPE_INPUTS[node.op_type]
+            if k < len(node.input) and constants.get(node.input[k], 0) > MAX_RANK:
+                raise _invalid(
+                    f"{_node_label(node, i)} takes its shape from the constant {_q(node.input[k])} of "
+                    f"{constants[node.input[k]]:,} values: a rank above {MAX_RANK} (bcast's and NumPy's limit)"
+                )
 
 
 def _check_order(nodes: Any, structure: GraphStructure) -> None:
