@@ -58,6 +58,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -322,12 +323,14 @@ def validate(model: Any, folder: str | None = None) -> list[ReadFinding]:
     _check_value_infos(g.value_info, "value_info", findings)
     sources, constants = _sources(g)
     structure = _structure(nodes, sources, [vi.name for vi in g.output])
-    if _check_nodes(nodes, structure, constants) and opset is None:
+    seen = _Seen()
+    if _check_nodes(nodes, structure, constants, seen) and opset is None:
         raise _invalid("the graph uses ONNX operators but imports no opset of the default domain")
-    _check_reads(nodes, structure, constants)
+    _check_reads(nodes, structure, constants, seen)
+    holders = seen.holders
     _check_order(nodes, structure)
-    _validate_bodies(g, structure.producer)
-    findings.extend(_external_data(model, folder))
+    _validate_bodies(g, structure.producer, holders)
+    findings.extend(_external_data(model, folder, holders))
     return findings
 
 
@@ -381,13 +384,40 @@ def _sources(g: Any) -> tuple[dict[str, int], dict[str, int]]:
     return producer, constants
 
 
-def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int]) -> bool:
+_STRS = repeat(str)  # to test each of a node's names with ``map(isinstance, names, _STRS)``, in C
+
+
+class _Seen:
+    """What :func:`_check_nodes` notes of the nodes for the checks after it, which then look at those nodes
+    alone: on a large graph a pass over every node costs more in memory reads than in the work it does."""
+
+    __slots__ = ("holders", "reads_from", "shaped")
+
+    def __init__(self) -> None:
+        #: the nodes with an attribute that holds a tensor or a graph (the bodies, the external data)
+        self.holders: list[int] = []
+        #: the first node with an input name that is no text or that the structure scan refuses
+        self.reads_from: int | None = None
+        #: the nodes of ops that take a shape (Reshape's, Expand's, ConstantOfShape's), in order
+        self.shaped: list[int] = []
+
+
+def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int], seen: _Seen) -> bool:
     """Each node's names and op, its outputs produced by nothing else, the value of a Constant node (its
-    element count joins ``constants``); whether any node is of the default domain (it needs an opset)."""
+    element count joins ``constants``); whether any node is of the default domain (it needs an opset).
+    ``seen`` gets what the checks after it look at (see :class:`_Seen`)."""
     twice = structure.faults.get("twice")
+    bad = structure.first("unproduced", "own")
+    bad_node = bad.node if bad is not None else -1
     uses_default = False
     for i, node in enumerate(nodes):
         op, domain = node.op_type, node.domain
+        for a in node.attribute:
+            if not _plain(a):
+                seen.holders.append(i)
+                break
+        if seen.reads_from is None and (i == bad_node or not all(map(isinstance, node.input, _STRS))):
+            seen.reads_from = i
         outputs = node.output
         # the common case, every field text, is seen without making the node's label for a message
         plain = (
@@ -422,14 +452,42 @@ def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int
                     _check_tensor(a.t, _Later(partial(_value_of, node, i)))
                     if node.output:
                         constants[node.output[0]] = math.prod(a.t.dims)
+        elif op in _SHAPE_INPUTS and domain in ("", "ai.onnx"):
+            seen.shaped.append(i)
     return uses_default
 
 
-def _check_reads(nodes: Any, structure: GraphStructure, constants: dict[str, int]) -> None:
+def _check_reads(nodes: Any, structure: GraphStructure, constants: dict[str, int], seen: _Seen) -> None:
     """Each input name of each node is text and is produced by something other than the node itself, and a
-    constant read as a shape (Reshape's, Expand's, ConstantOfShape's) holds no more values than a rank."""
+    constant read as a shape (Reshape's, Expand's, ConstantOfShape's) holds no more values than a rank.
+
+    Node by node as if each were looked at, in the graph's order: the nodes taking a shape before the first
+    node whose inputs are wrong (``seen``), then the rest from that node on.
+    """
+    end = len(nodes) if seen.reads_from is None else seen.reads_from
+    for i in seen.shaped:
+        if i >= end:
+            break
+        _shape_constant(nodes[i], i, constants)
+    if seen.reads_from is not None:
+        _check_reads_from(nodes, structure, constants, seen.reads_from)
+
+
+def _shape_constant(node: Any, i: int, constants: dict[str, int]) -> None:
+    """The constant that node ``i`` (of an op taking a shape) reads as its shape holds no more values than a rank."""
+    k = _SHAPE_INPUTS[node.op_type]
+    if k < len(node.input) and constants.get(node.input[k], 0) > MAX_RANK:
+        raise _invalid(
+            f"{_node_label(node, i)} takes its shape from the constant {_q(node.input[k])} of "
+            f"{constants[node.input[k]]:,} values: a rank above {MAX_RANK} (bcast's and NumPy's limit)"
+        )
+
+
+def _check_reads_from(nodes: Any, structure: GraphStructure, constants: dict[str, int], start: int) -> None:
+    """:func:`_check_reads` of the nodes from ``start`` on, each looked at."""
     bad = structure.first("unproduced", "own")
-    for i, node in enumerate(nodes):
+    for i in range(start, len(nodes)):
+        node = nodes[i]
         for slot, name in enumerate(node.input):
             if not isinstance(name, str):
                 name = _text(name, f"an input name of {_node_label(node, i)}")
@@ -441,12 +499,7 @@ def _check_reads(nodes: Any, structure: GraphStructure, constants: dict[str, int
                     "produces"
                 )
         if node.domain in ("", "ai.onnx") and node.op_type in _SHAPE_INPUTS:
-            k = _SHAPE_INPUTS[node.op_type]
-            if k < len(node.input) and constants.get(node.input[k], 0) > MAX_RANK:
-                raise _invalid(
-                    f"{_node_label(node, i)} takes its shape from the constant {_q(node.input[k])} of "
-                    f"{constants[node.input[k]]:,} values: a rank above {MAX_RANK} (bcast's and NumPy's limit)"
-                )
+            _shape_constant(node, i, constants)
 
 
 def _check_order(nodes: Any, structure: GraphStructure) -> None:
@@ -477,14 +530,15 @@ MAX_BODY_NODES = 1_000_000
 _Scope = tuple[dict[str, int], int]
 
 
-def _validate_bodies(g: Any, producer: dict[str, int]) -> None:
+def _validate_bodies(g: Any, producer: dict[str, int], holders: list[int] | None = None) -> None:
     """The bodies of If, Loop and Scan nodes are graphs too: SSA, acyclic, in order, nothing unproduced.
 
     A body may read a name of an enclosing graph produced before the node that holds it (ONNX's
     outer scope), never that node's own outputs or later ones. Iterative (a work list, not
-    recursion: bodies nest as deep as a file says), linear in the nodes.
+    recursion: bodies nest as deep as a file says), linear in the nodes. ``holders``: the nodes of ``g`` that
+    hold a tensor or a graph, where they are known (:func:`_check_nodes`).
     """
-    work = _bodies(g, producer, [], "")
+    work = _bodies(g, producer, [], "", holders)
     walked = 0
     while work:
         body, where, scopes = work.pop()
@@ -506,10 +560,13 @@ def _plain(a: Any) -> bool:
     return type(a) is proto.AttributeProto and a.__dict__.keys().isdisjoint(_HOLDERS)
 
 
-def _bodies(graph: Any, prod: dict[str, int], scopes: list[_Scope], where: str) -> list[tuple[Any, str, list[_Scope]]]:
-    """The sub-graphs held by ``graph``'s nodes, each with where it hangs and the scopes it sees."""
+def _bodies(
+    graph: Any, prod: dict[str, int], scopes: list[_Scope], where: str, holders: list[int] | None = None
+) -> list[tuple[Any, str, list[_Scope]]]:
+    """The sub-graphs held by ``graph``'s nodes (of ``holders`` alone, where they are known), each with where it
+    hangs and the scopes it sees."""
     out: list[tuple[Any, str, list[_Scope]]] = []
-    for i, node in enumerate(graph.node):
+    for i, node in _nodes_of(graph.node, holders):
         for a in node.attribute:
             if _plain(a):
                 continue
@@ -615,14 +672,21 @@ def _name(name: Any) -> str:
     return name if isinstance(name, str) else show(name, 160)
 
 
-def _external_tensors(model: Any) -> Iterator[tuple[Any, str, str, str]]:
+def _nodes_of(nodes: Any, holders: list[int] | None) -> Iterable[tuple[int, Any]]:
+    """The nodes numbered, or only the ``holders`` among them where those are known."""
+    return enumerate(nodes) if holders is None else ((i, nodes[i]) for i in holders)
+
+
+def _external_tensors(model: Any, holders: list[int] | None = None) -> Iterator[tuple[Any, str, str, str]]:
     """Every tensor of ``model`` stored as external data, as (tensor, name, where, what): the name and
     ``where`` (its kind, or the op holding it) a report gives it, and ``what`` messages call it.
 
     The main graph, If/Loop/Scan bodies, local functions and training graphs, walked with a work list
-    (no recursion), each graph once: linear in the size of the model.
+    (no recursion), each graph once: linear in the size of the model. ``holders``: the nodes of the main
+    graph that hold a tensor or a graph, where they are known (:func:`_check_nodes`).
     """
-    work: list[tuple[Any, str]] = [(model.graph, "")]
+    main = model.graph
+    work: list[tuple[Any, str]] = [(main, "")]
     for k, info in enumerate(model.training_info):
         for field in ("initialization", "algorithm"):
             if info.HasField(field):
@@ -640,9 +704,11 @@ def _external_tensors(model: Any) -> Iterator[tuple[Any, str, str, str]]:
                         name = _name(st.values.name)
                         yield t, name, "sparse initializer", f"{prefix}the {part} of sparse initializer {_q(name)}"
             nodes = g.node
+            only = holders if g is main and not prefix else None
         else:
             nodes, prefix = functions.pop()
-        for i, node in enumerate(nodes):
+            only = None
+        for i, node in _nodes_of(nodes, only):
             if not node.attribute:
                 continue
             for a in node.attribute:
@@ -774,14 +840,14 @@ class _BadLocation:
         return ReadFinding(self.tensor, self.where, message, "external-data")
 
 
-def _external_data(model: Any, folder: str | None) -> list[ReadFinding]:
+def _external_data(model: Any, folder: str | None, holders: list[int] | None = None) -> list[ReadFinding]:
     """Findings of kind ``external-data`` for the model's references to external data (see the module's
     docstring); the files are looked up in ``folder`` when one is given, with ``os.stat`` only."""
     real_folder = os.path.realpath(folder) if folder is not None else ""
     out: list[ReadFinding | _BadLocation] = []
     # per location: the file's size, or the location's fault (said once, where it is first met)
     places: dict[str, int | _BadLocation] = {}
-    for t, name, where, what in _external_tensors(model):
+    for t, name, where, what in _external_tensors(model, holders):
         entries = _entries(t, what)
         if isinstance(entries, str):
             out.append(ReadFinding(name, where, entries, "external-data"))
