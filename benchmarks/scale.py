@@ -11,7 +11,8 @@ with ``onnx.helper``, outside the repository (``--dir``, default ``/tmp/bcast-sc
 (b) Llama-style decoders (:mod:`benchmarks.decoders`) of 2 to 80 layers at hidden size 8192, their
     weights external data in a sparse file (made with ``truncate``: valid references, nothing written);
 (c) OpenVINO IRs of a few of them (``openvino.convert_model``; decoders at hidden 128, since the
-    conversion reads the weights), each checked by bcast beside its ONNX source.
+    conversion reads the weights), each checked by bcast beside its ONNX source, and beside that source with
+    its inputs' dims unnamed as the IR has them (``bcast-onnx-unnamed``: the same knowledge, without the XML).
 
 Each tool runs on each model in a FRESH subprocess, under a timeout and an address-space cap (a
 killed or failed run is marked, not dropped): ``bcast.check.check``; ``onnx.shape_inference.infer_shapes``
@@ -41,7 +42,7 @@ from .decoders import decoder_onnx, write_decoder
 
 MARK = "@@SCALE@@ "
 ONNX_TOOLS = ("bcast", "onnx-infer", "onnx-checker", "ort-symbolic", "ort-session")
-IR_TOOLS = ("bcast", "bcast-onnx-source", "ov-read", "ov-compile")
+IR_TOOLS = ("bcast", "bcast-onnx-source", "bcast-onnx-unnamed", "ov-read", "ov-compile")
 #: the address space a child may take (bytes): onnxruntime reads every weight of a sparse file
 MEMORY_CAP = 8 << 30
 DECODER_SIZES = {"hidden": 8192, "heads": 64, "kv_heads": 8, "vocab": 32000}
@@ -185,6 +186,17 @@ def wide_onnx(nodes: int) -> Any:
     return _Wide().build(nodes)
 
 
+def unnamed(model: Any) -> Any:
+    """``model`` with the dims of its inputs, outputs and value_info unnamed, as its IR has them (OpenVINO keeps
+    no dim names): checked beside the IR, it tells the cost of knowing less (every unnamed dim a symbol of its
+    own, related to the others by what the graph requires) from the cost of reading XML."""
+    for vi in [*model.graph.input, *model.graph.output, *model.graph.value_info]:
+        for d in vi.type.tensor_type.shape.dim:
+            if d.HasField("dim_param"):
+                d.ClearField("dim_param")
+    return model
+
+
 def _node_count(path: str) -> int:
     if path.endswith(".xml"):
         with open(path, encoding="utf-8") as f:
@@ -224,6 +236,8 @@ def build_models(directory: str, quick: bool) -> list[dict[str, Any]]:
             src = wide_onnx(size) if family == "wide" else decoder_onnx(size, **IR_DECODER_SIZES)
             onnx.save(src, stem + ".onnx")
             ov.save_model(ov.convert_model(stem + ".onnx"), stem + ".xml", compress_to_fp16=False)
+        if not os.path.exists(stem + ".unnamed.onnx"):
+            onnx.save(unnamed(onnx.load(stem + ".onnx")), stem + ".unnamed.onnx")
         label = f"IR wide {size // 1000}k" if family == "wide" else f"IR decoder {size}L h128"
         models.append({"family": f"ir-{family}", "label": label, "path": stem + ".xml", "tools": IR_TOOLS})
     for m in models:
@@ -238,6 +252,8 @@ def run_tool(tool: str, path: str, timeout: float) -> dict[str, Any]:
     """:func:`run_tool` with the child's own peak RSS, read by reaping it with ``os.wait4``."""
     if tool == "bcast-onnx-source":
         path = path[: -len(".xml")] + ".onnx"
+    elif tool == "bcast-onnx-unnamed":
+        path = path[: -len(".xml")] + ".unnamed.onnx"
     scratch = tempfile.mkdtemp(prefix="bcast_scale_")
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as sink:
