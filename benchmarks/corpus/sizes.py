@@ -329,7 +329,16 @@ def _export(module: Any, size: int, path: str, channels: int = 3, exporter: str 
                 dynamic_shapes={"x": {0: dim("batch"), 2: dim("height", min=17), 3: dim("width", min=17)}},
                 verbose=False,
             )
+            import onnx
+
             program.save(path)
+            dims = onnx.load(path, load_external_data=False).graph.input[0].type.tensor_type.shape.dim
+            if not (dims[2].dim_param and dims[3].dim_param):  # torch.export found the size fixed by the code
+                os.remove(path)
+                raise ValueError(
+                    "the dynamo exporter fixed the image's size at "
+                    f"{dims[2].dim_value or dims[2].dim_param}x{dims[3].dim_value or dims[3].dim_param}"
+                )
             return
         torch.onnx.export(
             _plain(module),
