@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bcast.check import check, sample_model_path
@@ -348,3 +349,57 @@ def test_unnamed_input_dims_that_meet_when_the_inputs_agree_are_a_link(
     the dims are one expression once every unnamed dim stands for its axis."""
     ctx, d = _agreeing_dims()
     assert ctx.links_unnamed_inputs(dims(d)) is agree
+
+
+class _Counted:
+    """A node message that counts the reads of each of its fields."""
+
+    def __init__(self, node: Any, reads: dict[str, int]) -> None:
+        self._node, self._reads = node, reads
+
+    def __getattr__(self, name: str) -> Any:
+        self._reads[name] = self._reads.get(name, 0) + 1
+        return getattr(self._node, name)
+
+
+def test_validation_reads_each_nodes_attributes_once() -> None:
+    """Validation reads every node's attributes in one pass, and the checks of bodies and external data look again
+    only at the nodes holding a tensor or a graph: on a large graph each pass over every node costs more in
+    memory reads than in the work it does."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from bcast.onnx.reader import validate
+
+    n = 300
+    nodes = [helper.make_node("Add", [f"t{i}", "one"], [f"t{i + 1}"], name=f"add{i}") for i in range(n)]
+    nodes[100:100] = [
+        helper.make_node("Constant", [], ["c"], name="c", value=numpy_helper.from_array(np.ones(2, np.float32)))
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [2])],
+        [numpy_helper.from_array(np.ones(2, np.float32), "one")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    reads: dict[str, int] = {}
+
+    class Graph:  # the model's graph with counted nodes, its other fields as they are
+        def __init__(self) -> None:
+            self.node = [_Counted(x, reads) for x in model.graph.node]
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(model.graph, name)
+
+    class Model:
+        def __init__(self) -> None:
+            self.graph = Graph()
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(model, name)
+
+    assert validate(Model()) == []
+    # one read a node, and a few more of the one Constant (its value is checked, its bodies and data looked for)
+    assert n + 1 <= reads["attribute"] <= n + 1 + 4, reads
+    assert reads["input"] <= 2 * (n + 1) and reads["op_type"] <= 2 * (n + 1), reads
