@@ -1005,3 +1005,35 @@ def test_a_dim_named_by_a_digest_is_spelled_out_under_the_report() -> None:
     assert f"where\n  {name} = floor((a_rather_long" in report.render()
     assert expr.digests([name]) == {}  # the check's names went with it
     assert "where" not in check(sample_model_path()).render()  # a report without digests has no legend
+
+
+def test_node_reports_are_frozen_and_built_the_same_by_position_or_name() -> None:
+    """NodeReport fills its instance dict at once (a report holds one per broadcasting node): it stays frozen, and
+    compares, pickles, copies and replaces as a dataclass does."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from bcast.check.report import NodeReport
+
+    a = NodeReport("add", "Add", ("x [2]", "y [1]"), "[2]", "ONNX multidirectional", ("x", "y"), ([2], [1]), [2])
+    b = NodeReport(
+        name="add",
+        op="Add",
+        inputs=("x [2]", "y [1]"),
+        output="[2]",
+        rule="ONNX multidirectional",
+        input_names=("x", "y"),
+        input_shapes=([2], [1]),
+        output_shape=[2],
+        mode="numpy",
+        axes=None,
+    )
+    assert a == b and (a.name, a.op, a.output_shape, a.mode, a.axes) == ("add", "Add", [2], "numpy", None)
+    assert a != dataclasses.replace(a, mode="pdpd", axes=(0,))
+    assert pickle.loads(pickle.dumps(a)) == a and copy.deepcopy(a) == a
+    assert a.to_dict()["inputs"] == [{"name": "x", "shape": [2]}, {"name": "y", "shape": [1]}]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.op = "Mul"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        NodeReport("add", "Add")  # type: ignore[call-arg]

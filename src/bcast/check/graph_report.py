@@ -49,38 +49,45 @@ def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
 
 def _node_reports(report: Report, result: Result) -> None:
     """Every broadcasting node of ``result`` as a line of ``report``."""
-    # a wide graph broadcasts the same few shapes at thousands of nodes: each shape's text is made once
-    shown: dict[Sequence[Expr], tuple[str, ShapeJSON]] = {}
+    # a wide graph broadcasts the same few shapes at thousands of nodes: each shape's text is made once, found by
+    # the shape's identity first (the nodes share their operands' tuples; hashing one hashes each of its dims)
+    by_id: dict[int, tuple[str, ShapeJSON]] = {}
+    by_value: dict[tuple[Expr, ...], tuple[str, ShapeJSON]] = {}
+    keep: list[object] = []  # what by_id's keys are the ids of, alive while they are used
 
     def show(dims: Sequence[Expr] | None) -> tuple[str, ShapeJSON]:
-        if not isinstance(dims, tuple):
-            return _text(dims), _json(dims)
-        got = shown.get(dims)
+        got = by_id.get(id(dims))
         if got is None:
-            got = shown[dims] = (_text(dims), _json(dims))
-        text, js = got
-        return text, (list(js) if js is not None else None)  # each node its own list
+            if not isinstance(dims, tuple):
+                return _text(dims), _json(dims)
+            got = by_value.get(dims)
+            if got is None:
+                got = by_value[dims] = (_text(dims), _json(dims))
+            by_id[id(dims)] = got
+            keep.append(dims)
+        return got
 
+    append = report.nodes.append
     for rec in _merged(result.records):
-        names = tuple(n for n, _ in rec.inputs)
-        shapes = tuple(s for _, s in rec.inputs)
         texts: list[str] = []
         jsons: list[ShapeJSON] = []
+        any_unknown = False
         for n, s in rec.inputs:
             text, js = show(s)
             texts.append(f"{n} {text}")
-            jsons.append(js)
+            jsons.append(list(js) if js is not None else None)  # each node its own list
+            any_unknown = any_unknown or s is None
         out_text, out_json = show(rec.output)
-        report.nodes.append(
+        append(
             NodeReport(
                 rec.node.label,
                 rec.node.op,
                 tuple(texts),
-                out_text if rec.output is not None or any(s is None for s in shapes) else None,
+                out_text if rec.output is not None or any_unknown else None,
                 rec.rule,
-                names,
+                tuple([n for n, _ in rec.inputs]),
                 tuple(jsons),
-                out_json,
+                list(out_json) if out_json is not None else None,
                 mode=rec.mode,
                 axes=rec.axes,
             )

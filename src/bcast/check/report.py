@@ -76,6 +76,30 @@ class NodeReport:
         }
 
 
+def _node_report_init(
+    self: NodeReport,
+    name: str,
+    op: str,
+    inputs: tuple[str, ...],
+    output: str | None,
+    rule: str,
+    input_names: tuple[str, ...] = (),
+    input_shapes: tuple[ShapeJSON, ...] = (),
+    output_shape: ShapeJSON = None,
+    mode: str = "numpy",
+    axes: tuple[int, ...] | None = None,
+) -> None:
+    # a report lists every broadcasting node (tens of thousands on a large graph); a frozen dataclass's own
+    # __init__ sets each of the ten fields through object.__setattr__, the instance's dict takes them for less
+    # than half of that
+    d = self.__dict__
+    d["name"], d["op"], d["inputs"], d["output"], d["rule"] = name, op, inputs, output, rule
+    d["input_names"], d["input_shapes"], d["output_shape"] = input_names, input_shapes, output_shape
+    d["mode"], d["axes"] = mode, axes
+
+
+NodeReport.__init__ = _node_report_init  # type: ignore[method-assign]
+
 #: kinds of problem, in the order a report lists them
 #: the severities, worst first: ``error`` fails for every admissible input, ``warning`` for some (a latent
 #: bug, or a limit inside the sizes given), ``info`` is a note (a length limit, how the model may be called)

@@ -140,7 +140,8 @@ class Node:
 
     @property
     def label(self) -> str:
-        return "/".join((*self.path, self.name))
+        path = self.path
+        return "/".join((*path, self.name)) if path else self.name
 
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
