@@ -463,6 +463,34 @@ def test_positions_past_the_table_at_given_sizes_fail_the_onnx_file_and_run_wron
             assert "OpenVINO does not refuse it, its Gather gives zeros there" in warning.message, warning.message
 
 
+def test_positions_past_the_table_at_every_size_are_an_error_in_onnx_and_a_warning_in_the_ir(tmp_path: Path) -> None:
+    """``Range(0, seq) + 20`` into a table of 8 rows is past its end at every length: onnxruntime refuses it at
+    each, OpenVINO runs its IR at each, and each format's finding says what its runtime does."""
+    ov = pytest.importorskip("openvino", reason="the IR is converted by openvino", exc_type=ImportError)
+    nodes = [
+        helper.make_node("Squeeze", ["seq", "zero"], ["seq_s"], name="seq_s"),
+        helper.make_node("Range", ["zero_s", "seq_s", "one_s"], ["r"], name="positions"),
+        helper.make_node("Add", ["r", "twenty_s"], ["p"], name="shift"),
+        helper.make_node("Unsqueeze", ["p", "zero"], ["ids"], name="ids"),
+        helper.make_node("Gather", ["table", "ids"], ["pos"], name="wpe", axis=0),
+        helper.make_node("Add", ["x", "pos"], ["y"], name="add_pos"),
+    ]
+    scalars = [
+        numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("zero_s", 0), ("one_s", 1), ("twenty_s", 20))
+    ]
+    path = _cache_model(tmp_path / "past.onnx", nodes, np.ones((8, 8), np.float32), scalars)
+    xml = tmp_path / "past.xml"
+    ov.save_model(ov.convert_model(str(path)), str(xml))
+    compiled = ov.Core().compile_model(str(xml), "CPU")
+    for seq in (1, 3):
+        assert not _runs_at(path, seq, 0)
+        compiled(_sizes(seq, 0))
+    [onnx_finding] = [p for p in check(str(path)).problems if p.kind == "index-out-of-range"]
+    [ir_finding] = [p for p in check(str(xml)).problems if p.kind == "index-out-of-range"]
+    assert onnx_finding.severity == "error" and "past the end" in onnx_finding.message
+    assert ir_finding.severity == "warning" and "OpenVINO does not refuse it" in ir_finding.message, ir_finding
+
+
 # -- bounds of positions, against onnxruntime --------------------------------------------------------
 
 #: a tree of positions: ("range", start, length) on an axis of its own, ("add"|"sub", a, b) an outer sum,
