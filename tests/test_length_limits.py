@@ -10,6 +10,7 @@ oracle is onnxruntime, run at the limit and one past it.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import numpy as np
@@ -489,6 +490,25 @@ def test_positions_past_the_table_at_every_size_are_an_error_in_onnx_and_a_warni
     [ir_finding] = [p for p in check(str(xml)).problems if p.kind == "index-out-of-range"]
     assert onnx_finding.severity == "error" and "past the end" in onnx_finding.message
     assert ir_finding.severity == "warning" and "OpenVINO does not refuse it" in ir_finding.message, ir_finding
+
+
+@pytest.mark.parametrize(
+    ("opset", "reads"),
+    [("opset8", "zeros there"), ("opset7", "zeros there"), ("opset1", "whatever lies past the data")],
+)
+def test_an_ir_gather_past_its_axis_says_what_its_version_reads(tmp_path: Path, opset: str, reads: str) -> None:
+    """Gather-7 and -8 give zeros for an index past the axis, Gather-1 whatever lies past the data (OpenVINO's CPU
+    plugin): none refuses it, and the warning names what the layer's version reads."""
+    ov = pytest.importorskip("openvino", reason="the IR is built by openvino", exc_type=ImportError)
+    ops = importlib.import_module(f"openvino.{opset}")
+    data = ops.parameter([5], np.float32, name="data")
+    gathered = ops.gather(data, ops.constant(np.array([0, 7], np.int64)), ops.constant(np.int64(0)))
+    xml = tmp_path / "gather.xml"
+    ov.save_model(ov.Model([gathered], [data]), str(xml))
+    assert f'version="{opset}"' in xml.read_text()
+    ov.Core().compile_model(str(xml), "CPU")(np.arange(5, dtype=np.float32))  # runs
+    [warning] = [p for p in check(str(xml)).problems if p.kind == "index-out-of-range"]
+    assert warning.severity == "warning" and f"its Gather gives {reads}" in warning.message, warning.message
 
 
 # -- bounds of positions, against onnxruntime --------------------------------------------------------

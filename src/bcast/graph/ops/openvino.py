@@ -912,7 +912,8 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"{_name(node)}: batch_dims {b} must be at most the axis {axis} and the indices' rank {q}", kind="invalid"
         )
     if b == 0:
-        return _call("Gather", _view(node, {"axis": axis}), [x, idx], ctx)
+        # the layer's version goes along: what an index past the axis reads depends on it
+        return _call("Gather", _view(node, {"axis": axis, "version": node.attrs.get("version")}), [x, idx], ctx)
     length = x.shape[axis].value
     pairs = [(e, idx.data_origin(k)) for k, e in enumerate(idx.data or ()) if isinstance(e, Expr)]
     for e, o in pairs:
