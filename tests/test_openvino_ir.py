@@ -1082,3 +1082,42 @@ def test_the_per_layer_checker_is_gone_with_a_message_that_names_the_one_engine(
             getattr(bov, name)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         bov.nonesuch  # noqa: B018
+
+
+def test_small_constants_are_read_with_one_opening_of_the_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model's small constants are read from the ``.bin`` together (each opening is three system calls), their
+    values those read one by one; a ``.bin`` cut short after the model was read leaves each constant its shape."""
+    import bcast.openvino.ir_read as ir_read
+
+    x = opset1.parameter([2, 3], np.float32, name="x")
+    out = x
+    for k in range(20):
+        out = opset1.add(out, opset1.constant(np.full((3,), k, np.float32)))
+    out = opset1.reshape(out, opset1.constant(np.array([3, 2], np.int64)), False)
+    xml = tmp_path / "m.xml"
+    ov.save_model(ov.Model([out], [x]), str(xml), compress_to_fp16=False)
+    opened: list[object] = []
+    real = ir_read._open_regular
+
+    def counted(path: Path) -> tuple[int, int]:
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(ir_read, "_open_regular", counted)
+    model = read_ir(str(xml))
+    before = len(opened)
+    graph = graph_of_ir(model)
+    assert len(opened) - before == 1  # the 21 constants in one reading
+    one_by_one = read_ir(str(xml))
+    consts = [layer for layer in one_by_one.layers if layer.type == "Const"]
+    assert len(consts) == 21
+    for layer in consts:
+        value = one_by_one.const_value(layer)
+        assert np.array_equal(model.const_value(layer), value)
+    assert sum(v.data is not None for v in graph.constants.values()) == 21
+    # cut the .bin after the model is read: no constant has a value, and the check goes on
+    cut = read_ir(str(xml))
+    xml.with_suffix(".bin").write_bytes(b"")
+    graph = graph_of_ir(cut)
+    assert len(graph.constants) == 21 and all(v.data is None for v in graph.constants.values())
+    assert all(v.shape is not None for v in graph.constants.values())

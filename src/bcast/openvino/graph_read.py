@@ -32,6 +32,7 @@ only re-expresses it, so that the IR is propagated by the *same* symbolic engine
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -61,16 +62,22 @@ def _port_declared(port: IRPort) -> Declared:
     return Declared(dtype, _dims(port.shape))
 
 
+def _small(layer: IRLayer) -> bool:
+    """Whether a ``Const``'s value is kept: small, and of a type bcast decodes."""
+    c = layer.const
+    assert c is not None
+    decoded = ELEMENT_TYPES.get(c.element_type, (None, None))[0]
+    limit = FLOAT_LIMIT if decoded is not None and decoded[1:2] == "f" else DATA_LIMIT  # <f4, bf16
+    return decoded is not None and math.prod(c.shape) <= limit
+
+
 def _const_value(model: IRModel, layer: IRLayer) -> Value:
     """A ``Const``: its shape always; its value only when small and of a type bcast decodes."""
     c = layer.const
     assert c is not None
     dtype = dtype_of_element(c.element_type)
     dims = tuple(Expr.const(d) for d in c.shape)
-    count = math.prod(c.shape)
-    decoded = ELEMENT_TYPES.get(c.element_type, (None, None))[0]
-    limit = FLOAT_LIMIT if decoded is not None and decoded[1:2] == "f" else DATA_LIMIT  # <f4, bf16
-    if count > limit or decoded is None:
+    if not _small(layer):
         return Value(dtype, dims)
     try:
         arr = model.const_value(layer)  # reads exactly this constant's bytes
@@ -146,6 +153,10 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
     nodes: list[Node] = []
     intervals: dict[str, Shape] = {}  # the Parameters with an interval dim, for OpenVINO's view of them
     order = model.topological()
+    # the small constants' bytes in one opening of the .bin, not one each; a .bin changed under us leaves each
+    # constant to be read alone below (and keep its shape alone where that fails too)
+    with contextlib.suppress(IRError):
+        model.read_values([layer for layer in order if layer.const is not None and _small(layer)])
     for layer in order:
         if layer.type == "Parameter" or layer.const is not None:
             name = names.take(_input_name(layer), layer)

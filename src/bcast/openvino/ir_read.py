@@ -52,7 +52,7 @@ import math
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -255,15 +255,31 @@ class _Weights:
 
     def read(self, offset: int, size: int) -> bytes:
         """``size`` bytes at ``offset``, and no more: checked against the file's size, read with pread."""
-        if offset < 0 or size < 0 or offset + size > self.size:  # checked at load time too
-            raise IRError(
-                f"{self.source}: bytes {offset}..{offset + size} lie past its end ({self.size} bytes)",
-                source=self.source,
-            )
+        return self.read_many([(offset, size)])[0]
+
+    def read_many(self, spans: Sequence[tuple[int, int]]) -> list[bytes]:
+        """The bytes of each (offset, size) span, as :meth:`read` reads them, with one opening of the file (a
+        model's small constants are thousands of reads, and each opening is three system calls)."""
+        for offset, size in spans:
+            if offset < 0 or size < 0 or offset + size > self.size:  # checked at load time too
+                raise IRError(
+                    f"{self.source}: bytes {offset}..{offset + size} lie past its end ({self.size} bytes)",
+                    source=self.source,
+                )
         if self._data is not None:
-            return self._data[offset : offset + size]
+            return [self._data[offset : offset + size] for offset, size in spans]
+        if not spans:
+            return []
         assert self._path is not None
         fd, now = _open_regular(self._path)
+        try:
+            return [self._pread(fd, now, offset, size) for offset, size in spans]
+        finally:
+            os.close(fd)
+
+    def _pread(self, fd: int, now: int, offset: int, size: int) -> bytes:
+        """The span read from the open file ``fd`` (of ``now`` bytes when opened)."""
+        assert self._path is not None
         try:
             chunk = b"" if offset + size > now else os.pread(fd, size, offset)
             while 0 < len(chunk) < size:  # pread may return less than asked (a signal, a huge read)
@@ -273,8 +289,6 @@ class _Weights:
                 chunk += more
         except OSError as e:
             raise _os_error(self._path, e) from None
-        finally:
-            os.close(fd)
         if len(chunk) != size:
             raise IRError(
                 f"{self.source}: only {len(chunk)} of {size} bytes at offset {offset} could be read: "
@@ -386,6 +400,22 @@ class IRModel:
             return _attr_shape(layer.data["shape"], self.source, layer)
         return port.declared
 
+    def read_values(self, layers: Iterable[IRLayer]) -> None:
+        """The values of ``Const`` layers read into :meth:`const_value`'s cache together, with one opening of the
+        ``.bin``: those of a type bcast decodes, not cached yet."""
+        todo = [
+            layer
+            for layer in layers
+            if layer.const is not None
+            and layer.id not in self._values
+            and ELEMENT_TYPES[layer.const.element_type][0] is not None
+        ]
+        if not todo or self.weights is None:
+            return
+        spans = [(layer.const.offset, layer.const.size) for layer in todo if layer.const is not None]
+        for layer, raw in zip(todo, self.weights.read_many(spans), strict=True):
+            self._decode(layer, raw)
+
     def const_value(self, layer: IRLayer) -> np.ndarray:
         """The value of a ``Const`` layer, decoded from the ``.bin`` (cached; read-only)."""
         c = layer.const
@@ -393,6 +423,12 @@ class IRModel:
             raise IRError(f"{self.source}: layer {layer.label} is not a Const", source=self.source, layer=layer.label)
         if layer.id in self._values:
             return self._values[layer.id]
+        return self._decode(layer, None)
+
+    def _decode(self, layer: IRLayer, raw: bytes | None) -> np.ndarray:
+        """:meth:`const_value` of a Const layer not cached, from its bytes (``None``: read them here)."""
+        c = layer.const
+        assert c is not None
         dtype, _ = ELEMENT_TYPES[c.element_type]
         where = f"{self.source}: Const layer {layer.label}"
         if dtype is None:
@@ -404,8 +440,9 @@ class IRModel:
             )
         if self.weights is None:
             raise IRError(f"{where}: the model has no .bin to read it from", source=self.source, layer=layer.label)
-        raw = self.weights.read(c.offset, c.size)
-        count = int(np.prod(c.shape, dtype=np.int64))
+        if raw is None:
+            raw = self.weights.read(c.offset, c.size)
+        count = math.prod(c.shape)
         if dtype == "bf16":  # bfloat16 is the upper half of a float32
             value = (np.frombuffer(raw, "<u2", count).astype(np.uint32) << 16).view(np.float32)
         else:
