@@ -370,6 +370,23 @@ def _sizes(size: int) -> list[tuple[int, int]]:
     return [(size + dh, size + dw) for dh, dw in OFFSETS if min(size + dh, size + dw) >= 17]
 
 
+def _at_sizes(
+    size: int, channels: int, run: Callable[[Any], Any], check_at: Callable[[int, int], Any]
+) -> list[dict[str, Any]]:
+    """At each size tried: whether ``run`` (a runtime, on an image) runs, the errors bcast's ``check_at(h, w)``
+    reports, and whether the two agree."""
+    rows = []
+    for h, w in _sizes(size):
+        try:
+            run(np.random.rand(1, channels, h, w).astype(np.float32))
+            runs = True
+        except Exception:
+            runs = False
+        errors = [p.kind for p in check_at(h, w).problems if p.severity == "error"]
+        rows.append({"size": [h, w], "runs": runs, "bcast_errors": errors, "agree": runs == (not errors)})
+    return rows
+
+
 def _torch_ir_row(name: str, xml: str, size: int, channels: int = 3) -> dict[str, Any]:
     """The IR of OpenVINO's PyTorch frontend against OpenVINO's own run: bcast on the IR at each size, where the
     IR runs and where it fails, and the IR checked with every dim open."""
@@ -382,16 +399,9 @@ def _torch_ir_row(name: str, xml: str, size: int, channels: int = 3) -> dict[str
     stem = model.get_parameters()[0].get_friendly_name()
     compiled = core.compile_model(model, "CPU")
     report = check(xml)
-    rows = []
-    for h, w in _sizes(size):
-        try:
-            compiled(np.random.rand(1, channels, h, w).astype(np.float32))
-            runs = True
-        except Exception:
-            runs = False
-        at = check(xml, dims={f"{stem}_0": 1, f"{stem}_2": h, f"{stem}_3": w})
-        errors = [p.kind for p in at.problems if p.severity == "error"]
-        rows.append({"size": [h, w], "runs": runs, "bcast_errors": errors, "agree": runs == (not errors)})
+    rows = _at_sizes(
+        size, channels, compiled, lambda h, w: check(xml, dims={f"{stem}_0": 1, f"{stem}_2": h, f"{stem}_3": w})
+    )
     return {
         "model": name,
         "ir_sizes": rows,
@@ -436,16 +446,12 @@ def _row(name: str, path: str, size: int, folder: str, channels: int = 3) -> dic
     xml = os.path.join(folder, f"{name}.xml")
     ov.save_model(ov.convert_model(path), xml, compress_to_fp16=False)
     ir_report = check(xml)
-    sizes = []
-    for h, w in _sizes(size):
-        try:
-            session.run(None, {"pixel_values": np.random.rand(1, channels, h, w).astype(np.float32)})
-            runs = True
-        except Exception:
-            runs = False
-        at = check(path, dims={"batch": 1, "height": h, "width": w})
-        errors = [p.kind for p in at.problems if p.severity == "error"]
-        sizes.append({"size": [h, w], "runs": runs, "bcast_errors": errors, "agree": runs == (not errors)})
+    sizes = _at_sizes(
+        size,
+        channels,
+        lambda image: session.run(None, {"pixel_values": image}),
+        lambda h, w: check(path, dims={"batch": 1, "height": h, "width": w}),
+    )
     return {
         "model": name,
         "sizes": sizes,
