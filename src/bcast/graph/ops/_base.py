@@ -35,6 +35,7 @@ __all__ = [
     "axis_of",
     "dims_from_value",
     "dims_text",
+    "element_origins",
     "elements",
     "fresh_dim",
     "input_value",
@@ -156,7 +157,7 @@ def dims_from_value(node: Node, v: Value | None, what: str) -> tuple[Dims, tuple
                 suspects=[Suspect(o, e.value)] if o else (),
                 kind="invalid",
             )
-    return tuple(ints), tuple(v.data_origin(k) for k in range(len(ints)))
+    return tuple(ints), element_origins(v)
 
 
 def rank_of_length(node: Node, n: Expr, what: str) -> int | None:
@@ -211,9 +212,22 @@ def dims_text(dims: Sequence[Expr] | None) -> str:
     return "[?]" if dims is None else "[" + ",".join(str(d) for d in dims) + "]"
 
 
+def element_origins(v: Value) -> tuple[Origin | None, ...]:
+    """Where each element of ``v``'s value was made: its data origins whole where there is one per element."""
+    n = len(v.data or ())
+    got = v.data_origins
+    if got is not None and len(got) == n:
+        return got
+    return tuple(v.data_origin(k) for k in range(n))
+
+
 def origins_of(v: Value) -> list[Origin | None]:
-    """Where each dim of ``v`` was made (``None``: nowhere known)."""
-    return [v.origin(k) for k in range(len(v.shape or ()))]
+    """Where each dim of ``v`` was made (``None``: nowhere known): its origins whole where there is one per axis."""
+    rank = len(v.shape or ())
+    origins = v.origins
+    if origins is not None and len(origins) == rank:
+        return list(origins)
+    return [v.origin(k) for k in range(rank)]
 
 
 def suspects_of(*pairs: tuple[Origin | None, Expr]) -> list[Suspect]:

@@ -10,7 +10,7 @@ from ...dims import Tri
 from ..context import Ctx, ShapeError
 from ..expr import Expr
 from ..model import Node, Origin, Value
-from ._base import agree, attr_int, input_value, known, norm_findings, register
+from ._base import agree, attr_int, input_value, known, norm_findings, origins_of, register
 
 Dims = tuple[Expr, ...]
 
@@ -26,14 +26,6 @@ def _batch(v: Value, keep: int) -> Value:
     return Value(v.dtype, v.shape[:n], None, tuple(v.origin(k) for k in range(n)))
 
 
-def _origins_of(x: Value, rank: int) -> list[Origin | None]:
-    """Each axis's origin (``x.origin(k)`` for each ``k``), in one step where there is one per axis."""
-    origins = x.origins
-    if origins is not None and len(origins) == rank:
-        return list(origins)
-    return [x.origin(k) for k in range(rank)]
-
-
 @register("MatMul", "MatMulInteger", "FusedMatMul")
 def _matmul(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     a, b = known(ins[0]), known(input_value(ins, 1))
@@ -47,7 +39,7 @@ def _matmul(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     ta = bool(node.attrs.get("transA", 0)) if node.op == "FusedMatMul" else False
     tb = bool(node.attrs.get("transB", 0)) if node.op == "FusedMatMul" else False
     sa, sb = list(a.shape), list(b.shape)
-    oa, ob = _origins_of(a, len(sa)), _origins_of(b, len(sb))
+    oa, ob = origins_of(a), origins_of(b)
     if ta and len(sa) >= 2:
         sa[-1], sa[-2] = sa[-2], sa[-1]
         oa[-1], oa[-2] = oa[-2], oa[-1]

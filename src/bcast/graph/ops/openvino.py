@@ -72,6 +72,7 @@ from ._base import (
     known,
     norm_findings,
     numel,
+    origins_of,
     rational_scale,
     register,
     require,
@@ -203,10 +204,6 @@ def _fresh_dims(node: Node, ctx: Ctx, n: int) -> Dims:
 
 def _here(node: Node) -> Origin:
     return Origin(node.name, node.op)
-
-
-def _os(v: Value) -> list[Origin | None]:
-    return [v.origin(k) for k in range(len(v.shape or ()))]
 
 
 def _rank_of_values(node: Node, v: Value, what: str) -> int | None:
@@ -927,7 +924,7 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     if length is None and pairs and len(pairs) == len(idx.data or ()):
         constant_indices(node, ctx, x, axis, pairs)
     dims = (*x.shape[:axis], *idx.shape[b:], *x.shape[axis + 1 :])
-    origins = (*_os(x)[:axis], *_os(idx)[b:], *_os(x)[axis + 1 :])
+    origins = (*origins_of(x)[:axis], *origins_of(idx)[b:], *origins_of(x)[axis + 1 :])
     return [Value(x.dtype, dims, None, origins)]
 
 
@@ -1194,7 +1191,7 @@ def _split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     part = size // parts
     dims = list(x.shape)
     dims[axis] = part
-    origins = _os(x)
+    origins = origins_of(x)
     origins[axis] = _here(node)
     return split_data(x, axis, [Value(x.dtype, tuple(dims), None, tuple(origins)) for _ in range(n_out)])
 
@@ -1258,7 +1255,7 @@ def _variadic_split(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value
     for s in sizes[:n_out]:
         dims = list(x.shape)
         dims[axis] = s
-        origins = _os(x)
+        origins = origins_of(x)
         origins[axis] = _here(node)
         outs.append(Value(x.dtype, tuple(dims), None, tuple(origins)))
     return split_data(x, axis, outs)
@@ -1296,7 +1293,7 @@ def _swapped(v: Value) -> Value:
     if v.shape is None or len(v.shape) < 2:
         return v
     dims = (*v.shape[:-2], v.shape[-1], v.shape[-2])
-    o = _os(v)
+    o = origins_of(v)
     return Value(v.dtype, dims, None, (*o[:-2], o[-1], o[-2]))
 
 
@@ -1353,7 +1350,7 @@ def _grouped(w: Value) -> tuple[Value, int] | None:
     g = w.shape[0].value
     if g is None or g <= 0:
         return None
-    o = _os(w)
+    o = origins_of(w)
     return Value(w.dtype, (w.shape[0] * w.shape[1], *w.shape[2:]), None, (None, *o[2:])), g
 
 
@@ -1632,7 +1629,7 @@ def _pad(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             kind="shape-mismatch",
         )
     dims: list[Expr] = []
-    origins = _os(x)
+    origins = origins_of(x)
     for k, (d, b, e) in enumerate(zip(x.shape, pb, pe, strict=True)):
         got = d + b + e
         if got.value is not None and got.value < 0:
@@ -1886,7 +1883,7 @@ def _sdpa(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             f"{what} differs (query {_t(q.shape)}, key {_t(k.shape)}, value {_t(v.shape)})",
             kind="attention-contract",
         )
-    batches = [Value(x.dtype, (x.shape or ())[:-2], None, tuple(_os(x)[:-2])) for x in (q, k, v)]
+    batches = [Value(x.dtype, (x.shape or ())[:-2], None, tuple(origins_of(x)[:-2])) for x in (q, k, v)]
     batch: Dims | None = q.shape[:-2]
     if any(b.shape for b in batches[1:]):
         batch = ctx.broadcast(node, batches, "OpenVINO ScaledDotProductAttention batch dims (numpy)", names=names[:3])

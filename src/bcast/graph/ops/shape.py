@@ -26,9 +26,11 @@ from ._base import (
     axes_of,
     axis_of,
     dims_from_value,
+    element_origins,
     input_value,
     known,
     numel,
+    origins_of,
     rank_of_length,
     register,
     require,
@@ -224,15 +226,6 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     return [Value(x.dtype, tuple(out), data, tuple(origins), data_origins)]
 
 
-def _element_origins(v: Value) -> tuple[Origin | None, ...]:
-    """The origin of each element of ``v``'s value (``v.data_origin(k)`` for each ``k``)."""
-    n = len(v.data or ())
-    got = v.data_origins
-    if got is not None and len(got) == n:
-        return got
-    return tuple(v.data_origin(k) for k in range(n))
-
-
 def static_dims(x: Value) -> list[int] | None:
     if x.shape is None:
         return None
@@ -291,7 +284,7 @@ def _concat(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     data_origins = None
     if r == 1 and all(v.data is not None for v in vals):
         data = tuple(e for v in vals for e in (v.data or ()))
-        data_origins = tuple(o for v in vals for o in _element_origins(v))
+        data_origins = tuple(o for v in vals for o in element_origins(v))
         if len(data) > DATA_LIMIT:
             data = data_origins = None
     return [Value(vals[0].dtype, tuple(out), data, tuple(origins), data_origins)]
@@ -656,9 +649,7 @@ def _transpose(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     grid = static_dims(x) if x.data is not None else None  # only a small value is rearranged
     got = rearranged(x, grid, lambda arr: arr.transpose(perm)) if grid is not None else None
     data, data_origins = got if got is not None else (None, None)
-    shape, origins = x.shape, x.origins
-    if origins is None or len(origins) != r:
-        origins = tuple(x.origin(k) for k in range(r))
+    shape, origins = x.shape, origins_of(x)
     return [Value(x.dtype, tuple([shape[p] for p in perm]), data, tuple([origins[p] for p in perm]), data_origins)]
 
 
