@@ -1,5 +1,6 @@
-/* bcast.onnx._wire: the field loop of bcast.onnx.proto's decoder, and the ONNX reader's scan of a graph's
- * structure (bcast.files.graph_structure's twin, py_structure), in C (plain Python C API).
+/* bcast.onnx._wire: the field loop of bcast.onnx.proto's decoder, and the ONNX reader's scans of a graph's
+ * structure (bcast.files.graph_structure's twin, py_structure) and of its nodes' fields (bcast.onnx.reader's
+ * _scan_nodes, py_node_scan), in C (plain Python C API).
  *
  * Decoding a model is a loop over every byte of its encoding, and a Python loop pays an interpreted
  * step for each; here the loop is compiled. proto._merge stays the reference: this module reads the
@@ -730,6 +731,177 @@ done:
     return result;
 }
 
+/* -- the reader's first pass over a graph's nodes: reader._scan_nodes, compiled ---------------------------------
+ *
+ * node_scan(nodes, twice_node, bad_node, shape_ops, attribute, tensor) -> (stop, holders, reads_from, shaped,
+ * constant_nodes, uses_default): the same pass as bcast.onnx.reader._scan_nodes, which is its reference. It reads
+ * each node's fields by name (a decoded node and onnx's own alike) in the same order, and stops at the first node
+ * whose name, op type, domain or an output is not text, whose op type is empty, or which is twice_node: the reader
+ * looks at that one, and the nodes after it, in Python. */
+
+static PyObject *str_name, *str_op_type, *str_domain, *str_input, *str_output, *str_attribute, *str_data_location;
+static PyObject *holder_fields[6]; /* AttributeProto's fields that hold a tensor or a graph: "t" first */
+
+/* 1 when every item of the sequence is a str, 0 when one is not, -1 with an error set */
+static int all_text(PyObject *obj) {
+    PyObject *seq = PySequence_Fast(obj, "_wire.node_scan: a node's inputs and outputs must be sequences");
+    if (seq == NULL) return -1;
+    int ok = 1;
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq); k++)
+        if (!PyUnicode_Check(PySequence_Fast_GET_ITEM(seq, k))) {
+            ok = 0;
+            break;
+        }
+    Py_DECREF(seq);
+    return ok;
+}
+
+/* reader._holds: 1 when the bodies' and external data's checks must look at the attribute, 0 when not, -1 */
+static int holds(PyObject *a, PyObject *attribute, PyObject *tensor) {
+    if ((PyObject *)Py_TYPE(a) != attribute) return 1;
+    PyObject *fields = PyObject_GenericGetDict(a, NULL);
+    if (fields == NULL) return -1;
+    int count = 0, rc = 0;
+    PyObject *t = NULL;
+    for (int k = 0; k < 6; k++) {
+        PyObject *v = PyDict_GetItemWithError(fields, holder_fields[k]); /* borrowed */
+        if (v == NULL) {
+            if (PyErr_Occurred()) {
+                rc = -1;
+                goto done;
+            }
+            continue;
+        }
+        count++;
+        if (k == 0) t = v;
+    }
+    if (count == 0)
+        rc = 0;
+    else if (count > 1 || t == NULL || (PyObject *)Py_TYPE(t) != tensor)
+        rc = 1;
+    else {
+        PyObject *tf = PyObject_GenericGetDict(t, NULL);
+        rc = tf == NULL ? -1 : PyDict_Contains(tf, str_data_location);
+        Py_XDECREF(tf);
+    }
+done:
+    Py_DECREF(fields);
+    return rc;
+}
+
+/* the first of the node's attributes the later checks must look at: 1 when there is one, 0 when not, -1 */
+static int any_holds(PyObject *attrs, PyObject *attribute, PyObject *tensor) {
+    PyObject *seq = PySequence_Fast(attrs, "_wire.node_scan: a node's attributes must be a sequence");
+    if (seq == NULL) return -1;
+    int rc = 0;
+    for (Py_ssize_t k = 0; rc == 0 && k < PySequence_Fast_GET_SIZE(seq); k++) {
+        PyObject *a = PySequence_Fast_GET_ITEM(seq, k);
+        Py_INCREF(a);
+        rc = holds(a, attribute, tensor);
+        Py_DECREF(a);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+static int append_index(PyObject *list, Py_ssize_t i) {
+    PyObject *index = PyLong_FromSsize_t(i);
+    if (index == NULL) return -1;
+    int rc = PyList_Append(list, index);
+    Py_DECREF(index);
+    return rc;
+}
+
+/* what the scan notes of one node (number i) that it passes over; 1 when it stops there, 0 when it goes on, -1 */
+static int scan_node(PyObject *node, Py_ssize_t i, Py_ssize_t twice_node, Py_ssize_t bad_node, PyObject *shape_ops,
+                     PyObject *attribute, PyObject *tensor, PyObject *holders, Py_ssize_t *reads_from,
+                     PyObject *shaped, PyObject *constants, int *uses_default) {
+    PyObject *op = NULL, *domain = NULL, *name = NULL, *got = NULL;
+    int rc = -1;
+    if ((op = PyObject_GetAttr(node, str_op_type)) == NULL) goto done;
+    if ((domain = PyObject_GetAttr(node, str_domain)) == NULL) goto done;
+    if (i == twice_node) {
+        rc = 1;
+        goto done;
+    }
+    if ((name = PyObject_GetAttr(node, str_name)) == NULL) goto done;
+    if (!PyUnicode_Check(name) || !PyUnicode_Check(op) || !PyUnicode_Check(domain) || PyUnicode_GET_LENGTH(op) == 0) {
+        rc = 1;
+        goto done;
+    }
+    if ((got = PyObject_GetAttr(node, str_output)) == NULL) goto done;
+    int text = all_text(got);
+    Py_CLEAR(got);
+    if (text <= 0) {
+        rc = text < 0 ? -1 : 1;
+        goto done;
+    }
+    if ((got = PyObject_GetAttr(node, str_attribute)) == NULL) goto done;
+    int held = any_holds(got, attribute, tensor);
+    Py_CLEAR(got);
+    if (held < 0 || (held && append_index(holders, i) < 0)) goto done;
+    if (*reads_from < 0) {
+        if (i == bad_node)
+            *reads_from = i;
+        else {
+            if ((got = PyObject_GetAttr(node, str_input)) == NULL) goto done;
+            text = all_text(got);
+            Py_CLEAR(got);
+            if (text < 0) goto done;
+            if (!text) *reads_from = i;
+        }
+    }
+    if (PyUnicode_GET_LENGTH(domain) == 0 || PyUnicode_CompareWithASCIIString(domain, "ai.onnx") == 0) {
+        *uses_default = 1;
+        if (PyUnicode_CompareWithASCIIString(op, "Constant") == 0) {
+            if (append_index(constants, i) < 0) goto done;
+        } else {
+            int shape = PyDict_Contains(shape_ops, op);
+            if (shape < 0 || (shape && append_index(shaped, i) < 0)) goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_XDECREF(op);
+    Py_XDECREF(domain);
+    Py_XDECREF(name);
+    return rc;
+}
+
+static PyObject *py_node_scan(PyObject *self, PyObject *args) {
+    PyObject *nodes, *shape_ops, *attribute, *tensor;
+    Py_ssize_t twice_node, bad_node;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OnnO!OO:node_scan", &nodes, &twice_node, &bad_node, &PyDict_Type, &shape_ops,
+                          &attribute, &tensor))
+        return NULL;
+    PyObject *seq = PySequence_Fast(nodes, "_wire.node_scan: the nodes must be a sequence");
+    if (seq == NULL) return NULL;
+    PyObject *holders = PyList_New(0), *shaped = PyList_New(0), *constants = PyList_New(0), *result = NULL;
+    Py_ssize_t reads_from = -1, i = 0;
+    int uses_default = 0;
+    if (holders == NULL || shaped == NULL || constants == NULL) goto done;
+    for (; i < PySequence_Fast_GET_SIZE(seq); i++) { /* the size looked at again at every step, as all_text does */
+        PyObject *node = PySequence_Fast_GET_ITEM(seq, i);
+        Py_INCREF(node);
+        int rc = scan_node(node, i, twice_node, bad_node, shape_ops, attribute, tensor, holders, &reads_from, shaped,
+                           constants, &uses_default);
+        Py_DECREF(node);
+        if (rc < 0) goto done;
+        if (rc) break;
+    }
+    if (reads_from < 0)
+        result = Py_BuildValue("(nOOOOO)", i, holders, Py_None, shaped, constants, uses_default ? Py_True : Py_False);
+    else
+        result = Py_BuildValue("(nOnOOO)", i, holders, reads_from, shaped, constants, uses_default ? Py_True : Py_False);
+done:
+    Py_DECREF(seq);
+    Py_XDECREF(holders);
+    Py_XDECREF(shaped);
+    Py_XDECREF(constants);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"merge", py_merge, METH_VARARGS,
      "merge(obj, data, pos, end, depth, context): decode data[pos:end] into obj, as bcast.onnx.proto._merge does."},
@@ -737,12 +909,15 @@ static PyMethodDef methods[] = {
     {"structure", py_structure, METH_VARARGS,
      "structure(inputs, outputs, sources, graph_outputs): bcast.files.graph_structure's scan, as (producer, preds, "
      "faults)."},
+    {"node_scan", py_node_scan, METH_VARARGS,
+     "node_scan(nodes, twice_node, bad_node, shape_ops, attribute, tensor): bcast.onnx.reader._scan_nodes, as "
+     "(stop, holders, reads_from, shaped, constant_nodes, uses_default)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_wire", "The field loop of bcast.onnx.proto's decoder and the reader's structure scan, "
-    "compiled.", -1, methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_wire", "The field loop of bcast.onnx.proto's decoder and the reader's scans of a graph's "
+    "structure and nodes, compiled.", -1, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__wire(void) {
@@ -750,6 +925,15 @@ PyMODINIT_FUNC PyInit__wire(void) {
     str_extend = PyUnicode_InternFromString("extend");
     str_append = PyUnicode_InternFromString("append");
     if (str_span == NULL || str_extend == NULL || str_append == NULL) return NULL;
+    static const char *const fields[7] = {"name", "op_type", "domain", "input", "output", "attribute",
+                                          "data_location"};
+    PyObject **field_strs[7] = {&str_name, &str_op_type, &str_domain, &str_input, &str_output, &str_attribute,
+                                &str_data_location};
+    for (int k = 0; k < 7; k++)
+        if ((*field_strs[k] = PyUnicode_InternFromString(fields[k])) == NULL) return NULL;
+    static const char *const held[6] = {"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"};
+    for (int k = 0; k < 6; k++)
+        if ((holder_fields[k] = PyUnicode_InternFromString(held[k])) == NULL) return NULL;
     static const char *const kinds[5] = {"twice", "unproduced", "own", "late", "output"};
     for (int k = 0; k < 5; k++)
         if ((fault_kinds[k] = PyUnicode_InternFromString(kinds[k])) == NULL) return NULL;

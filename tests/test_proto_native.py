@@ -588,3 +588,161 @@ def test_a_name_that_changes_its_node_while_scanned_is_read_as_python_reads_it(n
                 got.append(reader._compiled_structure(ins, outs, {"y": -1}, []))
         assert got[0] == got[1]
         assert len(got[0].producer) == 2  # y, and the first name of the list, before it was emptied
+
+
+# -- the reader's scan of the nodes' fields: the compiled scan against reader._scan_nodes ----------------------------
+
+
+def _decoded(cls: type, **fields: Any) -> Any:
+    """A message as the decoder makes one: the fields set, in its ``__dict__``."""
+    m = cls()
+    m.__dict__.update(fields)
+    return m
+
+
+class _OwnAttribute:
+    """An attribute of another kind than the decoder's (onnx's own, say): the scan looks at every such one."""
+
+    name = "value"
+
+
+_TEXT = st.one_of(
+    st.sampled_from(["", "Constant", "Reshape", "Expand", "ConstantOfShape", "Add", "ai.onnx", "com.x", "n"]),
+    st.binary(max_size=2),  # a field that is not UTF-8, as the decoder gives it
+    st.integers(-1, 1),
+)
+_TENSOR_FIELDS = st.fixed_dictionaries(
+    {}, optional={"dims": st.just([2]), "data_location": st.sampled_from([0, 1]), "raw_data": st.just(b"\0" * 8)}
+)
+
+
+def _valued(t: dict[str, Any], **more: Any) -> Any:
+    """A decoded attribute ``value`` holding a decoded tensor of the fields ``t`` (and the fields ``more``)."""
+    return _decoded(proto.AttributeProto, name="value", t=_decoded(proto.TensorProto, **t), **more)
+
+
+_ATTRIBUTE = st.one_of(
+    st.builds(
+        lambda f: _decoded(proto.AttributeProto, name="axis", **f),
+        st.fixed_dictionaries({}, optional={"i": st.just(1), "ints": st.just([1, 2]), "s": st.just(b"x")}),
+    ),
+    st.builds(_valued, _TENSOR_FIELDS),
+    st.builds(
+        lambda t, extra: _valued(t, **{extra: [1]}),
+        _TENSOR_FIELDS,
+        st.sampled_from(["tensors", "graphs", "sparse_tensors"]),
+    ),
+    st.builds(
+        lambda k: _decoded(proto.AttributeProto, name="body", **{k: object()}),
+        st.sampled_from(["g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"]),
+    ),
+    st.just(_OwnAttribute()),
+    st.builds(lambda: _decoded(proto.AttributeProto, name="value", t=_OwnAttribute())),  # a tensor of another kind
+)
+
+# nodes whose fields are as they should be, so that the scan goes past them; a test then spoils one field of one
+_OP = st.sampled_from(["Constant", "Reshape", "Expand", "ConstantOfShape", "Add"])
+_GOOD = st.sampled_from(["", "x", "ai.onnx", "com.x"])
+_NODE = st.builds(
+    lambda fields: _decoded(proto.NodeProto, **fields),
+    st.fixed_dictionaries(
+        {"op_type": _OP},
+        optional={
+            "name": _GOOD,
+            "domain": _GOOD,
+            "input": st.lists(_GOOD, max_size=3),
+            "output": st.lists(_GOOD, max_size=2),
+            "attribute": st.lists(_ATTRIBUTE, max_size=3),
+        },
+    ),
+)
+_SPOILED = st.one_of(
+    st.none(),
+    st.tuples(st.integers(0, 7), st.sampled_from(["name", "op_type", "domain", "input", "output"]), _TEXT),
+)
+
+
+_SCANS = {"python": reader._scan_nodes, "compiled": lambda *args: proto._wire.node_scan(*args)}
+
+
+def _node_scan(how: str, nodes: Any, twice_node: int = -1, bad_node: int = -1) -> Any:
+    """The scan of the nodes, ``how`` ("python" or "compiled"), by the reader's own arguments."""
+    return _SCANS[how](nodes, twice_node, bad_node, reader._SHAPE_INPUTS, proto.AttributeProto, proto.TensorProto)
+
+
+def _both_node_scans(nodes: Any, twice_node: int, bad_node: int) -> tuple[Any, Any]:
+    """(reader._scan_nodes of the nodes, the compiled scan's), either an exception's type and text."""
+    got = []
+    for how in ("python", "compiled"):
+        try:
+            got.append(_node_scan(how, nodes, twice_node, bad_node))
+        except Exception as e:  # the same refusal both ways is the point
+            got.append((type(e), str(e)))
+    return got[0], got[1]
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=st.lists(_NODE, max_size=8),
+    spoiled=_SPOILED,
+    twice_node=st.one_of(st.just(-1), st.integers(0, 8)),
+    bad_node=st.one_of(st.just(-1), st.integers(0, 8)),
+)
+def test_the_compiled_node_scan_notes_what_the_python_one_does(
+    nodes: list[Any], spoiled: tuple[int, str, Any] | None, twice_node: int, bad_node: int
+) -> None:
+    """Random nodes (attributes holding numbers, tensors inline or outside the file, graphs, or of another kind), one
+    field of one of them maybe spoiled (empty, bytes or a number; an input or output among text): the same node to
+    stop at, holders, first node with a bad read, nodes taking a shape, Constant nodes and use of the default domain,
+    both ways."""
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    if spoiled is not None and spoiled[0] < len(nodes):
+        i, name, value = spoiled
+        fields = nodes[i].__dict__
+        fields[name] = [*fields.get(name, ()), value] if name in ("input", "output") else value
+    python, compiled = _both_node_scans(nodes, twice_node, bad_node)
+    assert compiled == python
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.name for p in MODELS])
+def test_every_models_node_scan_is_the_same_both_ways(path: Path, native: Any) -> None:
+    nodes = proto.decode_model(path.read_bytes()).graph.node
+    python, compiled = _both_node_scans(nodes, -1, -1)
+    assert compiled == python and python[0] == len(nodes)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "kind"),
+    [
+        (5, TypeError),  # no sequence of nodes
+        ([object()], AttributeError),  # a node without fields
+        ([_decoded(proto.NodeProto, op_type="Add", output=7)], TypeError),  # outputs that are no sequence
+        ([_decoded(proto.NodeProto, op_type="Add", input=7)], TypeError),
+        ([_decoded(proto.NodeProto, op_type="Add", attribute=7)], TypeError),
+    ],
+)
+def test_the_compiled_node_scan_refuses_what_the_python_one_does(native: Any, nodes: Any, kind: type) -> None:
+    python, compiled = _both_node_scans(nodes, -1, -1)
+    assert isinstance(python, tuple) and isinstance(compiled, tuple)
+    assert compiled[0] is python[0] is kind
+
+
+def test_only_attributes_that_may_hold_a_graph_or_outside_data_are_looked_at_again() -> None:
+    """A Constant's value held in the file is not looked at again by the checks of bodies and external data; a value
+    stored outside the file, a graph, or an attribute of onnx's own is. Both ways."""
+
+    def node(op: str, out: str, attribute: Any) -> Any:
+        return _decoded(proto.NodeProto, op_type=op, output=[out], attribute=[attribute])
+
+    nodes = [
+        node("Constant", "a", _valued({"dims": [2], "raw_data": b"\0" * 8})),
+        node("Constant", "b", _valued({"dims": [2], "data_location": 1})),
+        node("If", "c", _decoded(proto.AttributeProto, g=object())),
+        node("Add", "d", _OwnAttribute()),
+        node("Reshape", "e", _decoded(proto.AttributeProto, i=1)),
+    ]
+    want = (5, [1, 2, 3], None, [4], [0, 1], True)
+    assert _node_scan("python", nodes) == want
+    if proto._wire is not None:
+        assert _node_scan("compiled", nodes) == want

@@ -55,7 +55,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from itertools import repeat
@@ -394,7 +394,8 @@ class _Seen:
     __slots__ = ("holders", "reads_from", "shaped")
 
     def __init__(self) -> None:
-        #: the nodes with an attribute that holds a tensor or a graph (the bodies, the external data)
+        #: the nodes with an attribute that holds a graph or a tensor that may be stored outside the file
+        #: (:func:`_holds`): the checks of bodies and of external data look at these
         self.holders: list[int] = []
         #: the first node with an input name that is no text or that the structure scan refuses
         self.reads_from: int | None = None
@@ -405,56 +406,114 @@ class _Seen:
 def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int], seen: _Seen) -> bool:
     """Each node's names and op, its outputs produced by nothing else, the value of a Constant node (its
     element count joins ``constants``); whether any node is of the default domain (it needs an opset).
-    ``seen`` gets what the checks after it look at (see :class:`_Seen`)."""
+    ``seen`` gets what the checks after it look at (see :class:`_Seen`).
+
+    One scan (:func:`_scan_nodes`, compiled where the decoder is) passes over the nodes whose every field is as it
+    should be, up to the first that is not; the Constant nodes before that one are checked in order, then the nodes
+    from it on one by one, so that of several faults the first in the graph is the one refused.
+    """
     twice = structure.faults.get("twice")
     bad = structure.first("unproduced", "own")
-    bad_node = bad.node if bad is not None else -1
+    scan = _scan_nodes if proto._wire is None else proto._wire.node_scan
+    stop, seen.holders, seen.reads_from, seen.shaped, constant_nodes, uses_default = scan(
+        nodes,
+        -1 if twice is None else twice.node,
+        -1 if bad is None else bad.node,
+        _SHAPE_INPUTS,
+        proto.AttributeProto,
+        proto.TensorProto,
+    )
+    for i in constant_nodes:
+        _constant_node(nodes[i], i, constants)
+    if stop < len(nodes):
+        uses_default = _check_nodes_from(nodes, stop, twice, bad, constants, seen) or uses_default
+    return uses_default
+
+
+def _scan_nodes(
+    nodes: Any, twice_node: int, bad_node: int, shape_ops: Mapping[str, int], attribute: type, tensor: type
+) -> tuple[int, list[int], int | None, list[int], list[int], bool]:
+    """The nodes up to the first whose name, op type, domain or an output is not text, whose op type is empty,
+    or that produces a tensor twice (``twice_node``): ``(stop, holders, reads_from, shaped, constant_nodes,
+    uses_default)``, ``stop`` that node's number (the node count when there is none) and the rest what
+    :class:`_Seen` notes of the nodes before it, with the default-domain Constant nodes among them and whether any
+    is of the default domain. ``bad_node`` is the node of the structure's first unproduced or own read (-1: none).
+
+    The reference of the compiled scan (``bcast.onnx._wire.node_scan``, ``tests/test_proto_native.py`` shows the two
+    agree), which takes the same arguments: ``attribute`` and ``tensor`` the decoder's classes (:func:`_holds`).
+    """
+    holders: list[int] = []
+    shaped: list[int] = []
+    constant_nodes: list[int] = []
+    reads_from: int | None = None
     uses_default = False
     for i, node in enumerate(nodes):
         op, domain = node.op_type, node.domain
+        if i == twice_node or not (
+            isinstance(node.name, str)
+            and isinstance(op, str)
+            and isinstance(domain, str)
+            and op
+            and all(map(isinstance, node.output, _STRS))
+        ):
+            return i, holders, reads_from, shaped, constant_nodes, uses_default
         for a in node.attribute:
-            if not _plain(a):
+            if _holds(a, attribute, tensor):
+                holders.append(i)
+                break
+        if reads_from is None and (i == bad_node or not all(map(isinstance, node.input, _STRS))):
+            reads_from = i
+        if domain in ("", "ai.onnx"):
+            uses_default = True
+            if op == "Constant":
+                constant_nodes.append(i)
+            elif op in shape_ops:
+                shaped.append(i)
+    return len(nodes), holders, reads_from, shaped, constant_nodes, uses_default
+
+
+def _check_nodes_from(
+    nodes: Any, start: int, twice: GraphFault | None, bad: GraphFault | None, constants: dict[str, int], seen: _Seen
+) -> bool:
+    """:func:`_check_nodes` of the nodes from ``start`` on, each looked at."""
+    bad_node = bad.node if bad is not None else -1
+    uses_default = False
+    for i in range(start, len(nodes)):
+        node = nodes[i]
+        op, domain = node.op_type, node.domain
+        for a in node.attribute:
+            if _holds(a, proto.AttributeProto, proto.TensorProto):
                 seen.holders.append(i)
                 break
         if seen.reads_from is None and (i == bad_node or not all(map(isinstance, node.input, _STRS))):
             seen.reads_from = i
-        outputs = node.output
-        # the common case, every field text, is seen without making the node's label for a message
-        plain = (
-            isinstance(node.name, str)
-            and isinstance(op, str)
-            and isinstance(domain, str)
-            and all(isinstance(o, str) for o in outputs)
-        )
-        if not plain:
-            label = _node_label(node, i)
-            _text(node.name, f"the name of node #{i}")
-            op = _text(op, f"the op type of {label}")
-            domain = _text(domain, f"the domain of {label}")
+        label = _node_label(node, i)
+        _text(node.name, f"the name of node #{i}")
+        op = _text(op, f"the op type of {label}")
+        domain = _text(domain, f"the domain of {label}")
         if not op:
             raise _invalid(f"node #{i} has no op type")
         uses_default = uses_default or domain in ("", "ai.onnx")
-        if not plain:
-            for slot, out in enumerate(outputs):
-                name = _text(out, f"an output name of {label}")
-                if twice is not None and (twice.node, twice.slot) == (i, slot):
-                    p = twice.source
-                    by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
-                    raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {label}")
-        elif twice is not None and twice.node == i and twice.slot < len(outputs):
-            p = twice.source
-            by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
-            name = outputs[twice.slot]
-            raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {_node_label(node, i)}")
+        for slot, out in enumerate(node.output):
+            name = _text(out, f"an output name of {label}")
+            if twice is not None and (twice.node, twice.slot) == (i, slot):
+                p = twice.source
+                by = _SOURCE_WORDS.get(p) or _node_label(nodes[p], p)
+                raise _invalid(f"the tensor {_q(name)} is produced twice: by {by} and by {label}")
         if op == "Constant" and domain in ("", "ai.onnx"):
-            for a in node.attribute:
-                if a.name == "value" and a.HasField("t"):
-                    _check_tensor(a.t, _Later(partial(_value_of, node, i)))
-                    if node.output:
-                        constants[node.output[0]] = math.prod(a.t.dims)
+            _constant_node(node, i, constants)
         elif op in _SHAPE_INPUTS and domain in ("", "ai.onnx"):
             seen.shaped.append(i)
     return uses_default
+
+
+def _constant_node(node: Any, i: int, constants: dict[str, int]) -> None:
+    """A Constant node's value is a tensor holding its data; its element count joins ``constants``."""
+    for a in node.attribute:
+        if a.name == "value" and a.HasField("t"):
+            _check_tensor(a.t, _Later(partial(_value_of, node, i)))
+            if node.output:
+                constants[node.output[0]] = math.prod(a.t.dims)
 
 
 def _check_reads(nodes: Any, structure: GraphStructure, constants: dict[str, int], seen: _Seen) -> None:
@@ -558,6 +617,20 @@ def _plain(a: Any) -> bool:
     has in its ``__dict__`` the fields set, so most attributes (ints, floats, strings) are passed over with one
     look, where the fields' own tests take six. ``False`` for onnx's own messages (their fields are tested)."""
     return type(a) is proto.AttributeProto and a.__dict__.keys().isdisjoint(_HOLDERS)
+
+
+def _holds(a: Any, attribute: type, tensor: type) -> bool:
+    """Whether the checks of bodies and external data must look at the attribute: it holds a graph, or a tensor that
+    may be stored outside the file. Not one of an attribute decoded by :mod:`bcast.onnx.proto` (``attribute``) that
+    holds nothing but ints, floats, strings, or one tensor (decoded, of ``tensor``) without a data location: a
+    Constant node's value, most often. Every other attribute, onnx's own messages included, is looked at."""
+    if type(a) is not attribute:
+        return True
+    fields = a.__dict__
+    if fields.keys().isdisjoint(_HOLDERS):
+        return False
+    t = fields.get("t")
+    return t is None or type(t) is not tensor or "data_location" in t.__dict__ or len(fields.keys() & _HOLDERS) > 1
 
 
 def _bodies(
