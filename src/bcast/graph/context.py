@@ -160,6 +160,12 @@ class Ctx:
     _elementwise: dict[tuple[Any, ...], tuple[tuple[Shape, ...], list[Constraint], Dims] | BroadcastError] = field(
         default_factory=dict
     )
+    #: the same plans by the identities of the shapes' tuples, which each entry holds (so no other tuple takes
+    #: their ids): the nodes of a wide graph share their operands' tuples, and finding a tuple by its identity
+    #: hashes none of its dims, where finding it by its value asks each dim's (Python) hash
+    _elementwise_by_id: dict[
+        tuple[Any, ...], tuple[tuple[Dims, ...], tuple[tuple[Shape, ...], list[Constraint], Dims] | BroadcastError]
+    ] = field(default_factory=dict)
 
     # -- symbols -------------------------------------------------------------------------------
     def fresh(self, hint: str, *, free: bool = False, unnamed_input: tuple[str, int] | None = None) -> Expr:
@@ -516,16 +522,21 @@ class Ctx:
         if None in shapes:
             return None
         operands: tuple[Dims, ...] = tuple(map(tuple, shapes))  # type: ignore[arg-type]
-        key = (mode, axis, *operands)
-        planned = self._elementwise.get(key)
+        ids = (mode, axis, *map(id, operands))
+        held = self._elementwise_by_id.get(ids)
+        planned = held[1] if held is not None else None
         if planned is None:
-            got = self._plan(mode, axis, shapes)
-            if isinstance(got, BroadcastError):
-                planned = got
-            else:
-                out = _elementwise_dims(operands) if mode in ("numpy", "same") else operands[0]
-                planned = (*got, out)
-            self._elementwise[key] = planned
+            key = (mode, axis, *operands)
+            planned = self._elementwise.get(key)
+            if planned is None:
+                got = self._plan(mode, axis, shapes)
+                if isinstance(got, BroadcastError):
+                    planned = got
+                else:
+                    out = _elementwise_dims(operands) if mode in ("numpy", "same") else operands[0]
+                    planned = (*got, out)
+                self._elementwise[key] = planned
+            self._elementwise_by_id[ids] = (operands, planned)
         if isinstance(planned, BroadcastError):
             self._broadcast_error(node, planned, ins, right_aligned=mode in ("numpy", "same"))
             return None
