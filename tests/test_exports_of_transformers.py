@@ -70,9 +70,11 @@ def test_each_export_is_reported_as_its_runtime_runs_it(entry: dict[str, Any]) -
     kinds = {p.kind for p in report.problems if p.severity != "info"}
     assert kinds == set(entry.get("warnings", [])), report.render()
     assert {p.kind for p in report.problems if p.severity == "info"} == set(entry["notes"]), report.render()
-    # a cache input is called by the name a caller feeds it by (past_key_0), whatever its layer is called (3)
+    # an IR's cache input is called by the name a caller feeds it by (past_key_0), whatever its layer is called (3):
+    # each layer's keys meet its queries, so each is named (an ONNX file names the dims themselves)
     said = " ".join([c.allowed for c in report.constraints] + [p.message for p in report.problems])
-    assert all(f"{name}_0" in said for name in entry["inputs"] if name.startswith("past_")), said[:400]
+    if entry["model"].endswith(".xml"):
+        assert all(f"{name}_0" in said for name in entry["inputs"] if name.startswith("past_key_")), said[:400]
 
 
 @pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["model"])

@@ -279,7 +279,8 @@ def test_unnamed_input_links_by_parts_agree_with_the_walk_over_all_leaves(seed: 
     ctx, pool = _links_context()
     order = list(itertools.chain(itertools.combinations(pool, 2), itertools.combinations(pool, 3)))
     random.Random(seed).shuffle(order)  # summaries made in any order give the same answers
-    answers = [ctx.links_unnamed_inputs(list(dims)) for dims in order]
+    # the parts' answers alone: what links_unnamed_inputs adds, the links met before, depends on the model's order
+    answers = [ctx._links_by_leaves(list(dims)) or ctx._agree_by_axis(list(dims)) for dims in order]
     assert answers == [_links_by_walk(ctx, list(dims)) for dims in order]
     assert any(answers) and not all(answers)
 

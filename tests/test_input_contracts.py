@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from bcast.check import Problem, check
+from runtimes import runs
 
 onnx = pytest.importorskip("onnx", reason="the models are built with onnx.helper", exc_type=ImportError)
 ov = pytest.importorskip("openvino", reason="the IRs are converted by openvino", exc_type=ImportError)
@@ -71,20 +72,11 @@ def _feeds(b: int, s: int) -> dict[str, np.ndarray]:
 
 
 def _runs_onnx(path: Path, b: int, s: int) -> bool:
-    try:
-        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, _feeds(b, s))
-    except Exception:
-        return False
-    return True
+    return runs(path, _feeds(b, s))
 
 
 def _runs_ir(xml: Path, b: int, s: int) -> bool:
-    core = ov.Core()
-    try:
-        core.compile_model(core.read_model(str(xml)), "CPU").create_infer_request().infer(_feeds(b, s))
-    except Exception:
-        return False
-    return True
+    return runs(xml, _feeds(b, s))
 
 
 def test_inputs_that_agree_by_contract_are_no_problem_in_the_ir(tmp_path: Path) -> None:
@@ -160,16 +152,13 @@ def _cache_model(
 
 
 def _runs_cache(path: Path, batch: int, seq: int, past: int, total: int) -> bool:
+    """Whether the model's runtime runs it with ids of ``seq``, a cache of ``past`` and a mask of ``total``."""
     feeds = {
         "input_ids": np.ones((batch, seq), np.int64),
         "past_key": np.ones((batch, 2, past, 4), np.float32),
         "attention_mask": np.ones((batch, total), np.int64),
     }
-    try:
-        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
-    except Exception:
-        return False
-    return True
+    return runs(path, feeds)
 
 
 def test_named_inputs_that_agree_by_contract_are_no_problem(tmp_path: Path) -> None:
@@ -360,3 +349,116 @@ def test_shape_arithmetic_that_no_agreement_of_the_inputs_satisfies_is_found_in_
         assert {p.node for p in report.problems if p.severity in ("warning", "error")} & {"masked", "y"}, (
             report.render()
         )
+
+
+# -- positions counted along a mask that spans the cache (OPT) -----------------------------------------------------
+
+
+def _positions_model(directory: Path, *, start: str) -> tuple[Path, Path]:
+    """Token embeddings ``[batch, seq, 8]`` plus position embeddings gathered at the mask's running count from
+    position ``start`` on (OPT's positions: ``past``, the cache's length; a slice by the wrong length: ``seq``), then
+    split into 2 heads by the ids' own dims; the mask ``[batch, total_seq]`` named apart, as the dynamo exporter names
+    it. Saved, and converted to an IR beside it (OpenVINO drops the names)."""
+    source, axis = ("past_key", 2) if start == "past" else ("input_ids", 1)
+    nodes = [
+        helper.make_node("Gather", ["embed", "input_ids"], ["x"], name="embed_tokens"),
+        helper.make_node("CumSum", ["attention_mask", "one"], ["count"], name="mask_count"),
+        helper.make_node("Shape", [source], ["start_shape"], name="start_shape"),
+        helper.make_node("Gather", ["start_shape", f"axis{axis}"], ["start"], name="start_at", axis=0),
+        helper.make_node("Slice", ["count", "start", "end", "axis1"], ["positions"], name="new_positions"),
+        helper.make_node("Gather", ["table", "positions"], ["p"], name="embed_positions"),
+        helper.make_node("Add", ["x", "p"], ["h"], name="add_positions"),
+        helper.make_node("Shape", ["input_ids"], ["ids_shape"], name="ids_shape"),
+        helper.make_node("Concat", ["ids_shape", "heads"], ["target"], name="heads_target", axis=0),
+        helper.make_node("Reshape", ["h", "target"], ["y"], name="split_heads"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        f"positions_{start}",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
+            helper.make_tensor_value_info("past_key", TensorProto.FLOAT, ["batch", 2, "past_seq", 4]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total_seq"]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.ones((16, 8), np.float32), "embed"),
+            numpy_helper.from_array(np.ones((64, 8), np.float32), "table"),
+            numpy_helper.from_array(np.array(1, np.int64), "one"),
+            numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+            numpy_helper.from_array(np.array([2], np.int64), "axis2"),
+            numpy_helper.from_array(np.array([2**62], np.int64), "end"),
+            numpy_helper.from_array(np.array([2, 4], np.int64), "heads"),
+        ],
+    )
+    path = directory / f"positions_{start}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    xml = path.with_suffix(".xml")
+    ov.save_model(ov.convert_model(str(path)), str(xml), compress_to_fp16=False)
+    return path, xml
+
+
+def test_positions_past_the_cache_are_how_the_model_is_called(tmp_path: Path) -> None:
+    """The mask's count from the cache's length on gives ``total_seq - past_seq`` positions, one per new token
+    wherever the mask spans the cache and the new tokens: that is a relation (``seq == total_seq - past_seq`` is
+    ``total_seq == past_seq + seq``), and the heads' reshape by ``seq`` after it holds wherever the relation does.
+    Both runtimes run the model at such sizes and fail it where the mask is longer."""
+    path, xml = _positions_model(tmp_path, start="past")
+    for model in (path, xml):
+        assert _runs_cache(model, 2, 3, 5, 8) and _runs_cache(model, 1, 1, 7, 8)
+        assert not _runs_cache(model, 2, 3, 5, 10)
+        report = check(str(model))
+        assert report.clean and [p for p in report.problems if p.severity != "info"] == [], report.render()
+        assert report.constraints, report.render()  # what the call must meet is listed with the symbols
+
+
+def test_positions_sliced_by_the_wrong_length_are_a_warning(tmp_path: Path) -> None:
+    """The same count sliced from the new tokens' length on gives ``total_seq - seq`` positions: one per new token
+    only where the cache is as long as the new tokens, which no call of a KV cache means (``seq == total_seq - seq``
+    says that ``total_seq`` is twice ``seq``, no sum of two lengths). A warning at the Add, in ONNX and in the IR."""
+    path, xml = _positions_model(tmp_path, start="seq")
+    for model in (path, xml):
+        assert _runs_cache(model, 2, 3, 3, 6) and not _runs_cache(model, 2, 3, 5, 8)
+        report = check(str(model))
+        found = [p for p in report.problems if p.severity == "warning"]
+        assert found and not report.clean, report.render()
+        assert any(p.node == "add_positions" or p.root == "add_positions" for p in found), report.render()
+
+
+def test_links_met_before_make_a_later_layers_dims_one() -> None:
+    """BLOOM's second layer takes its keys' length from its cache's elements over the first layer's batch. That is
+    the mask's length once the links met before hold (the inputs' batches agree, the mask spans the first cache and
+    the new tokens, the second cache's batch is the batch), and not before them; a cache's length meeting the new
+    tokens' stays no link."""
+    from bcast.graph import Graph
+    from bcast.graph.context import Ctx
+    from bcast.graph.expr import Expr, emax
+
+    def dims(ctx: Ctx) -> dict[str, Expr]:
+        return {
+            f"{name}_{axis}": ctx.fresh(f"{name}_{axis}", free=True, unnamed_input=(name, axis))
+            for name, axis in [
+                ("ids", 0),
+                ("ids", 1),
+                ("mask", 0),
+                ("mask", 1),
+                ("k0", 0),
+                ("k0", 2),
+                ("k1", 0),
+                ("k1", 2),
+            ]
+        }
+
+    def later(d: dict[str, Expr]) -> list[Expr]:
+        batch = emax([d["ids_0"], d["k0_0"]])
+        return [d["mask_1"], (d["ids_1"] * d["k1_0"] * 32 + d["k1_0"] * d["k1_2"] * 32) // (batch * 32)]
+
+    alone = Ctx(Graph([], {}, [], {}))
+    assert not alone.links_unnamed_inputs(later(dims(alone)))
+    ctx = Ctx(Graph([], {}, [], {}))
+    d = dims(ctx)
+    assert ctx.links_unnamed_inputs([d["ids_0"], d["k0_0"]])
+    assert ctx.links_unnamed_inputs([d["mask_1"], d["ids_1"] + d["k0_2"]])
+    assert ctx.links_unnamed_inputs([d["k1_0"], emax([d["ids_0"], d["k0_0"]])])
+    assert ctx.links_unnamed_inputs(later(d))
+    assert not ctx.links_unnamed_inputs([d["k1_2"], d["ids_1"]])

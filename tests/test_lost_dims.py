@@ -37,6 +37,7 @@ from bcast.check import check
 from bcast.graph import propagate
 from bcast.graph.expr import Expr, emax, emin
 from bcast.graph.propagate import Result
+from runtimes import runs as model_runs
 
 onnx = pytest.importorskip("onnx", reason="the models are built with onnx.helper")
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is the ONNX models' oracle")
@@ -68,19 +69,6 @@ def _model(path: Path, nodes: list[Any], inputs: dict[str, list[Any]], consts: d
 def _feeds(inputs: dict[str, list[Any]], sizes: dict[str, int]) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     return {n: rng.standard_normal([sizes.get(d, d) for d in dims]).astype(np.float32) for n, dims in inputs.items()}
-
-
-def _runs(path: Path, feeds: dict[str, np.ndarray]) -> bool:
-    """Whether the model's runtime runs it on ``feeds``: onnxruntime for ONNX, OpenVINO for an IR."""
-    try:
-        if path.suffix == ".xml":
-            core = ov.Core()
-            core.compile_model(core.read_model(str(path)), "CPU").create_infer_request().infer(feeds)
-        else:
-            ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
-    except Exception:  # the runtime's refusal is the proof
-        return False
-    return True
 
 
 def _propagated(path: Path) -> Result:
@@ -346,7 +334,7 @@ def test_a_same_padding_computed_in_floating_point_keeps_its_dims(tmp_path: Path
     path, xml, inputs = _same_padding(tmp_path, (1, 8, 1, 1))
     for sizes in SAMPLES:
         assert _ort_shapes_agree(path, inputs, sizes) >= 18
-        assert _runs(xml, _feeds(inputs, sizes))
+        assert model_runs(xml, _feeds(inputs, sizes))
     for model in (path, xml):
         assert _lost(model, inputs, SAMPLES[0]) == [], model.suffix
         report = check(str(model))
@@ -357,8 +345,8 @@ def test_a_bias_across_a_same_padded_width_is_found_in_the_ir_as_in_onnx(tmp_pat
     """A bias of 8 on the width of a convolution's output, ``ceil(width / 2)``: it fits widths 15 and 16 only."""
     path, xml, inputs = _same_padding(tmp_path, (1, 1, 1, 8))
     for model in (path, xml):
-        assert _runs(model, _feeds(inputs, {"batch": 1, "height": 20, "width": 16}))
-        assert not _runs(model, _feeds(inputs, {"batch": 1, "height": 20, "width": 32}))
+        assert model_runs(model, _feeds(inputs, {"batch": 1, "height": 20, "width": 16}))
+        assert not model_runs(model, _feeds(inputs, {"batch": 1, "height": 20, "width": 32}))
         report = check(str(model))
         assert not report.clean, (model.suffix, report.render())
         said = " ".join(p.message for p in report.problems)
@@ -380,7 +368,7 @@ def test_a_dim_made_by_shape_arithmetic_is_checked_where_it_meets_an_input(case:
     for model in (path, xml):
         assert _lost(model, inputs, {**sizes, free: runs[-1]}) == [], model.suffix
         for size in (*runs, fails):
-            assert _runs(model, _feeds(inputs, {**sizes, free: size})) is (size != fails), (model.suffix, size)
+            assert model_runs(model, _feeds(inputs, {**sizes, free: size})) is (size != fails), (model.suffix, size)
         report = check(str(model))
         # the IR links the two inputs' unnamed batches too
         assert "{" + ", ".join(map(str, runs)) + "}" in [c.allowed for c in report.constraints], report.render()
@@ -394,8 +382,8 @@ def test_a_strided_crop_as_tf2onnx_writes_it(crop: bool, tmp_path: Path) -> None
     odd, even = {"batch": 2, "height": 31, "width": 33}, {"batch": 1, "height": 32, "width": 32}
     for model in (path, xml):
         assert _lost(model, inputs, odd) == [], model.suffix
-        assert _runs(model, _feeds(inputs, even))
-        assert _runs(model, _feeds(inputs, odd)) is crop
+        assert model_runs(model, _feeds(inputs, even))
+        assert model_runs(model, _feeds(inputs, odd)) is crop
         report = check(str(model))
         if crop:  # the sentinel 10**9 on the batch axis is its end, not a billion rows
             assert report.clean and report.problems == [], report.render()
@@ -414,7 +402,7 @@ def test_a_counting_loop_runs_as_many_times_as_it_counts(extra: int, most: int |
     ``INT_MAX`` bounds nothing: the condition ends the loop."""
     path, inputs = _counting_loop(tmp_path, extra, most)
     for t in (1, 2, 5):
-        assert _runs(path, _feeds(inputs, {"T": t, "B": 3})) is (extra == 0 or t <= 2), t
+        assert model_runs(path, _feeds(inputs, {"T": t, "B": 3})) is (extra == 0 or t <= 2), t
     report = check(str(path))
     for t in (1, 2, 5):  # the stacked steps are as long as onnxruntime makes them, at every length
         assert _ort_shapes_agree(path, inputs, {"T": t, "B": 3}) >= 6 if extra == 0 or t <= 2 else True

@@ -51,6 +51,13 @@ def _decoder(name: str) -> Any:
         return t.BloomForCausalLM(
             t.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS, n_head=HEADS, **TOKENS, **EAGER)
         )
+    if name == "opt":
+        return t.OPTForCausalLM(
+            t.OPTConfig(
+                vocab_size=VOCAB, hidden_size=HIDDEN, ffn_dim=FFN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                word_embed_proj_dim=HIDDEN, max_position_embeddings=POSITIONS, **TOKENS, **EAGER,
+            )
+        )  # fmt: skip
     if name == "gpt_neox":
         return t.GPTNeoXForCausalLM(
             t.GPTNeoXConfig(
@@ -187,6 +194,18 @@ def _dynamo_to_ir(module: Any, inputs: dict[str, np.ndarray], path: str, scratch
     ov.save_model(ov.convert_model(onnx_path), path, compress_to_fp16=False)
 
 
+def _dynamo_cache_onnx(module: Any, inputs: dict[str, np.ndarray], path: str) -> None:
+    """The dynamo ONNX export of a model with a KV cache: batch, seq and past_seq dynamic, and the mask's length a
+    symbol of its own (``total_seq``: torch.export has no dim for a sum of two)."""
+    import torch
+
+    dim = torch.export.Dim
+    batch, seq, past = dim("batch", min=1, max=64), dim("seq", min=1, max=32), dim("past_seq", min=1, max=32)
+    total = dim("total_seq", min=2, max=POSITIONS)
+    dims = ({0: batch, 1: seq}, {0: batch, 1: total}, tuple({0: batch, 2: past} for _ in list(inputs)[2:]))
+    _export_onnx(module, inputs, path, dynamo=True, dynamic_shapes=dims, opset_version=18, external_data=False)
+
+
 def _optimised_onnx(module: Any, inputs: dict[str, np.ndarray], path: str, scratch: str) -> None:
     """The TorchScript ONNX export, saved by onnxruntime's extended graph optimisation."""
     import onnxruntime as ort
@@ -213,6 +232,9 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "deberta_v2.ov.xml": (lambda: _text(_encoder("deberta_v2"), False), _text_inputs, "ov"),
     "llama_kv.ov.xml": (lambda: _cached("llama"), _cache_inputs, "ov"),
     "gpt_neox_kv.ov.xml": (lambda: _cached("gpt_neox"), lambda: _cache_inputs(heads=HEADS), "ov"),
+    "opt_kv.ov.xml": (lambda: _cached("opt"), lambda: _cache_inputs(heads=HEADS), "ov"),
+    "opt_kv.dynamo.onnx": (lambda: _cached("opt"), lambda: _cache_inputs(heads=HEADS), "dynamo_cache"),
+    "bloom_kv.ov.xml": (lambda: _cached("bloom"), lambda: _cache_inputs(heads=HEADS), "ov"),
     "vit.ov.xml": (lambda: _vision("vit"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "swin.ov.xml": (lambda: _vision("swin"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "llama.ov_dynamo.xml": (lambda: _text(_decoder("llama"), True), _text_inputs, "ov_dynamo"),
@@ -238,6 +260,8 @@ def build(out: str, only: list[str] | None = None, log: Callable[[str], None] = 
                 _to_ir(module, inputs, path)
             elif how == "ov_dynamo":
                 _dynamo_to_ir(module, inputs, path, scratch)
+            elif how == "dynamo_cache":
+                _dynamo_cache_onnx(module, inputs, path)
             else:
                 _optimised_onnx(module, inputs, path, scratch)
         log(f"{name}: written")

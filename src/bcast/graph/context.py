@@ -77,6 +77,11 @@ class Finding:
     #: the index of a relation (what inputs must agree on) upstream of this node: its cause, should the relation
     #: turn out to be a problem (:meth:`Ctx.settle_relations`)
     after_relation: int | None = None
+    #: of a warning that sizes may break: the condition on sizes it says must hold, and its symbols; looked at again
+    #: once the relations are settled (:meth:`Ctx.as_called`), then let go of
+    condition: tuple[Callable[[dict[str, int]], bool], frozenset[str]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
 
 @dataclass
@@ -166,6 +171,19 @@ class Ctx:
     _elementwise_by_id: dict[
         tuple[Any, ...], tuple[tuple[Dims, ...], tuple[tuple[Shape, ...], list[Constraint], Dims] | BroadcastError]
     ] = field(default_factory=dict)
+    #: what input dims stand for by the links met so far (:meth:`links_unnamed_inputs`): ``past_key_1_0`` is
+    #: ``past_key_0_0``, ``attention_mask_1`` is ``input_ids_1 + past_key_0_2``. Each entry is a dim that no entry
+    #: holds, written in dims that no entry is for: a link is written once and never rewritten (:meth:`_link`)
+    _stand_for: dict[str, Expr] = field(default_factory=dict)
+    #: the dims that :attr:`_stand_for`'s entries are written in
+    _standing: set[str] = field(default_factory=set)
+    #: the opaque terms :attr:`_stand_for` has rewritten, each once: a term rewritten before an entry keeps that
+    #: entry's dim (equal where the links hold, so a link may be missed, never made up), and no term is rewritten
+    #: again (a batch's max that every layer nests is rewritten once, not once a layer)
+    _stand_memo: dict[str, Expr] = field(default_factory=dict)
+    #: the relations kept as contracts that are linear equations over inputs' dims themselves (``total_seq ==
+    #: past_seq + seq``): how the model must be called, once :meth:`settle_relations` has kept them (:meth:`as_called`)
+    _called: _Equations = field(default_factory=lambda: _Equations())
 
     # -- symbols -------------------------------------------------------------------------------
     def fresh(self, hint: str, *, free: bool = False, unnamed_input: tuple[str, int] | None = None) -> Expr:
@@ -210,9 +228,9 @@ class Ctx:
         return self._named.get(symbol, ())
 
     def _unnamed_leaves(self, e: Expr | None) -> frozenset[str] | None:
-        """The unnamed input dims ``e`` is made of, when it is one of them, their max/min, or a sum of them
-        (an IR's ``input_ids_1 + past_key_0_2``); ``None`` for anything else (a size, a product, a named
-        symbol)."""
+        """The unnamed input dims ``e`` is made of, when it is one of them, their max/min, or a sum or difference
+        of them (an IR's ``input_ids_1 + past_key_0_2``; ``attention_mask_1 - past_key_0_2``, the positions of a
+        mask past the cache); ``None`` for anything else (a size, a product, a named symbol)."""
         if e is None or not e.terms or e.value is not None:
             return None
         if e.atom is not None:
@@ -228,7 +246,7 @@ class Ctx:
             return None
         leaves: set[str] = set()
         for m, c in e.terms:
-            if len(m) != 1 or c != 1:
+            if len(m) != 1 or c not in (1, -1):
                 return None
             part = self._unnamed_atoms.get(m[0])
             if part is None:
@@ -295,10 +313,56 @@ class Ctx:
                 if e is None:
                     return False
                 exprs.append(e)
-        return self._links_by_leaves(exprs) or self._agree_by_axis(exprs)
+        if self._links_by_leaves(exprs) or self._agree_by_axis(exprs):
+            self._link(exprs)
+            return True
+        if not self._stand_for:
+            return False
+        # dims the links met so far make one (BLOOM's later layers take their length from their own cache's
+        # elements over the first layer's batch: once that cache's batch is the batch, it is that cache's length)
+        subs = [e.substitute(self._stand_for, self._stand_memo) for e in exprs]
+        if subs != exprs and (self._links_by_leaves(subs) or self._agree_by_axis(subs)):
+            self._link(exprs)
+            return True
+        return False
+
+    def _link(self, exprs: list[Expr]) -> None:
+        """Note what the link of two dims says one input dim stands for (:attr:`_stand_for`): where, with what the
+        links before say, ``exprs[0] - exprs[1]`` is a sum of input dims each with coefficient 1 or -1 (once a
+        common factor is taken out), one of them no entry is written in, then that one is the rest. A link that
+        would make a dim one size notes nothing."""
+        if len(exprs) != 2:
+            return
+        a, b = (e.substitute(self._stand_for, self._stand_memo) for e in exprs)
+        row: dict[str, int] = {}
+        for sign, e in ((1, a), (-1, b)):
+            for m, c in e.terms:
+                if len(m) != 1 or type(m[0]) is not str:  # a size, a product or an opaque term
+                    return
+                row[m[0]] = row.get(m[0], 0) + sign * c
+        row = {k: c for k, c in row.items() if c}
+        common = math.gcd(*row.values()) if row else 1  # 4*attention_mask_0 against 4*input_ids_0: the batch
+        row = {k: c // common for k, c in row.items()}
+        if len(row) < 2 or any(c not in (1, -1) for c in row.values()):
+            return
+        # the newest dim where names are numbered (a later layer's cache), and no dim an entry is written in
+        pivot = next((k for k in sorted(row, reverse=True) if k not in self._standing), None)
+        if pivot is None:
+            return
+        sign = row.pop(pivot)
+        value = Expr.const(0)
+        for k, c in row.items():
+            value = value - Expr.symbol(k) * (c * sign)
+        self._stand_for[pivot] = value
+        self._standing.update(row)
 
     def _links_by_leaves(self, exprs: list[Expr]) -> bool:
-        """:meth:`links_unnamed_inputs` of dims that are input dims, sums of them or their max/min."""
+        """:meth:`links_unnamed_inputs` of dims that are input dims, sums or differences of them or their max/min.
+        A difference links only where the two dims say that one input dim is the sum of others (``seq ==
+        total_seq - past_seq`` is ``total_seq == past_seq + seq``): a length less itself (``seq == total_seq -
+        seq``) is a slice by the wrong length, no way of calling the model."""
+        if any(c < 0 for e in exprs for _, c in e.terms) and not _one_sum(exprs):
+            return False
         found_parts: list[frozenset[str]] = []
         summed = False
         for e in exprs:
@@ -669,6 +733,7 @@ class Ctx:
                     suspects=suspects,
                     constraint=c,
                     severity="relation" if relation else "warning",
+                    condition=None if relation else self._condition(c),
                 )
             )
 
@@ -695,6 +760,8 @@ class Ctx:
         for row in order:
             forced = taken.add(dict(row))
             if forced is None:
+                if all(type(a) is str for a, _ in row):  # over the inputs' dims themselves (no max, no min)
+                    self._called.add(dict(row))
                 continue
             atom, size = forced
             why = "no sizes meet it" if atom == "" else f"it holds only if {atom} is {size}"
@@ -709,6 +776,72 @@ class Ctx:
         for f in self.findings:
             if f.cause is None and f.after_relation in problems:
                 f.cause = f.after_relation
+
+    def as_called(
+        self, holds: Callable[[dict[str, int]], bool], symbols: frozenset[str] | set[str]
+    ) -> tuple[Callable[[dict[str, int]], bool], set[str]] | None:
+        """``holds``, a condition on sizes of ``symbols``, at the sizes at which the inputs' dims meet the linear
+        relations met so far (:attr:`_called`): the condition on the atoms left free by those relations, which
+        holds wherever the relations give another atom no size (not a whole number of at least 1, or outside
+        its range of :attr:`sizes`). ``None`` where no relation holds one of the symbols.
+
+        A requirement that holds at every such size fails only where the model is called as it must not be (a
+        mask of ``total_seq`` positions where ``past_seq + seq`` are cached and new): no bug of the model. The
+        relations are looked at through the atoms they share with the symbols, and those they share with them."""
+        rows, holding = self._called.rows, self._called._holding
+        if not rows:
+            return None
+        used: dict[str, dict[str, Fraction]] = {}
+        atoms = set(symbols)
+        todo = list(atoms)
+        while todo:
+            a = todo.pop()
+            for p in [a, *holding.get(a, ())]:
+                row = rows.get(p)
+                if p in used or row is None or a not in row:  # the index is lazy: a row may have lost a
+                    continue
+                used[p] = row
+                for k in row:
+                    if k and k not in atoms:
+                        atoms.add(k)
+                        todo.append(k)
+        if not used:
+            return None
+        ranges = self.sizes
+
+        def meets(env: dict[str, int]) -> bool:
+            full = dict(env)
+            for p, row in used.items():
+                v = -row.get("", Fraction(0)) - sum(c * env[k] for k, c in row.items() if k and k != p)
+                lo, hi = ranges.get(p, (1, None))
+                if v.denominator != 1 or v < max(lo, 1) or (hi is not None and v > hi):
+                    return True
+                full[p] = int(v)
+            return holds(full)
+
+        return meets, atoms - used.keys()
+
+    def _condition(self, c: Constraint) -> tuple[Callable[[dict[str, int]], bool], frozenset[str]] | None:
+        """What the constraint ``c`` says of the sizes, as a condition on its dims' symbols (:attr:`Finding.condition`);
+        ``None`` where a dim is not known by its name."""
+        exprs = [self._by_name.get(name) for name in c.symbols]
+        if any(e is None for e in exprs):
+            return None
+        dims = [e for e in exprs if e is not None]
+        symbols = frozenset().union(*(e.symbols for e in dims))
+        kind, allowed = c.kind, c.allowed
+
+        def holds(env: dict[str, int]) -> bool:
+            v = [e.evaluate(env) for e in dims]
+            if kind == "in":
+                return any(d.lo <= v[0] and (d.hi is None or v[0] <= d.hi) for d in allowed)
+            if kind == "equal":
+                return v[0] == v[1]
+            if kind == "unidirectional":
+                return v[0] in (1, v[1])
+            return len({x for x in v if x != 1}) <= 1  # "broadcast": each 1 or one common size
+
+        return holds, symbols
 
     def _linear(self, names: Sequence[str]) -> tuple[tuple[str, Fraction], ...] | None:
         """``names[0] - names[1]`` as a linear form over atoms (a constant under ``""``), normalised so that
@@ -920,6 +1053,7 @@ class Ctx:
         dims: Sequence[object] = (),
         suspects: Sequence[Suspect] = (),
         severity: str = "error",
+        condition: tuple[Callable[[dict[str, int]], bool], frozenset[str]] | None = None,
     ) -> None:
         if kind == "constraint" and (
             self.is_lost([d for d in dims if not isinstance(d, int)]) or self.links_unnamed_inputs(dims)
@@ -934,6 +1068,7 @@ class Ctx:
                 dims=tuple(str(d) for d in dims),
                 suspects=tuple(suspects),
                 severity=severity,
+                condition=condition,
             )
         )
 
@@ -1048,6 +1183,26 @@ def _largest(a: Expr, sizes: dict[str, tuple[int, int | None]]) -> tuple[float, 
 
 def same(a: Expr, b: Expr) -> Tri:
     return a.eq(b)
+
+
+def _one_sum(exprs: Sequence[Expr]) -> bool:
+    """Whether ``exprs[0] == exprs[1]`` says that one atom is the sum of two or more others, each once (``seq ==
+    total_seq - past_seq``: ``total_seq == past_seq + seq``), with no size added."""
+    if len(exprs) != 2:
+        return False
+    acc: dict[str, int] = {}
+    for sign, e in ((1, exprs[0]), (-1, exprs[1])):
+        for m, c in e.terms:
+            if len(m) != 1:  # a size, or a product
+                return False
+            acc[m[0]] = acc.get(m[0], 0) + sign * c
+    coefficients = [c for c in acc.values() if c]
+    plus = coefficients.count(1)
+    return (
+        len(coefficients) >= 3
+        and plus + coefficients.count(-1) == len(coefficients)
+        and 1 in (plus, len(coefficients) - plus)
+    )
 
 
 class _Equations:

@@ -24,7 +24,7 @@ from .context import BroadcastRecord, Ctx, Finding, ShapeError
 from .expr import Expr
 from .model import UNKNOWN, Declared, Graph, Node, Origin, Value
 from .ops import SHAPES
-from .ops._base import ShapeFn
+from .ops._base import ShapeFn, settle_requirements
 
 __all__ = ["Fallback", "Result", "Stop", "propagate"]
 
@@ -166,6 +166,7 @@ def propagate(
     ctx.node = None
     if ctx.graph is graph:  # the model's own graph, not a body: what its inputs must agree on is all known
         ctx.settle_relations()
+        settle_requirements(ctx)
     return Result(graph, vals, ctx.findings, ctx.records, stops)
 
 

@@ -464,8 +464,32 @@ def require(
         dims=dims,
         suspects=suspects,
         severity=severity,
+        condition=(holds, frozenset(symbols)),
     )
     return True
+
+
+def settle_requirements(ctx: Ctx) -> None:
+    """Once the relations between the inputs' dims are settled (:meth:`Ctx.settle_relations
+    <bcast.graph.context.Ctx.settle_relations>`), each warning that sizes may break is looked at again at the sizes
+    at which the inputs meet them (:meth:`Ctx.as_called <bcast.graph.context.Ctx.as_called>`): one that holds at
+    every such size tried fails only where the model is called as it must not be (OPT's positions, the mask's
+    ``total_seq`` less the cache's ``past_seq``, against ``seq`` new tokens: no call of the model breaks it), and
+    becomes a relation itself (listed with the symbols where it says what dims must be). What was marked its
+    consequence is a finding of its own again."""
+    settled: set[int] = set()
+    for i, f in enumerate(ctx.findings):
+        condition, f.condition = f.condition, None
+        if condition is None or f.severity != "warning":
+            continue
+        called = ctx.as_called(*condition)
+        if called is not None and sizes_where(*called, ctx.sizes) is None:
+            f.severity = "relation"
+            settled.add(i)
+    if settled:
+        for f in ctx.findings:
+            if f.cause in settled:
+                f.cause = None
 
 
 def _length_limit(
