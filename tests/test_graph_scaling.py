@@ -404,3 +404,30 @@ def test_validation_reads_each_nodes_attributes_once() -> None:
     # one read a node, and a few more of the one Constant (its value is checked, its bodies and data looked for)
     assert n + 1 <= reads["attribute"] <= n + 1 + 4, reads
     assert reads["input"] <= 2 * (n + 1) and reads["op_type"] <= 2 * (n + 1), reads
+
+
+def test_a_broadcast_of_shared_shape_tuples_hashes_no_dim_again() -> None:
+    """A wide graph broadcasts the same operands' tuples at thousands of nodes: after the first, each node finds its
+    plan by the tuples' identities, and hashes none of their dims (each an ``Expr``, hashed in Python)."""
+    from bcast.graph.model import Node, Value
+
+    ctx = graph_context.Ctx(Graph([], {}, [], {}))
+    batch, seq = ctx.fresh("batch", free=True), ctx.fresh("seq", free=True)
+    a, b = Value("float32", (batch, seq, Expr.const(8))), Value("float32", (Expr.const(1), seq, Expr.const(8)))
+    nodes = [Node(i, f"add{i}", "Add", ["a", "b"], [f"y{i}"]) for i in range(200)]
+    hashed = [0]
+    real = Expr.__hash__
+
+    def counting(self: Expr) -> int:
+        hashed[0] += 1
+        return real(self)
+
+    Expr.__hash__ = counting  # type: ignore[method-assign]
+    try:
+        first = ctx.broadcast(nodes[0], [a, b], "numpy")
+        once = hashed[0]
+        outs = [ctx.broadcast(n, [a, b], "numpy") for n in nodes[1:]]
+    finally:
+        Expr.__hash__ = real  # type: ignore[method-assign]
+    assert once > 0 and hashed[0] == once, hashed
+    assert all(o == first for o in outs) and first == (batch, seq, Expr.const(8))
