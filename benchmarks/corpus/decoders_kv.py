@@ -20,11 +20,12 @@ JSON). Needs torch, transformers, onnxruntime and openvino (the corpus's own ven
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # torchvision in the shared venv does not match torch (its C ops fail to register), and transformers
@@ -99,6 +100,25 @@ def _ir_of(module: Any, source: Any, s: LLMSpec, path: str) -> None:
     ov.save_model(converted, path, compress_to_fp16=False)
 
 
+@contextlib.contextmanager
+def _silent() -> Iterator[None]:
+    """Standard output and error closed at the file descriptors: the TorchScript exporter prints a whole graph from
+    C++ when it fails, past Python's redirection."""
+    saved = [os.dup(1), os.dup(2)]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1)
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
 def _runs(form: str, path: str, s: LLMSpec, expected: list[Any]) -> str | None:
     """Why the file does not run as torch does at :data:`~benchmarks.corpus.llm.SIZES`, or ``None``."""
     for sizes, want in zip(llm.SIZES, expected, strict=True):
@@ -138,7 +158,7 @@ def sweep_one(arch: str, out: str) -> dict[str, Any]:
             row[form] = {"export": "no TorchScript file to convert"}
             continue
         try:
-            with llm._quiet():
+            with _silent(), llm._quiet():
                 makers[form]()
             if not form.startswith("openvino"):
                 model = onnx.load(paths[form])
