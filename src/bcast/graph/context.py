@@ -600,7 +600,10 @@ class Ctx:
                     out = _elementwise_dims(operands) if mode in ("numpy", "same") else operands[0]
                     planned = (*got, out)
                 self._elementwise[key] = planned
-            self._elementwise_by_id[ids] = (operands, planned)
+            by_id = self._elementwise_by_id
+            if len(by_id) >= _BY_ID_LIMIT:  # most shape tuples are shared by a few nodes in a row: recent ones kept
+                by_id.clear()
+            by_id[ids] = (operands, planned)
         if isinstance(planned, BroadcastError):
             self._broadcast_error(node, planned, ins, right_aligned=mode in ("numpy", "same"))
             return None
@@ -1183,6 +1186,10 @@ def _largest(a: Expr, sizes: dict[str, tuple[int, int | None]]) -> tuple[float, 
 
 def same(a: Expr, b: Expr) -> Tri:
     return a.eq(b)
+
+
+#: the most plans :meth:`Ctx.broadcast` keeps by the identities of shape tuples (each entry holds its tuples)
+_BY_ID_LIMIT = 4096
 
 
 def _one_sum(exprs: Sequence[Expr]) -> bool:
