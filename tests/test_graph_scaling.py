@@ -431,3 +431,20 @@ def test_a_broadcast_of_shared_shape_tuples_hashes_no_dim_again() -> None:
         Expr.__hash__ = real  # type: ignore[method-assign]
     assert once > 0 and hashed[0] == once, hashed
     assert all(o == first for o in outs) and first == (batch, seq, Expr.const(8))
+
+
+def test_the_plans_kept_by_shape_tuples_identities_are_bounded() -> None:
+    """Each node of a wide graph may bring tuples of its own: the plans kept by their identities stay bounded (each
+    entry holds its tuples alive), and every node still gets the plan its shapes' values give."""
+    from bcast.graph.model import Node, Value
+
+    ctx = graph_context.Ctx(Graph([], {}, [], {}))
+    seq = ctx.fresh("seq", free=True)
+    limit = graph_context._BY_ID_LIMIT
+    outs = []
+    for i in range(limit + 500):
+        node = Node(i, f"add{i}", "Add", ["a", "b"], [f"y{i}"])
+        a, b = Value("float32", (seq, Expr.const(8))), Value("float32", (Expr.const(1), Expr.const(8)))
+        outs.append(ctx.broadcast(node, [a, b], "numpy"))
+        assert len(ctx._elementwise_by_id) <= limit
+    assert all(o == (seq, Expr.const(8)) for o in outs) and len(ctx._elementwise) == 1
