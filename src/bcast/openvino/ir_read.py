@@ -313,10 +313,13 @@ class IRModel:
     _values: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        for layer in self.layers:
-            self._by_id[layer.id] = layer
-        for e in self.edges:
-            self._into[(e.to_layer, e.to_port)] = e
+        # the reader hands over the maps it made to check the graph; another caller gets them made here
+        if not self._by_id:
+            for layer in self.layers:
+                self._by_id[layer.id] = layer
+        if not self._into:
+            for e in self.edges:
+                self._into[(e.to_layer, e.to_port)] = e
 
     # -- navigation -------------------------------------------------------------------------
     def layer(self, key: int | str) -> IRLayer:
@@ -731,9 +734,10 @@ class _Ctx:
             self.lines.pop(el, None)
         if not layers and depth == 0:
             self.fail(root, "the IR has no layers")
-        edges = tuple(self.edge(el, seen) for el in root.iterfind("edges/edge"))
+        elements = list(root.iterfind("edges/edge"))
+        edges = [self.edge(el, seen) for el in elements]  # each edge read first: its faults are said before these
         into: dict[tuple[int, int], IREdge] = {}
-        for el, e in zip(root.iterfind("edges/edge"), edges, strict=True):
+        for el, e in zip(elements, edges, strict=True):
             if (e.to_layer, e.to_port) in into:
                 self.fail(el, f"input port {e.to_port} of layer {seen[e.to_layer].label} has two incoming edges")
             into[(e.to_layer, e.to_port)] = e
@@ -741,7 +745,7 @@ class _Ctx:
         if cycle:
             shown = " -> ".join(layer.label for layer in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
             self.fail(root, f"the edges form a cycle: {shown} -> {cycle[0].label}")
-        return IRModel(name, self.source, ir_version, tuple(layers), edges, self.weights)
+        return IRModel(name, self.source, ir_version, tuple(layers), tuple(edges), self.weights, seen, into)
 
     def layer(self, el: ET.Element, ir_version: int | None, depth: int = 0) -> IRLayer:
         for attr in ("id", "name", "type"):
@@ -865,8 +869,13 @@ class _Ctx:
         return IRConst(et, shape, offset, size)
 
     def edge(self, el: ET.Element, layers: dict[int, IRLayer]) -> IREdge:
-        vals = [_int(el.get(a), lambda: self.where(el), what) for a, what in _EDGE_ATTRIBUTES]
-        e = IREdge(*vals)
+        get = el.attrib.get
+        texts = [get(a) for a, _ in _EDGE_ATTRIBUTES]
+        if all(t is not None and t.isascii() and t.isdigit() for t in texts):  # the usual edge: no message to make
+            e = IREdge(*map(int, texts))  # type: ignore[arg-type]
+        else:
+            place = lambda: self.where(el)  # noqa: E731 (made only for a message)
+            e = IREdge(*(_int(t, place, what) for t, (_, what) in zip(texts, _EDGE_ATTRIBUTES, strict=True)))
         src, dst = layers.get(e.from_layer), layers.get(e.to_layer)
         if src is None or dst is None:
             self.fail(
