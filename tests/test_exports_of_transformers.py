@@ -7,7 +7,11 @@ torch frontend, whose inputs' dims have no names and meet through shape arithmet
 into its heads, GPT-2's mask reshaped by the ids' batch, DeBERTa's nested batch); an IR of a dynamo ONNX export
 (a reshape's -1 over one input's elements by another's; a position table cut to the mask's length); an
 onnxruntime-optimised model (SimplifiedLayerNormalization in the default domain); an IR whose cache inputs'
-layers are numbered; and a ViT whose image dims were all left open (a table of 17 positions fits one size).
+layers are numbered; and a ViT whose image dims were all left open (a table of 17 positions fits one size). Then the
+caches' own classes: OPT's positions counted along the mask from the cache's length on (its IR, and its dynamo
+export's ``total_seq - past_seq``), BLOOM's later layers whose length is their cache's elements over the first
+layer's batch, and a BART decoding step whose encoder's length is axis 1 of its states and mask and axis 2 of its
+cross-attention cache.
 
 Two more once hid what their runtime does, their dims lost to shape arithmetic: a GPT-NeoX whose heads pass
 through ``torch.chunk``'s computed split sizes (the cache's heads are checked again), and a Swin traced at a
@@ -35,9 +39,9 @@ def _feeds(entry: dict[str, Any], sizes: dict[str, int]) -> dict[str, np.ndarray
     out: dict[str, np.ndarray] = {}
     for name, dims in entry["inputs"].items():
         shape = [d if isinstance(d, int) else sum(sizes[p] for p in d.split(" + ")) for d in dims]
-        if name == "input_ids":
+        if name.endswith("input_ids"):
             out[name] = rng.integers(3, 100, size=shape, dtype=np.int64)
-        elif name == "attention_mask":
+        elif name.endswith("attention_mask"):
             out[name] = np.ones(shape, np.int64)
         else:
             out[name] = rng.standard_normal(shape).astype(np.float32)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from bcast.check import Problem, check
+from bcast.graph.model import Node
 from runtimes import runs
 
 onnx = pytest.importorskip("onnx", reason="the models are built with onnx.helper", exc_type=ImportError)
@@ -461,4 +462,32 @@ def test_links_met_before_make_a_later_layers_dims_one() -> None:
     assert ctx.links_unnamed_inputs([d["mask_1"], d["ids_1"] + d["k0_2"]])
     assert ctx.links_unnamed_inputs([d["k1_0"], emax([d["ids_0"], d["k0_0"]])])
     assert ctx.links_unnamed_inputs(later(d))
-    assert not ctx.links_unnamed_inputs([d["k1_2"], d["ids_1"]])
+    assert ctx.findings == []
+    # a cache's length against the new tokens': taken as one while the graph is walked, a warning once it is, for the
+    # mask spans both
+    ctx.node = Node(0, "rotary", "Mul", ["q", "cos"], ["y"])
+    ctx.links_unnamed_inputs([d["k1_2"], d["ids_1"]])
+    ctx.settle_relations()
+    [found] = ctx.findings
+    assert found.severity == "warning" and found.node.name == "rotary", found
+    assert "keeps apart" in found.message and "mask_1 == ids_1 + k0_2" in found.message, found.message
+
+
+def test_lengths_at_different_axes_of_different_inputs_are_a_link_where_no_sum_keeps_them_apart() -> None:
+    """An encoder's length is axis 1 of its states and its mask, axis 2 of a cross-attention cache: one quantity, a
+    link. A batch (axis 0) that meets a length, or two dims of one input, stay no link."""
+    from bcast.graph import Graph
+    from bcast.graph.context import Ctx
+
+    ctx = Ctx(Graph([], {}, [], {}))
+    d = {
+        f"{name}_{axis}": ctx.fresh(f"{name}_{axis}", free=True, unnamed_input=(name, axis))
+        for name, axis in [("states", 0), ("states", 1), ("mask", 1), ("cross", 0), ("cross", 2), ("ids", 1)]
+    }
+    ctx.node = Node(0, "cross_attention", "Add", ["scores", "mask"], ["y"])
+    assert ctx.links_unnamed_inputs([d["cross_2"], d["mask_1"]])
+    assert ctx.links_unnamed_inputs([d["states_1"], d["cross_2"]])
+    assert not ctx.links_unnamed_inputs([d["cross_0"], d["mask_1"]])  # a batch against a length
+    assert not ctx.links_unnamed_inputs([d["states_0"], d["states_1"]])  # two dims of one input
+    ctx.settle_relations()
+    assert ctx.findings == []

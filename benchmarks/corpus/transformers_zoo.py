@@ -9,7 +9,9 @@ its class of shapes:
   cache, a ViT and a Swin (32x32 images in patches of 2, windows of 4);
 * ``ov_dynamo``: the dynamo ONNX export (batch and sequence dynamic) converted to IR: Llama and BERT;
 * ``ort_opt``: the TorchScript ONNX export saved by onnxruntime's extended graph optimisation (fused
-  ``SimplifiedLayerNormalization`` in the default domain, ``com.microsoft`` ops): Llama.
+  ``SimplifiedLayerNormalization`` in the default domain, ``com.microsoft`` ops): Llama;
+* with a KV cache: OPT and BLOOM by ``ov``, OPT's dynamo export (``total_seq`` a symbol of its own), and a BART
+  decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR.
 
 ``tests/data/zoo/manifest.json`` says where each runs and fails, and ``tests/test_exports_of_transformers.py``
 proves it with OpenVINO or onnxruntime. Runs with torch, transformers, openvino and onnxruntime installed.
@@ -31,6 +33,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+# torchvision in the shared venv does not match torch (its C ops fail to register), and transformers
+# imports it when present: hide it, nothing here needs it
+sys.modules.setdefault("torchvision", None)  # type: ignore[arg-type]
 
 VOCAB, HIDDEN, LAYERS, HEADS, KV_HEADS, FFN, POSITIONS = 128, 32, 2, 4, 2, 64, 64
 EAGER = {"attn_implementation": "eager"}
@@ -104,6 +110,76 @@ def _text(model: Any, causal: bool) -> Any:
             return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
     return Text().eval()
+
+
+def _seq2seq_step(name: str) -> Any:
+    """One decoding step of an encoder-decoder with its caches: the next tokens, the encoder's states and mask, and
+    per layer the self-attention cache (``past``) and the cross-attention one (the encoder's length) in; the logits
+    out. BART's decoder, built as the other models here."""
+    import torch
+    import transformers as t
+
+    if name != "bart":
+        raise KeyError(name)
+    model = t.BartForConditionalGeneration(
+        t.BartConfig(
+            vocab_size=VOCAB, d_model=HIDDEN, encoder_layers=LAYERS, decoder_layers=LAYERS,
+            encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_ffn_dim=FFN, decoder_ffn_dim=FFN,
+            max_position_embeddings=POSITIONS, **TOKENS, **EAGER,
+        )
+    )  # fmt: skip
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = model
+
+        def forward(
+            self, decoder_input_ids: torch.Tensor, encoder_hidden_states: torch.Tensor,
+            encoder_attention_mask: torch.Tensor, *past: torch.Tensor,
+        ) -> torch.Tensor:  # fmt: skip
+            from transformers import DynamicCache, EncoderDecoderCache
+
+            caches = DynamicCache(config=model.config), DynamicCache(config=model.config)
+            for i in range(LAYERS):
+                for c, (k, v) in zip(caches, (past[4 * i : 4 * i + 2], past[4 * i + 2 : 4 * i + 4]), strict=True):
+                    layer = c.layers[i]
+                    layer.device, layer.keys, layer.values, layer.is_initialized = k.device, k, v, True
+            cache = EncoderDecoderCache(*caches)
+            for i in range(LAYERS):  # the cross-attention cache is the encoder's: not computed again
+                cache.is_updated[i] = True
+            return self.m(
+                decoder_input_ids=decoder_input_ids, encoder_outputs=(encoder_hidden_states,),
+                attention_mask=encoder_attention_mask, past_key_values=cache, use_cache=True,
+            ).logits  # fmt: skip
+
+    return Step().eval()
+
+
+def _seq2seq_inputs(batch: int = 2, seq: int = 3, past: int = 4, source: int = 6) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    head = HIDDEN // HEADS
+    out = {
+        "decoder_input_ids": rng.integers(3, VOCAB, size=(batch, seq), dtype=np.int64),
+        "encoder_hidden_states": rng.standard_normal((batch, source, HIDDEN)).astype(np.float32),
+        "encoder_attention_mask": np.ones((batch, source), np.int64),
+    }
+    for i in range(LAYERS):
+        for kind, length in (("self", past), ("cross", source)):
+            for kv in ("key", "value"):
+                out[f"past_{kind}_{kv}_{i}"] = rng.standard_normal((batch, HEADS, length, head)).astype(np.float32)
+    return out
+
+
+def _onnx_to_ir(module: Any, inputs: dict[str, np.ndarray], path: str, scratch: str) -> None:
+    """The TorchScript ONNX export (each input's batch and length dynamic), converted to IR: the names are dropped."""
+    import openvino as ov
+
+    onnx_path = os.path.join(scratch, "ts.onnx")
+    # each input's batch and length (axis 2 of a cache, 1 of the rest) dynamic, named apart: the IR keeps no name
+    axes = {name: {0: f"{name}_batch", 2 if v.ndim == 4 else 1: f"{name}_length"} for name, v in inputs.items()}
+    _export_onnx(module, inputs, onnx_path, dynamo=False, dynamic_axes=axes, opset_version=17)
+    ov.save_model(ov.convert_model(onnx_path), path, compress_to_fp16=False)
 
 
 def _vision(name: str) -> Any:
@@ -235,6 +311,7 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "opt_kv.ov.xml": (lambda: _cached("opt"), lambda: _cache_inputs(heads=HEADS), "ov"),
     "opt_kv.dynamo.onnx": (lambda: _cached("opt"), lambda: _cache_inputs(heads=HEADS), "dynamo_cache"),
     "bloom_kv.ov.xml": (lambda: _cached("bloom"), lambda: _cache_inputs(heads=HEADS), "ov"),
+    "bart_step.onnx.xml": (lambda: _seq2seq_step("bart"), _seq2seq_inputs, "onnx_to_ir"),
     "vit.ov.xml": (lambda: _vision("vit"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "swin.ov.xml": (lambda: _vision("swin"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "llama.ov_dynamo.xml": (lambda: _text(_decoder("llama"), True), _text_inputs, "ov_dynamo"),
@@ -262,6 +339,8 @@ def build(out: str, only: list[str] | None = None, log: Callable[[str], None] = 
                 _dynamo_to_ir(module, inputs, path, scratch)
             elif how == "dynamo_cache":
                 _dynamo_cache_onnx(module, inputs, path)
+            elif how == "onnx_to_ir":
+                _onnx_to_ir(module, inputs, path, scratch)
             else:
                 _optimised_onnx(module, inputs, path, scratch)
         log(f"{name}: written")

@@ -181,6 +181,8 @@ class Ctx:
     #: entry's dim (equal where the links hold, so a link may be missed, never made up), and no term is rewritten
     #: again (a batch's max that every layer nests is rewritten once, not once a layer)
     _stand_memo: dict[str, Expr] = field(default_factory=dict)
+    #: the links of unnamed lengths at different axes met so far, with their nodes (:meth:`_crossed_lengths`)
+    _crossed: list[tuple[Node | None, tuple[Expr, ...]]] = field(default_factory=list)
     #: the relations kept as contracts that are linear equations over inputs' dims themselves (``total_seq ==
     #: past_seq + seq``): how the model must be called, once :meth:`settle_relations` has kept them (:meth:`as_called`)
     _called: _Equations = field(default_factory=lambda: _Equations())
@@ -316,15 +318,74 @@ class Ctx:
         if self._links_by_leaves(exprs) or self._agree_by_axis(exprs):
             self._link(exprs)
             return True
-        if not self._stand_for:
-            return False
-        # dims the links met so far make one (BLOOM's later layers take their length from their own cache's
-        # elements over the first layer's batch: once that cache's batch is the batch, it is that cache's length)
-        subs = [e.substitute(self._stand_for, self._stand_memo) for e in exprs]
-        if subs != exprs and (self._links_by_leaves(subs) or self._agree_by_axis(subs)):
-            self._link(exprs)
+        if self._stand_for:
+            # dims the links met so far make one (BLOOM's later layers take their length from their own cache's
+            # elements over the first layer's batch: once that cache's batch is the batch, it is that cache's length)
+            subs = [e.substitute(self._stand_for, self._stand_memo) for e in exprs]
+            if subs != exprs and (self._links_by_leaves(subs) or self._agree_by_axis(subs)):
+                self._link(exprs)
+                return True
+        if self._crossed_lengths(exprs):
+            self._crossed.append((self.node, tuple(exprs)))
             return True
         return False
+
+    def _crossed_lengths(self, exprs: list[Expr]) -> bool:
+        """Whether ``exprs`` are unnamed lengths of different inputs at different axes, none a batch (axis 0): an
+        encoder's length is axis 1 of its states and its mask and axis 2 of a cross-attention cache. Taken as one
+        quantity while the graph is walked, each such link is looked at again once it is (:meth:`_settle_crossed`):
+        a length that a sum keeps apart (a cache's length against the new tokens', where the mask spans both) is
+        then a warning. A batch meets a length only by a mistake (a mask reshaped with its axes swapped)."""
+        if len(exprs) < 2:
+            return False
+        inputs: set[str] = set()
+        for e in exprs:
+            leaves = self._unnamed_leaves(e)
+            if not leaves:
+                return False
+            mine: set[str] = set()
+            for a in leaves:
+                owner = self._unnamed.get(a)
+                if owner is None or owner[1] == 0:  # a dim the file names, or a batch
+                    return False
+                mine.add(owner[0])
+            if not inputs.isdisjoint(mine):
+                return False
+            inputs |= mine
+        return True
+
+    def _settle_crossed(self) -> None:
+        """Each link of lengths at different axes (:meth:`_crossed_lengths`) whose dims a sum that the links say keeps
+        apart (``attention_mask_1`` is ``input_ids_1 + past_key_0_2``: a cache's length against the new tokens') is
+        a warning at its node: the relation it made, where it made one, or a finding of its own."""
+        crossed, self._crossed = self._crossed, []
+        by_atom: dict[str, tuple[str, Expr]] = {}
+        for p, v in self._stand_for.items():
+            if len(v.terms) > 1:
+                for a in (p, *v.symbols):
+                    by_atom.setdefault(a, (p, v))
+        if not by_atom:
+            return
+        for node, exprs in crossed:
+            leaves: set[str] = set()
+            for e in exprs:
+                leaves |= self._unnamed_leaves(e) or frozenset()
+            hit = next((by_atom[a] for a in sorted(leaves) if a in by_atom), None)
+            if hit is None or node is None:
+                continue
+            texts = tuple(str(e) for e in exprs)
+            why = f"lengths at different axes of different inputs, which {hit[0]} == {hit[1]} keeps apart"
+            found = next(
+                (f for f in self.findings if f.node is node and f.severity == "relation" and set(f.dims) == set(texts)),
+                None,
+            )
+            if found is not None:
+                found.severity = "warning"
+                found.message += f"; {why}"
+            else:
+                self.findings.append(
+                    Finding(node, "constraint", f"{' == '.join(texts)}: {why}", dims=texts, severity="warning")
+                )
 
     def _link(self, exprs: list[Expr]) -> None:
         """Note what the link of two dims says one input dim stands for (:attr:`_stand_for`): where, with what the
@@ -748,6 +809,7 @@ class Ctx:
         (by the nodes that need them); one that, with those taken, would force a dim to one size (a mask
         unsqueezed on the wrong axis makes ``seq == past_seq + seq``: ``past_seq`` must be 0) is no
         contract but a bug, and becomes a warning that says which size it forces."""
+        self._settle_crossed()
         found: dict[tuple[tuple[str, Fraction], ...], list[int]] = {}
         for i, f in enumerate(self.findings):
             if f.severity != "relation" or f.constraint is None or len(f.constraint.symbols) != 2:
