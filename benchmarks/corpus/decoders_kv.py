@@ -14,7 +14,10 @@ IR of OpenVINO's PyTorch frontend and the IR of the TorchScript file. Each file 
 OpenVINO) at the two sizes of :data:`benchmarks.corpus.llm.SIZES` and give what torch gives; ``bcast check --json``
 then runs on each that does. ``DIR/decoders_kv.json`` holds every row; the table printed gives, per architecture and
 form, bcast's exit status and the severities it reported ("-" where the form did not export or run, with why in the
-JSON). Needs torch, transformers, onnxruntime and openvino (the corpus's own venv).
+JSON). With ``--step``, or by default, the decoding steps of encoder-decoders too (BART, mBART, Marian, T5, Whisper:
+the next tokens, the encoder's states and mask, and each layer's self- and cross-attention caches in; see
+:func:`benchmarks.corpus.transformers_zoo.seq2seq_step`), as the TorchScript export and both IRs. Needs torch,
+transformers, onnxruntime and openvino (the corpus's own venv).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import torch  # noqa: E402
 
 from . import llm  # noqa: E402
 from .llm import VOCAB, LLMSpec  # noqa: E402
+from .transformers_zoo import SEQ2SEQ  # noqa: E402
 
 #: architecture -> (its config's own fields, the cache's K/V heads); every config also gets the common fields of
 #: :func:`_config` unless it names them
@@ -173,6 +177,91 @@ def sweep_one(arch: str, out: str) -> dict[str, Any]:
     return row
 
 
+#: the forms an encoder-decoder's decoding step is written in (the dynamo exporter does not take its caches)
+STEP_FORMS = ("torchscript", "openvino-torch", "openvino-onnx")
+
+
+def _run_feeds(path: str, feeds: dict[str, Any]) -> tuple[str | None, list[Any]]:
+    """(error or None, outputs) of the file's runtime on the inputs it takes of ``feeds`` (an exporter may drop one
+    the model does not read: Whisper's encoder mask)."""
+    import numpy as np
+
+    try:
+        if path.endswith(".xml"):
+            import openvino as ov
+
+            compiled = ov.Core().compile_model(path, "CPU")
+            names = {n for port in compiled.inputs for n in port.get_names()}
+            result = compiled.create_infer_request().infer({k: v for k, v in feeds.items() if k in names})
+            return None, [np.asarray(result[o]) for o in compiled.outputs]
+        import onnxruntime as ort
+
+        session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        return None, session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+    except Exception as exc:
+        return llm._one_line(exc)[:300], []
+
+
+def sweep_step(arch: str, out: str) -> dict[str, Any]:
+    """:func:`sweep_one` of an encoder-decoder's decoding step (:func:`benchmarks.corpus.transformers_zoo.seq2seq_step`)
+    in :data:`STEP_FORMS`, run at two sizes (a step of 3 tokens after 4, of 1 after 7)."""
+    from .transformers_zoo import _export_onnx, _to_ir, seq2seq_inputs, seq2seq_step
+
+    row: dict[str, Any] = {"arch": f"{arch} (a step)"}
+    sizes = ({"batch": 2, "seq": 3, "past": 4, "source": 6}, {"batch": 1, "seq": 1, "past": 7, "source": 5})
+    try:
+        torch.manual_seed(0)
+        module = seq2seq_step(arch)
+        with torch.no_grad():
+            expected = [
+                [t.numpy() for t in [module(*(torch.from_numpy(v) for v in seq2seq_inputs(**s).values()))]]
+                for s in sizes
+            ]
+    except Exception as exc:
+        row["build"] = llm._one_line(exc)[:300]
+        return row
+    inputs = seq2seq_inputs(**sizes[0])
+    paths = {f: os.path.join(out, f"{arch}_step.{f}.{'xml' if 'openvino' in f else 'onnx'}") for f in STEP_FORMS}
+    # the dims named as a caller would: the tokens', the cache's and the encoder's lengths, one batch
+    length = {"decoder_input_ids": "seq", "encoder_hidden_states": "source", "encoder_attention_mask": "source"}
+    axes = {
+        name: {0: "batch", 2 if v.ndim == 4 else 1: length.get(name, "source" if "cross" in name else "past_seq")}
+        for name, v in inputs.items()
+    }
+
+    def onnx_ir() -> None:
+        import openvino as ov
+
+        ov.save_model(ov.convert_model(paths["torchscript"]), paths["openvino-onnx"], compress_to_fp16=False)
+
+    makers: dict[str, Callable[[], None]] = {
+        "torchscript": lambda: _export_onnx(
+            module, inputs, paths["torchscript"], dynamo=False, dynamic_axes=axes, opset_version=17
+        ),
+        "openvino-torch": lambda: _to_ir(module, inputs, paths["openvino-torch"]),
+        "openvino-onnx": onnx_ir,
+    }
+    for form in STEP_FORMS:
+        if form == "openvino-onnx" and "bcast" not in row.get("torchscript", {}):
+            row[form] = {"export": "no TorchScript file to convert"}
+            continue
+        try:
+            with _silent(), llm._quiet(), torch.no_grad():
+                makers[form]()
+        except Exception as exc:
+            row[form] = {"export": llm._one_line(exc)[:300]}
+            continue
+        why = None
+        for s, want in zip(sizes, expected, strict=True):
+            err, got = _run_feeds(paths[form], seq2seq_inputs(**s))
+            why = err or llm._matches(want, got[:1])
+            if why:
+                why = f"at {s}: {why}"[:300]
+                break
+        row[form] = {"runs": why} if why else {"bcast": llm.bcast(paths[form])}
+    return row
+
+
 def _cell(entry: dict[str, Any]) -> str:
     b = entry.get("bcast")
     if b is None:
@@ -185,13 +274,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--out", required=True, help="directory to write the exports and decoders_kv.json in")
     ap.add_argument("--arch", action="append", choices=sorted(ARCHS), help="an architecture (default: all)")
+    ap.add_argument(
+        "--step",
+        action="append",
+        choices=SEQ2SEQ,
+        help="an encoder-decoder's decoding step (default: all, with no --arch)",
+    )
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     start = time.perf_counter()
     rows = []
-    for arch in args.arch or list(ARCHS):
+    archs = args.arch or ([] if args.step else list(ARCHS))
+    for arch in archs:
         rows.append(sweep_one(arch, args.out))
         print(f"{arch}: " + "  ".join(f"{f} {_cell(rows[-1].get(f, {}))}" for f in FORMS), file=sys.stderr, flush=True)
+    for arch in args.step or ([] if args.arch else list(SEQ2SEQ)):
+        rows.append(sweep_step(arch, args.out))
+        print(f"{arch} (a step): " + "  ".join(f"{f} {_cell(rows[-1].get(f, {}))}" for f in FORMS), file=sys.stderr)
     with open(os.path.join(args.out, "decoders_kv.json"), "w") as fh:
         json.dump({"seconds": round(time.perf_counter() - start), "rows": rows}, fh, indent=1)
     print(f"| architecture | {' | '.join(FORMS)} |")

@@ -112,22 +112,60 @@ def _text(model: Any, causal: bool) -> Any:
     return Text().eval()
 
 
-def _seq2seq_step(name: str) -> Any:
-    """One decoding step of an encoder-decoder with its caches: the next tokens, the encoder's states and mask, and
-    per layer the self-attention cache (``past``) and the cross-attention one (the encoder's length) in; the logits
-    out. BART's decoder, built as the other models here."""
-    import torch
+#: the encoder-decoders whose decoding step :func:`seq2seq_step` builds
+SEQ2SEQ = ("bart", "mbart", "marian", "t5", "whisper")
+
+
+def _seq2seq_model(name: str) -> Any:
     import transformers as t
 
-    if name != "bart":
-        raise KeyError(name)
-    model = t.BartForConditionalGeneration(
-        t.BartConfig(
-            vocab_size=VOCAB, d_model=HIDDEN, encoder_layers=LAYERS, decoder_layers=LAYERS,
-            encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_ffn_dim=FFN, decoder_ffn_dim=FFN,
-            max_position_embeddings=POSITIONS, **TOKENS, **EAGER,
+    sizes = {
+        "d_model": HIDDEN, "encoder_layers": LAYERS, "decoder_layers": LAYERS, "encoder_attention_heads": HEADS,
+        "decoder_attention_heads": HEADS, "encoder_ffn_dim": FFN, "decoder_ffn_dim": FFN,
+    }  # fmt: skip
+    if name == "bart":
+        return t.BartForConditionalGeneration(
+            t.BartConfig(vocab_size=VOCAB, max_position_embeddings=POSITIONS, **sizes, **TOKENS, **EAGER)
         )
-    )  # fmt: skip
+    if name == "mbart":
+        return t.MBartForConditionalGeneration(
+            t.MBartConfig(vocab_size=VOCAB, max_position_embeddings=POSITIONS, **sizes, **TOKENS, **EAGER)
+        )
+    if name == "marian":
+        return t.MarianMTModel(
+            t.MarianConfig(
+                vocab_size=VOCAB,
+                max_position_embeddings=POSITIONS,
+                decoder_start_token_id=0,
+                **sizes,
+                **TOKENS,
+                **EAGER,
+            )
+        )
+    if name == "t5":
+        return t.T5ForConditionalGeneration(
+            t.T5Config(
+                vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS, d_ff=FFN, num_layers=LAYERS,
+                num_decoder_layers=LAYERS, num_heads=HEADS, **EAGER,
+            )
+        )  # fmt: skip
+    if name == "whisper":
+        return t.WhisperForConditionalGeneration(
+            t.WhisperConfig(
+                vocab_size=VOCAB, max_target_positions=POSITIONS, max_source_positions=16, num_mel_bins=8,
+                decoder_start_token_id=1, **sizes, **TOKENS, **EAGER,
+            )
+        )  # fmt: skip
+    raise KeyError(name)
+
+
+def seq2seq_step(name: str) -> Any:
+    """One decoding step of an encoder-decoder of :data:`SEQ2SEQ` with its caches: the next tokens, the encoder's
+    states and mask, and per layer the self-attention cache (``past``) and the cross-attention one (the encoder's
+    length) in; the logits out. Built as the other models here."""
+    import torch
+
+    model = _seq2seq_model(name)
 
     class Step(torch.nn.Module):
         def __init__(self) -> None:
@@ -156,7 +194,7 @@ def _seq2seq_step(name: str) -> Any:
     return Step().eval()
 
 
-def _seq2seq_inputs(batch: int = 2, seq: int = 3, past: int = 4, source: int = 6) -> dict[str, np.ndarray]:
+def seq2seq_inputs(batch: int = 2, seq: int = 3, past: int = 4, source: int = 6) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     head = HIDDEN // HEADS
     out = {
@@ -311,8 +349,8 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "opt_kv.ov.xml": (lambda: _cached("opt"), lambda: _cache_inputs(heads=HEADS), "ov"),
     "opt_kv.dynamo.onnx": (lambda: _cached("opt"), lambda: _cache_inputs(heads=HEADS), "dynamo_cache"),
     "bloom_kv.ov.xml": (lambda: _cached("bloom"), lambda: _cache_inputs(heads=HEADS), "ov"),
-    "bart_step.onnx.xml": (lambda: _seq2seq_step("bart"), _seq2seq_inputs, "onnx_to_ir"),
-    "bart_step.ov.xml": (lambda: _seq2seq_step("bart"), _seq2seq_inputs, "ov"),
+    "bart_step.onnx.xml": (lambda: seq2seq_step("bart"), seq2seq_inputs, "onnx_to_ir"),
+    "bart_step.ov.xml": (lambda: seq2seq_step("bart"), seq2seq_inputs, "ov"),
     "vit.ov.xml": (lambda: _vision("vit"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "swin.ov.xml": (lambda: _vision("swin"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "llama.ov_dynamo.xml": (lambda: _text(_decoder("llama"), True), _text_inputs, "ov_dynamo"),
