@@ -681,7 +681,7 @@ def _both_node_scans(nodes: Any, twice_node: int, bad_node: int) -> tuple[Any, A
     return got[0], got[1]
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     nodes=st.lists(_NODE, max_size=8),
     spoiled=_SPOILED,
