@@ -181,9 +181,6 @@ class Ctx:
     #: entry's dim (equal where the links hold, so a link may be missed, never made up), and no term is rewritten
     #: again (a batch's max that every layer nests is rewritten once, not once a layer)
     _stand_memo: dict[str, Expr] = field(default_factory=dict)
-    #: the inputs' unnamed dims the model needs at one size above 1 (a head count a converter left open), noted as
-    #: such (:meth:`note_sized`): how the model must be called, which :meth:`as_called` takes as given
-    _sized: dict[str, int] = field(default_factory=dict)
     #: the links of unnamed lengths at different axes met so far, with their nodes (:meth:`_crossed_lengths`)
     _crossed: list[tuple[Node | None, tuple[Expr, ...]]] = field(default_factory=list)
     #: the relations kept as contracts that are linear equations over inputs' dims themselves (``total_seq ==
@@ -804,34 +801,6 @@ class Ctx:
                 )
             )
 
-    def open_size(self, c: Constraint) -> tuple[str, int] | None:
-        """``(S, n)`` where the constraint ``c`` says that ``S``, an input dim the file leaves unnamed and that no link
-        joins to another input's dim, is ``n > 1`` or 1 (the heads of a cross-attention cache, which a converter left
-        open, against the queries' 4): how the model must be called. A dim that inputs share (a batch, a length)
-        forced to one size is no such thing: a bias laid out on the wrong axis makes the tokens' length meet 32."""
-        e = self._by_name.get(c.symbols[0]) if c.kind == "in" and c.symbols else None
-        if e is None or e.atom is None or e.atom not in self._unnamed or self.linked(e.atom):
-            return None
-        sizes = {d.lo for d in c.allowed if d.hi == d.lo}
-        if len(sizes) != len(c.allowed) or len(sizes - {1}) != 1:
-            return None
-        (size,) = sizes - {1}
-        return e.atom, size
-
-    def linked(self, symbol: str) -> bool:
-        """Whether a link or a contract joins the input dim ``symbol`` to another input's dim."""
-        return (
-            symbol in self._stand_for
-            or symbol in self._standing
-            or symbol in self._called.rows
-            or bool(self._called._holding.get(symbol))
-        )
-
-    def note_sized(self, symbol: str, size: int) -> None:
-        """Note that the model needs the input dim ``symbol``, which the file leaves unnamed and open, at ``size``."""
-        e = self._by_name.get(symbol)
-        self._sized[e.atom if e is not None and e.atom is not None else symbol] = size
-
     def settle_relations(self) -> None:
         """Keep as contracts only the relations between inputs' dims that can hold together.
 
@@ -849,7 +818,6 @@ class Ctx:
             if row is not None:
                 found.setdefault(row, []).append(i)
         if not found:
-            self._called_links()
             return
         order = sorted(found, key=lambda r: (-len({self.findings[i].node.name for i in found[r]}), found[r][0]))
         taken = _Equations()
@@ -873,16 +841,6 @@ class Ctx:
         for f in self.findings:
             if f.cause is None and f.after_relation in problems:
                 f.cause = f.after_relation
-        self._called_links()
-
-    def _called_links(self) -> None:
-        """The links met while the graph was walked (:attr:`_stand_for`) join the contracts :meth:`as_called` takes
-        as given, where they make no dim one size with those."""
-        for p, v in self._stand_for.items():
-            row = {p: Fraction(1)}
-            for m, c in v.terms:
-                row[m[0] if m else ""] = row.get(m[0] if m else "", Fraction(0)) - c
-            self._called.add(row)
 
     def as_called(
         self, holds: Callable[[dict[str, int]], bool], symbols: frozenset[str] | set[str]
@@ -896,7 +854,7 @@ class Ctx:
         mask of ``total_seq`` positions where ``past_seq + seq`` are cached and new): no bug of the model. The
         relations are looked at through the atoms they share with the symbols, and those they share with them."""
         rows, holding = self._called.rows, self._called._holding
-        if not rows and not self._sized:
+        if not rows:
             return None
         used: dict[str, dict[str, Fraction]] = {}
         atoms = set(symbols)
@@ -912,22 +870,21 @@ class Ctx:
                     if k and k not in atoms:
                         atoms.add(k)
                         todo.append(k)
-        sized = {a: self._sized[a] for a in atoms if a in self._sized and a not in used}
-        if not used and not sized:
+        if not used:
             return None
         ranges = self.sizes
 
         def meets(env: dict[str, int]) -> bool:
-            full = {**env, **sized}
+            full = dict(env)
             for p, row in used.items():
-                v = -row.get("", Fraction(0)) - sum(c * full[k] for k, c in row.items() if k and k != p)
+                v = -row.get("", Fraction(0)) - sum(c * env[k] for k, c in row.items() if k and k != p)
                 lo, hi = ranges.get(p, (1, None))
                 if v.denominator != 1 or v < max(lo, 1) or (hi is not None and v > hi):
                     return True
                 full[p] = int(v)
             return holds(full)
 
-        return meets, atoms - used.keys() - sized.keys()
+        return meets, atoms - used.keys()
 
     def _condition(self, c: Constraint) -> tuple[Callable[[dict[str, int]], bool], frozenset[str]] | None:
         """What the constraint ``c`` says of the sizes, as a condition on its dims' symbols (:attr:`Finding.condition`);
