@@ -165,12 +165,6 @@ class Ctx:
     _elementwise: dict[tuple[Any, ...], tuple[tuple[Shape, ...], list[Constraint], Dims] | BroadcastError] = field(
         default_factory=dict
     )
-    #: the same plans by the identities of the shapes' tuples, which each entry holds (so no other tuple takes
-    #: their ids): the nodes of a wide graph share their operands' tuples, and finding a tuple by its identity
-    #: hashes none of its dims, where finding it by its value asks each dim's (Python) hash
-    _elementwise_by_id: dict[
-        tuple[Any, ...], tuple[tuple[Dims, ...], tuple[tuple[Shape, ...], list[Constraint], Dims] | BroadcastError]
-    ] = field(default_factory=dict)
     #: what input dims stand for by the links met so far (:meth:`links_unnamed_inputs`): ``past_key_1_0`` is
     #: ``past_key_0_0``, ``attention_mask_1`` is ``input_ids_1 + past_key_0_2``. Each entry is a dim that no entry
     #: holds, written in dims that no entry is for: a link is written once and never rewritten (:meth:`_link`)
@@ -647,24 +641,16 @@ class Ctx:
         if None in shapes:
             return None
         operands: tuple[Dims, ...] = tuple(map(tuple, shapes))  # type: ignore[arg-type]
-        ids = (mode, axis, *map(id, operands))
-        held = self._elementwise_by_id.get(ids)
-        planned = held[1] if held is not None else None
+        key = (mode, axis, *operands)
+        planned = self._elementwise.get(key)
         if planned is None:
-            key = (mode, axis, *operands)
-            planned = self._elementwise.get(key)
-            if planned is None:
-                got = self._plan(mode, axis, shapes)
-                if isinstance(got, BroadcastError):
-                    planned = got
-                else:
-                    out = _elementwise_dims(operands) if mode in ("numpy", "same") else operands[0]
-                    planned = (*got, out)
-                self._elementwise[key] = planned
-            by_id = self._elementwise_by_id
-            if len(by_id) >= _BY_ID_LIMIT:  # most shape tuples are shared by a few nodes in a row: recent ones kept
-                by_id.clear()
-            by_id[ids] = (operands, planned)
+            got = self._plan(mode, axis, shapes)
+            if isinstance(got, BroadcastError):
+                planned = got
+            else:
+                out = _elementwise_dims(operands) if mode in ("numpy", "same") else operands[0]
+                planned = (*got, out)
+            self._elementwise[key] = planned
         if isinstance(planned, BroadcastError):
             self._broadcast_error(node, planned, ins, right_aligned=mode in ("numpy", "same"))
             return None
@@ -1248,10 +1234,6 @@ def _largest(a: Expr, sizes: dict[str, tuple[int, int | None]]) -> tuple[float, 
 
 def same(a: Expr, b: Expr) -> Tri:
     return a.eq(b)
-
-
-#: the most plans :meth:`Ctx.broadcast` keeps by the identities of shape tuples (each entry holds its tuples)
-_BY_ID_LIMIT = 4096
 
 
 def _one_sum(exprs: Sequence[Expr]) -> bool:
