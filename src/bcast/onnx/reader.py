@@ -414,7 +414,8 @@ def _check_nodes(nodes: Any, structure: GraphStructure, constants: dict[str, int
     """
     twice = structure.faults.get("twice")
     bad = structure.first("unproduced", "own")
-    scan = _scan_nodes if proto._wire is None else proto._wire.node_scan
+    native = getattr(proto._wire, "node_scan", None)  # none where the compiled module predates the scan (a stale build)
+    scan = _scan_nodes if native is None else native
     stop, seen.holders, seen.reads_from, seen.shaped, constant_nodes, uses_default = scan(
         nodes,
         -1 if twice is None else twice.node,
