@@ -307,14 +307,7 @@ def _nodes(
         attrs, bodies = _attrs(n, scope or path, opsets, label) if n.attribute else (_NOTHING, _NOTHING)
         op = intern(op) if type(op) is str else op
         domain = intern(domain) if type(domain) is str else domain
-        ins, outs = n.input, n.output
-        # a consumed message's own lists (a decoded field is a list of its own; an unset one the class's empty
-        # tuple) pass to the node as they are: nothing else holds them once the message is let go of
-        if not consume or type(ins) is not list:
-            ins = list(ins)
-        if not consume or type(outs) is not list:
-            outs = list(outs)
-        nodes.append(Node(i, label, op, ins, outs, attrs, domain, bodies, path, _source(n)))
+        nodes.append(Node(i, label, op, list(n.input), list(n.output), attrs, domain, bodies, path, _source(n)))
         if consume:
             messages[i] = None
     return nodes

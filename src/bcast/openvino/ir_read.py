@@ -869,13 +869,8 @@ class _Ctx:
         return IRConst(et, shape, offset, size)
 
     def edge(self, el: ET.Element, layers: dict[int, IRLayer]) -> IREdge:
-        get = el.attrib.get
-        texts = [get(a) for a, _ in _EDGE_ATTRIBUTES]
-        if all(t is not None and t.isascii() and t.isdigit() for t in texts):  # the usual edge: no message to make
-            e = IREdge(*map(int, texts))  # type: ignore[arg-type]
-        else:
-            place = lambda: self.where(el)  # noqa: E731 (made only for a message)
-            e = IREdge(*(_int(t, place, what) for t, (_, what) in zip(texts, _EDGE_ATTRIBUTES, strict=True)))
+        vals = [_int(el.get(a), lambda: self.where(el), what) for a, what in _EDGE_ATTRIBUTES]
+        e = IREdge(*vals)
         src, dst = layers.get(e.from_layer), layers.get(e.to_layer)
         if src is None or dst is None:
             self.fail(
