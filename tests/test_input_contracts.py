@@ -491,3 +491,90 @@ def test_lengths_at_different_axes_of_different_inputs_are_a_link_where_no_sum_k
     assert not ctx.links_unnamed_inputs([d["states_0"], d["states_1"]])  # two dims of one input
     ctx.settle_relations()
     assert ctx.findings == []
+
+
+def _cross_model(directory: Path, *, bias: bool = False, added: bool = False) -> tuple[Path, Path]:
+    """Queries ``[B, S, 32]`` split by a reshape into 4 heads of 8 (``[0, 0, 4, 8]``, an int64 constant), against a
+    cross-attention cache ``[B, H, E, 8]`` whose dims the file leaves unnamed: the heads meet the queries' 4 in
+    the batch dims of a MatMul. With ``bias``, the projection's bias is laid out as ``[32, 1]`` (a float weight on the
+    wrong axis): the tokens' length meets its 32. With ``added``, the cache is added to the queries instead: its
+    heads meet the 4 in an Add. The ONNX file and its IR."""
+    nodes = [
+        helper.make_node("MatMul", ["states", "w"], ["h0"], name="q_proj"),
+        helper.make_node("Add", ["h0", "b"], ["h"], name="q_bias"),
+        helper.make_node("Reshape", ["h", "split"], ["q"], name="split_heads"),
+        helper.make_node("Transpose", ["q"], ["qt"], name="heads_first", perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["cross_key"], ["kt"], name="keys_last", perm=[0, 1, 3, 2]),
+        helper.make_node("Add" if added else "MatMul", ["qt", "kt"], ["y"], name="cross_scores"),
+    ]
+    path = directory / f"cross{'_bias' if bias else ''}{'_added' if added else ''}.onnx"
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [
+            helper.make_tensor_value_info("states", TensorProto.FLOAT, [None, None, 32]),
+            helper.make_tensor_value_info("cross_key", TensorProto.FLOAT, [None, None, None, None]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.full((32, 32), 0.01, np.float32), "w"),
+            numpy_helper.from_array(np.zeros((32, 1) if bias else (32,), np.float32), "b"),
+            numpy_helper.from_array(np.array([0, 0, 4, 8], np.int64), "split"),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    xml = path.with_suffix(".xml")
+    ov.save_model(ov.convert_model(str(path)), str(xml), compress_to_fp16=False)
+    return path, xml
+
+
+def _runs_cross(model: Path, seq: int, heads: int, source: int = 5) -> bool:
+    feeds = {
+        "states": np.ones((2, seq, 32), np.float32),
+        "cross_key": np.ones((2, heads, source, 8), np.float32),
+    }
+    return runs(model, feeds)
+
+
+def test_an_open_input_dim_that_shape_arithmetic_sizes_is_how_the_model_is_called(tmp_path: Path) -> None:
+    """A cross-attention cache's heads, left open by the file, meet the 4 heads the queries are split into (an int64
+    reshape target: the model's own shape arithmetic). Both runtimes run the model with 4 heads or 1 and fail it
+    with 2: what the model needs of its input, noted as such, in ONNX and in the IR (as a cache's heads that a
+    Concat with the new keys needs at 4 are)."""
+    path, xml = _cross_model(tmp_path, bias=False)
+    for model in (path, xml):
+        assert _runs_cross(model, 3, 4) and _runs_cross(model, 3, 1) and not _runs_cross(model, 3, 2)
+        report = check(str(model))
+        assert report.clean and [p for p in report.problems if p.severity != "info"] == [], report.render()
+        [note] = [p for p in report.problems if "cross_key_1 in {1, 4}" in p.message]
+        assert note.message.endswith("the model needs it to be 1 or 4"), note
+        assert note.node in ("cross_scores", "y"), note  # the IR's layer is named after its output
+
+
+def test_an_open_input_dim_that_a_weight_sizes_is_a_warning(tmp_path: Path) -> None:
+    """The same model with the projection's bias laid out as ``[32, 1]``: the tokens' length, left open, meets the
+    weight's 32. Both runtimes run it only where the length is 1 or 32: a float weight's shape is no shape the
+    model computes, and an input dim it sizes is the bug it usually is (the corpus's transposed biases), a warning
+    in ONNX and in the IR."""
+    path, xml = _cross_model(tmp_path, bias=True)
+    for model in (path, xml):
+        assert _runs_cross(model, 32, 4) and not _runs_cross(model, 3, 4)
+        report = check(str(model))
+        assert not report.clean, report.render()
+        [found] = [p for p in report.problems if p.severity == "warning" and "{1, 32}" in p.message]
+        assert found.node in ("q_bias", "h") and found.root_kind == "initializer", found  # the weight
+
+
+def test_an_open_input_dim_that_shape_arithmetic_sizes_outside_a_matmul_is_a_warning(tmp_path: Path) -> None:
+    """The cache added to the queries instead: its heads meet the same 4 of the same reshape, in an Add. Outside a
+    MatMul's batch dims an input dim forced to one size by shape arithmetic is what a length baked in at export
+    does (positions sliced to the traced length: the corpus's fixed position lengths), so it stays a warning, in
+    ONNX and in the IR; both runtimes fail the model with 2 heads."""
+    path, xml = _cross_model(tmp_path, added=True)
+    for model in (path, xml):
+        assert _runs_cross(model, 8, 4, source=8) and not _runs_cross(model, 8, 2, source=8)
+        report = check(str(model))
+        assert not report.clean, report.render()
+        assert any(p.severity == "warning" and "cross_key_1 in {1, 4}" in p.message for p in report.problems), (
+            report.render()
+        )

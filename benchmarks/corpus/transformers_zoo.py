@@ -11,7 +11,7 @@ its class of shapes:
 * ``ort_opt``: the TorchScript ONNX export saved by onnxruntime's extended graph optimisation (fused
   ``SimplifiedLayerNormalization`` in the default domain, ``com.microsoft`` ops): Llama;
 * with a KV cache: OPT and BLOOM by ``ov``, OPT's dynamo export (``total_seq`` a symbol of its own), and a BART
-  decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR.
+  decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR, and by ``ov``.
 
 ``tests/data/zoo/manifest.json`` says where each runs and fails, and ``tests/test_exports_of_transformers.py``
 proves it with OpenVINO or onnxruntime. Runs with torch, transformers, openvino and onnxruntime installed.
@@ -350,6 +350,7 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "opt_kv.dynamo.onnx": (lambda: _cached("opt"), lambda: _cache_inputs(heads=HEADS), "dynamo_cache"),
     "bloom_kv.ov.xml": (lambda: _cached("bloom"), lambda: _cache_inputs(heads=HEADS), "ov"),
     "bart_step.onnx.xml": (lambda: seq2seq_step("bart"), seq2seq_inputs, "onnx_to_ir"),
+    "bart_step.ov.xml": (lambda: seq2seq_step("bart"), seq2seq_inputs, "ov"),
     "vit.ov.xml": (lambda: _vision("vit"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "swin.ov.xml": (lambda: _vision("swin"), lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)}, "ov"),
     "llama.ov_dynamo.xml": (lambda: _text(_decoder("llama"), True), _text_inputs, "ov_dynamo"),

@@ -175,6 +175,11 @@ class Ctx:
     #: entry's dim (equal where the links hold, so a link may be missed, never made up), and no term is rewritten
     #: again (a batch's max that every layer nests is rewritten once, not once a layer)
     _stand_memo: dict[str, Expr] = field(default_factory=dict)
+    #: the graph's nodes by name, made when a note asks where a dim was made (:meth:`_shape_arithmetic`)
+    _node_by_name: dict[str, Node] | None = None
+    #: the inputs' unnamed dims the model needs at one size above 1 (a head count a converter left open), noted as
+    #: such (:meth:`note_sized`): how the model must be called, which :meth:`as_called` takes as given
+    _sized: dict[str, int] = field(default_factory=dict)
     #: the links of unnamed lengths at different axes met so far, with their nodes (:meth:`_crossed_lengths`)
     _crossed: list[tuple[Node | None, tuple[Expr, ...]]] = field(default_factory=list)
     #: the relations kept as contracts that are linear equations over inputs' dims themselves (``total_seq ==
@@ -787,6 +792,57 @@ class Ctx:
                 )
             )
 
+    def open_size(self, f: Finding) -> tuple[str, int] | None:
+        """``(S, n)`` where the constraint of ``f``, in the batch dims of a MatMul, says that ``S``, an input dim the
+        file leaves unnamed and that no link joins to another input's dim, is ``n > 1`` or 1, and ``n`` is an element
+        of the model's own shape arithmetic: the heads of a cross-attention cache, which a converter left open,
+        against the 4 heads that a reshape's target splits the queries into. That is how the model must be called.
+        A size that a weight's shape brings (a bias laid out on the wrong axis: the tokens' length meets its 32), or
+        one met outside a MatMul's batch dims (a traced length that positions are sliced to), is no such thing."""
+        c = f.constraint
+        e = self._by_name.get(c.symbols[0]) if c is not None and c.kind == "in" and c.symbols else None
+        if c is None or e is None or e.atom is None or e.atom not in self._unnamed or self.linked(e.atom):
+            return None
+        if f.node.op != "MatMul":  # ONNX's and the IR's
+            return None
+        sizes = {d.lo for d in c.allowed if d.hi == d.lo}
+        if len(sizes) != len(c.allowed) or len(sizes - {1}) != 1:
+            return None
+        (size,) = sizes - {1}
+        made = [s.origin for s in f.suspects if s.value is not None and s.value > 1]
+        if not made or not all(self._shape_arithmetic(o, size) for o in made):
+            return None
+        return e.atom, size
+
+    def _shape_arithmetic(self, origin: Origin, size: int) -> bool:
+        """Whether ``size``, made at ``origin``, is an element of an integer tensor's value there (a reshape's
+        target): where the model computes a shape, not the shape of a weight (a float constant)."""
+        value: Value | None = None
+        if origin.kind == "initializer":
+            value = self.graph.constants.get(origin.name)
+        elif origin.kind == "node":
+            if self._node_by_name is None:
+                self._node_by_name = {n.name: n for n in self.graph.nodes}
+            node = self._node_by_name.get(origin.name)
+            if node is not None and node.outputs and self.values is not None:
+                value = self.values.get(node.outputs[0])
+        ints = value.consts if value is not None else None
+        return ints is not None and size in ints
+
+    def linked(self, symbol: str) -> bool:
+        """Whether a link or a contract joins the input dim ``symbol`` to another input's dim."""
+        return (
+            symbol in self._stand_for
+            or symbol in self._standing
+            or symbol in self._called.rows
+            or bool(self._called._holding.get(symbol))
+        )
+
+    def note_sized(self, symbol: str, size: int) -> None:
+        """Note that the model needs the input dim ``symbol``, which the file leaves unnamed and open, at ``size``."""
+        e = self._by_name.get(symbol)
+        self._sized[e.atom if e is not None and e.atom is not None else symbol] = size
+
     def settle_relations(self) -> None:
         """Keep as contracts only the relations between inputs' dims that can hold together.
 
@@ -804,6 +860,7 @@ class Ctx:
             if row is not None:
                 found.setdefault(row, []).append(i)
         if not found:
+            self._called_links()
             return
         order = sorted(found, key=lambda r: (-len({self.findings[i].node.name for i in found[r]}), found[r][0]))
         taken = _Equations()
@@ -827,6 +884,16 @@ class Ctx:
         for f in self.findings:
             if f.cause is None and f.after_relation in problems:
                 f.cause = f.after_relation
+        self._called_links()
+
+    def _called_links(self) -> None:
+        """The links met while the graph was walked (:attr:`_stand_for`) join the contracts :meth:`as_called` takes
+        as given, where they make no dim one size with those."""
+        for p, v in self._stand_for.items():
+            row = {p: Fraction(1)}
+            for m, c in v.terms:
+                row[m[0] if m else ""] = row.get(m[0] if m else "", Fraction(0)) - c
+            self._called.add(row)
 
     def as_called(
         self, holds: Callable[[dict[str, int]], bool], symbols: frozenset[str] | set[str]
@@ -840,7 +907,7 @@ class Ctx:
         mask of ``total_seq`` positions where ``past_seq + seq`` are cached and new): no bug of the model. The
         relations are looked at through the atoms they share with the symbols, and those they share with them."""
         rows, holding = self._called.rows, self._called._holding
-        if not rows:
+        if not rows and not self._sized:
             return None
         used: dict[str, dict[str, Fraction]] = {}
         atoms = set(symbols)
@@ -856,21 +923,22 @@ class Ctx:
                     if k and k not in atoms:
                         atoms.add(k)
                         todo.append(k)
-        if not used:
+        sized = {a: self._sized[a] for a in atoms if a in self._sized and a not in used}
+        if not used and not sized:
             return None
         ranges = self.sizes
 
         def meets(env: dict[str, int]) -> bool:
-            full = dict(env)
+            full = {**env, **sized}
             for p, row in used.items():
-                v = -row.get("", Fraction(0)) - sum(c * env[k] for k, c in row.items() if k and k != p)
+                v = -row.get("", Fraction(0)) - sum(c * full[k] for k, c in row.items() if k and k != p)
                 lo, hi = ranges.get(p, (1, None))
                 if v.denominator != 1 or v < max(lo, 1) or (hi is not None and v > hi):
                     return True
                 full[p] = int(v)
             return holds(full)
 
-        return meets, atoms - used.keys()
+        return meets, atoms - used.keys() - sized.keys()
 
     def _condition(self, c: Constraint) -> tuple[Callable[[dict[str, int]], bool], frozenset[str]] | None:
         """What the constraint ``c`` says of the sizes, as a condition on its dims' symbols (:attr:`Finding.condition`);

@@ -165,6 +165,7 @@ def propagate(
         progress(total, total)
     ctx.node = None
     if ctx.graph is graph:  # the model's own graph, not a body: what its inputs must agree on is all known
+        ctx.values = vals  # the model's own tensors again, whatever body was walked last
         ctx.settle_relations()
         settle_requirements(ctx)
     return Result(graph, vals, ctx.findings, ctx.records, stops)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...dims import Tri
 from ...files import MAX_MODEL_RANK
-from ..context import Ctx, ShapeError, Suspect
+from ..context import Ctx, Finding, ShapeError, Suspect
 from ..expr import Expr
 from ..model import Node, Origin, Value
 
@@ -453,6 +453,7 @@ def require(
         # to be one size above 1 (a head count, an image size): how the model must be called, noted. A dim
         # that must be 1 stays a warning: a batch or a length fixed to 1 is the bug it usually is
         severity = "info"
+        ctx.note_sized(*fixed)
         found = Latent(
             f"{fixed[0]} is an input dim the file leaves open: the model needs it to be {fixed[1]}", {}, None
         )
@@ -479,12 +480,27 @@ def settle_requirements(ctx: Ctx) -> None:
     consequence is a finding of its own again."""
     settled: set[int] = set()
     for i, f in enumerate(ctx.findings):
+        sized = ctx.open_size(f) if f.severity == "warning" else None
+        if sized is not None:  # as require notes one (the heads of a cross-attention cache), before the rest
+            _noted(ctx, f, *sized, or_one=True)
+            settled.add(i)
+    for i, f in enumerate(ctx.findings):
         condition, f.condition = f.condition, None
         if condition is None or f.severity != "warning":
             continue
         called = ctx.as_called(*condition)
-        if called is not None and sizes_where(*called, ctx.sizes) is None:
+        if called is None:
+            continue
+        found = sizes_where(*called, ctx.sizes)
+        if found is None:
             f.severity = "relation"
+            settled.add(i)
+            continue
+        fixed = _open_size_at(called[0], called[1], found, ctx)
+        if fixed is not None:
+            # as in require: what the contracts leave of it needs one open input dim at one size (the head size of a
+            # cross-attention cache that a converter left open), noted
+            _noted(ctx, f, *fixed)
             settled.add(i)
     if settled:
         for f in ctx.findings:
@@ -522,6 +538,39 @@ def _length_limit(
         node, limit, f"{op_label(node)}: {condition}", axis=axis, dims=dims, suspects=suspects, origin=origin
     )
     return True
+
+
+def _noted(ctx: Ctx, f: Finding, symbol: str, size: int, *, or_one: bool = False) -> None:
+    """The warning ``f`` made a note: the model needs the open input dim ``symbol`` at ``size`` (or 1, where it
+    broadcasts: ``or_one``)."""
+    ctx.note_sized(symbol, size)
+    f.severity = "info"
+    f.condition = None
+    sizes = f"1 or {size}" if or_one else f"{size}"
+    f.message += f"; {symbol} is an input dim the file leaves open: the model needs it to be {sizes}"
+
+
+def _open_size_at(
+    holds: Callable[[dict[str, int]], bool], symbols: set[str], found: Latent, ctx: Ctx
+) -> tuple[str, int] | None:
+    """``(S, n)`` when one of ``symbols``, ``S``, is an input dim the file leaves unnamed and open and ``holds`` holds
+    with ``S`` at ``n > 1`` at every size tried of the others, where no other size of ``S`` makes it hold at the sizes
+    it failed at (``found``)."""
+    for name in sorted(symbols):
+        if not ctx.is_unnamed_input(name) or ctx.linked(name):
+            continue
+        sizes = [v for v in _TRIED if _tried(holds, {**found.fails, name: v})]
+        if len(sizes) != 1 or sizes[0] < 2:
+            continue
+        rest = symbols - {name}
+        if not rest or sizes_where(_with_sizes(holds, {name: sizes[0]}), rest, ctx.sizes) is None:
+            return name, sizes[0]
+    return None
+
+
+def _with_sizes(holds: Callable[[dict[str, int]], bool], at: dict[str, int]) -> Callable[[dict[str, int]], bool]:
+    """``holds`` with the symbols of ``at`` at its sizes."""
+    return lambda env: holds({**env, **at})
 
 
 def _one_size(holds: Callable[[dict[str, int]], bool], symbols: set[str]) -> tuple[str, int] | None:
