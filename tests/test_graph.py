@@ -69,9 +69,7 @@ def test_expression_evaluates_as_integers_do(tree: tuple[Expr, Any], env: dict[s
     assert e.evaluate(env) == want, (str(e), env)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_trees(), _trees(), st.lists(ENVS, min_size=3, max_size=3))
-def test_three_valued_equality_never_guesses(x: tuple[Expr, Any], y: tuple[Expr, Any], envs: list[Any]) -> None:
+def _never_guesses(x: tuple[Expr, Any], y: tuple[Expr, Any], envs: list[Any]) -> None:
     a, b = x[0], y[0]
     verdict = a.eq(b)
     for env in envs:
@@ -80,6 +78,21 @@ def test_three_valued_equality_never_guesses(x: tuple[Expr, Any], y: tuple[Expr,
             assert same, (str(a), str(b), env)
         if verdict is Tri.NO:
             assert not same, (str(a), str(b), env)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_trees(), _trees(), st.lists(ENVS, min_size=3, max_size=3))
+def test_three_valued_equality_never_guesses(x: tuple[Expr, Any], y: tuple[Expr, Any], envs: list[Any]) -> None:
+    _never_guesses(x, y, envs)
+
+
+@pytest.mark.full  # ten times as many pairs: every run draws 100
+@settings(max_examples=1000, deadline=None)
+@given(_trees(), _trees(), st.lists(ENVS, min_size=3, max_size=3))
+def test_three_valued_equality_never_guesses_on_many_pairs(
+    x: tuple[Expr, Any], y: tuple[Expr, Any], envs: list[Any]
+) -> None:
+    _never_guesses(x, y, envs)
 
 
 def test_normal_form_makes_paths_meet() -> None:

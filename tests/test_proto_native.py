@@ -413,9 +413,18 @@ def _classes() -> list[type[proto._Message]]:
 CLASSES = _classes()
 
 
-@_RANDOM
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=mutated(_message(proto.ModelProto), 0, 3))
 def test_random_models_decode_the_same_both_ways(data: bytes) -> None:
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    _same_both_ways(data)
+
+
+@pytest.mark.full  # five times as many models: every run draws 100
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=mutated(_message(proto.ModelProto), 0, 3))
+def test_many_random_models_decode_the_same_both_ways(data: bytes) -> None:
     if proto._wire is None:
         pytest.skip(NOT_BUILT)
     _same_both_ways(data)
@@ -432,13 +441,13 @@ def _merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
     assert got == want
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cls_data=_EVERY_CLASS)
 def test_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:
     _merge_the_same_both_ways(cls_data)
 
 
-@pytest.mark.full  # five times as many messages: every run draws 300
+@pytest.mark.full  # fifteen times as many messages: every run draws 100
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cls_data=_EVERY_CLASS)
 def test_many_random_messages_of_every_class_merge_the_same_both_ways(cls_data: tuple[Any, bytes]) -> None:

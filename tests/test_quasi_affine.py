@@ -115,11 +115,24 @@ def _quasi_affine(draw: st.DrawFn, depth: int = 3) -> tuple[Expr, Callable[[int,
     return a % k, lambda h, w: fa(h, w) % k
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_quasi_affine(), _quasi_affine())
 def test_a_decision_is_never_contradicted_by_the_sizes(
     x: tuple[Expr, Callable[[int, int], int]], y: tuple[Expr, Callable[[int, int], int]]
 ) -> None:
+    _never_contradicted(x, y)
+
+
+@pytest.mark.full  # ten times as many pairs: every run draws 100
+@settings(max_examples=1000, deadline=None)
+@given(_quasi_affine(), _quasi_affine())
+def test_a_decision_is_never_contradicted_on_many_pairs(
+    x: tuple[Expr, Callable[[int, int], int]], y: tuple[Expr, Callable[[int, int], int]]
+) -> None:
+    _never_contradicted(x, y)
+
+
+def _never_contradicted(x: tuple[Expr, Callable[[int, int], int]], y: tuple[Expr, Callable[[int, int], int]]) -> None:
     (a, fa), (b, fb) = x, y
     answer = a.eq(b)
     grid = list(itertools.product(range(0, 30), repeat=2))
