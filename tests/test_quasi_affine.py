@@ -66,6 +66,29 @@ def test_sizes_written_two_ways(
         assert a.evaluate({"h": h}) == fa(h) and b.evaluate({"h": h}) == fb(h)
 
 
+def test_products_of_factors_written_two_ways() -> None:
+    """A window count of two exporters' spellings: ``ceil(floor(h/4)/2)*ceil(floor(w/4)/2)`` (Swin's patch merging,
+    padded) against ``floor((floor(h/4) + 1)/2)*floor((floor(w/4) + 1)/2)``: each factor equals its partner at every
+    size, so the products are one size; products of factors that differ somewhere stay undecided. The oracle is the
+    integer arithmetic at every (h, w) up to 60."""
+    cases = [
+        ((H // 4).ceildiv(2) * (W // 4).ceildiv(2), (H // 4 + 1) // 2 * ((W // 4 + 1) // 2), Tri.YES),
+        ((H - 1).ceildiv(2) * W.ceildiv(3) * 2, (W + 2) // 3 * (H // 2) * 2, Tri.YES),
+        ((H // 4).ceildiv(2) * (W // 4).ceildiv(2), (H // 4) // 2 * ((W // 4 + 1) // 2), Tri.MAYBE),
+        (H.ceildiv(2) * W.ceildiv(2) + 1, (H + 1) // 2 * ((W + 1) // 2), Tri.NO),
+    ]
+    for a, b, want in cases:
+        diff = [a.evaluate({"h": h, "w": w}) - b.evaluate({"h": h, "w": w}) for h in range(61) for w in range(61)]
+        oracle = Tri.YES if not any(diff) else Tri.NO if all(diff) else Tri.MAYBE
+        assert oracle is want, f"the table is wrong about {a} and {b}"
+        assert a.eq(b) is want and b.eq(a) is want, (str(a), str(b), a.eq(b))
+
+
+def test_a_remainder_taken_again_is_the_remainder() -> None:
+    assert str((H % 2) % 2) == "(h mod 2)" and ((W // 4) % 2) % 2 == (W // 4) % 2
+    assert str((H % 4) % 2) == "((h mod 4) mod 2)"  # a smaller modulus is a remainder of its own
+
+
 def test_two_symbols_decided_over_one_period_of_each() -> None:
     a = (H - 1) // 2 + (W - 1) // 2
     b = (W - 1) // 2 + (H + 1) // 2 - 1

@@ -167,7 +167,8 @@ class Expr:
         lo = (-d).lo
         if lo is not None and lo > 0:
             return Tri.NO
-        return _periodic_sign(d)
+        sign = _periodic_sign(d)
+        return sign if sign is not Tri.MAYBE else _one_factor_each(d)
 
     def is_one(self) -> Tri:
         return self.eq(1)
@@ -311,6 +312,9 @@ class Expr:
             kept = {m: c % b for m, c in self.terms if c % b}  # (k*A + B) mod k = B mod k
             if len(kept) < len(self.terms) or any(kept[m] != c for m, c in self.terms if m in kept):
                 return Expr._from(kept) % b
+            inner = self.atom
+            if isinstance(inner, Opaque) and inner.op == "mod" and inner.args[1].value == b:
+                return self  # (A mod k) mod k = A mod k: a pad to a multiple of k taken mod k again
         return _opaque(f"({_group(self)} mod {_group(o)})", "mod", (self, o))
 
     def _exact_quotient(self, o: Expr) -> Expr | None:
@@ -670,6 +674,43 @@ def _periodic_sign(d: Expr) -> Tri:
         return Tri.NO
     if all(k <= 0 for k in steps) and all(v < 0 for v in values):
         return Tri.NO
+    return Tri.MAYBE
+
+
+#: the most rounded terms :func:`_one_factor_each` pairs up (it tries each pair: a size has a handful at most)
+PAIRED_TERMS = 8
+
+
+def _one_factor_each(d: Expr) -> Tri:
+    """Whether ``d == 0`` once the rounded terms it multiplies that are one size at every size (each pair proven by
+    :func:`_periodic_sign`) are taken as one term: a window count that two exporters spell apart,
+    ``ceil(floor(h/4)/2)*ceil(floor(w/4)/2)`` and ``floor((floor(h/4) + 1)/2)*floor((floor(w/4) + 1)/2)``, is one
+    product of equal factors. ``d`` is what it is once they are one: a constant decides it, anything else is
+    ``MAYBE``."""
+    if all(len(m) < 2 for m, _ in d.terms):  # no product: the periodic proof was the whole of it
+        return Tri.MAYBE
+    rounded = sorted({a for m, _ in d.terms for a in m if isinstance(a, Opaque) and a.op in _ROUNDED}, key=str)
+    if not 2 <= len(rounded) <= PAIRED_TERMS:
+        return Tri.MAYBE
+    one: dict[str, Expr] = {}
+    for i, a in enumerate(rounded):
+        if a in one:
+            continue
+        first = Expr((((a,), 1),))
+        for b in rounded[i + 1 :]:
+            if b not in one and first.eq(Expr((((b,), 1),))) is Tri.YES:
+                one[b] = first
+    if not one:
+        return Tri.MAYBE
+    total = Expr.const(0)
+    for m, c in d.terms:
+        term = Expr.const(c)
+        for atom in m:
+            term = term * one.get(atom, Expr((((atom,), 1),)))
+        total = total + term
+    v = total.value
+    if v is not None:
+        return Tri.YES if v == 0 else Tri.NO
     return Tri.MAYBE
 
 
