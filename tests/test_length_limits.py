@@ -598,3 +598,47 @@ def test_the_bounds_of_positions_are_the_least_and_largest_onnxruntime_computes(
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (ids,) = session.run(None, {n: np.ones((1, env[n]), np.float32) for n in _LENGTHS})
     assert (int(ids.min()), int(ids.max())) == (lo.evaluate(env), hi.evaluate(env)), (tree, env)
+
+
+def _grid_table(path: Path, side: int) -> Path:
+    """Patches ``x [B, H, W, 8]`` flattened to ``[B, H*W, 8]``, plus a ``[side, side, 8]`` table of positions
+    cropped to ``[H, W]`` and flattened the same way (SD3's cropped positions), then the sum meets the patches
+    again (a residual): the crop is ``min(H, side)*min(W, side)`` rows, the sum's length where both agree."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        helper.make_node("Slice", ["shape", "one", "three", "zero"], ["hw"], name="grid"),
+        helper.make_node("Slice", ["pos", "zeros", "hw", "axes"], ["crop"], name="pos_crop"),
+        helper.make_node("Reshape", ["x", "flat"], ["tokens"], name="patches"),
+        helper.make_node("Reshape", ["crop", "one_row"], ["p"], name="positions"),
+        helper.make_node("Add", ["tokens", "p"], ["y"], name="add_pos"),
+        helper.make_node("Add", ["y", "tokens"], ["z"], name="residual"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "grid_positions",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "H", "W", 8])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.ones((side, side, 8), np.float32), "pos"),
+            _ints("one", [1]),
+            _ints("three", [3]),
+            _ints("zero", [0]),
+            _ints("zeros", [0, 0]),
+            _ints("axes", [0, 1]),
+            _ints("flat", [0, -1, 8]),
+            _ints("one_row", [1, -1, 8]),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_what_meets_a_length_within_its_limit_meets_the_length(tmp_path: Path) -> None:
+    """Past the table's side the first Add fails (onnxruntime refuses 40x8); within it the sum is ``H*W`` long, so the
+    residual that meets the patches again asks nothing more: one note of the limit, no warning at the residual (its
+    output was ``max`` of the length and the crop, met against the length)."""
+    path = _grid_table(tmp_path / "grid.onnx", 32)
+    assert _runs(path, "x", (2, 32, 8, 8)) and _runs(path, "x", (1, 5, 7, 8)) and not _runs(path, "x", (2, 40, 8, 8))
+    report = check(str(path))
+    assert report.clean, report.render()
+    assert [(p.kind, p.severity, p.node) for p in report.problems] == [("length-limit", "info", "add_pos")]

@@ -661,7 +661,9 @@ class Ctx:
             return None
         parsed, cons, out = planned
         if cons:
-            self._constraints(node, cons, ins, parsed, right_aligned=True)
+            within = self._constraints(node, cons, ins, parsed, right_aligned=True)
+            if within and mode in ("numpy", "same"):
+                out = _within_limits(out, within)
         record.output = out
         return out
 
@@ -715,7 +717,9 @@ class Ctx:
             return None
         parsed, cons = planned
         out = _elementwise_dims([data.shape, target]) if mode == "bidirectional" else target
-        self._constraints(node, cons, [data, tv], parsed, right_aligned=True)
+        within = self._constraints(node, cons, [data, tv], parsed, right_aligned=True)
+        if within and mode == "bidirectional":
+            out = _within_limits(out, within)
         record.output = out
         return out
 
@@ -754,9 +758,14 @@ class Ctx:
 
     def _constraints(
         self, node: Node, cons: list[Constraint], ins: Sequence[Value], parsed: Sequence[Shape], right_aligned: bool
-    ) -> None:
+    ) -> dict[int, Expr]:
+        """Each constraint of ``node``'s broadcast as a finding (or a relation, or a noted limit); returns, for each
+        output axis where a length meets what a table gives of it within a noted limit, that length: the output
+        there wherever the model runs (the table's cut is the length itself), so what meets it downstream is
+        checked against the length, not against ``max`` of the two."""
+        within: dict[int, Expr] = {}
         if not cons:
-            return
+            return within
         ranks = [len(v.shape) for v in ins if v.shape is not None]
         out_rank = max(ranks, default=None)
         shapes = ", ".join(str(s) for s in parsed[:8])
@@ -770,7 +779,9 @@ class Ctx:
             suspects = self._suspects_at(ins, c.axis, out_rank) if right_aligned else ()
             limit = self._length_limit(c)
             if limit is not None:
-                self._limit_finding(node, c, limit, ins, suspects, shapes)
+                length = self._limit_finding(node, c, limit, ins, suspects, shapes)
+                if length is not None and c.axis is not None:
+                    within[c.axis] = length
                 continue
             # what the model needs of its inputs' unnamed dims is listed with the symbols, not as a problem
             relation = (
@@ -791,6 +802,7 @@ class Ctx:
                     condition=None if relation else self._condition(c),
                 )
             )
+        return within
 
     def open_size(self, f: Finding) -> tuple[str, int] | None:
         """``(S, n)`` where the constraint of ``f``, in the batch dims of a MatMul, says that ``S``, an input dim the
@@ -1069,13 +1081,14 @@ class Ctx:
         ins: Sequence[Value],
         suspects: tuple[Suspect, ...],
         shapes: str,
-    ) -> None:
-        """A broadcast that works only up to a table's size: the model's limit, stated in its words (``info``)."""
-        origin, cut = None, False
+    ) -> Expr | None:
+        """A broadcast that works only up to a table's size: the model's limit, stated in its words (``info``).
+        Returns the length that meets the table's cut, where one of the two dims is that cut and the other is not."""
+        origin, cut, table = None, False, None
         for v in ins:
             for k, d in enumerate(v.shape or ()):
                 if str(d) in c.symbols and _table_mins(d):
-                    origin, cut = v.origin(k), d.atom is not None and _cut_to_length(d)
+                    origin, cut, table = v.origin(k), d.atom is not None and _cut_to_length(d), str(d)
                     break
             if origin is not None:
                 break
@@ -1089,6 +1102,11 @@ class Ctx:
             origin=origin,
             cut=cut,
         )
+        others = [x for x in c.symbols if x != table]
+        if table is None or len(others) != 1:
+            return None
+        length = self._by_name.get(others[0])
+        return length if length is not None and not _table_mins(length) else None
 
     def note_limit(
         self,
@@ -1216,6 +1234,12 @@ def _elementwise_dims(shapes: Sequence[Dims]) -> Dims:
 
 #: conditions ``A <= n`` under which a requirement holds: a length ``A`` within a table of ``n`` rows
 Limit = tuple[tuple[Expr, int], ...]
+
+
+def _within_limits(out: Dims, within: dict[int, Expr]) -> Dims:
+    """``out`` with the dim at each axis of ``within`` replaced by the length that stands for it within a noted
+    limit (:meth:`Ctx._constraints`)."""
+    return tuple(within.get(k, d) for k, d in enumerate(out))
 
 
 def _table_mins(e: Expr) -> list[tuple[str, Expr, Expr, int]]:
