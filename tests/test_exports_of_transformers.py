@@ -11,7 +11,9 @@ layers are numbered; and a ViT whose image dims were all left open (a table of 1
 caches' own classes: OPT's positions counted along the mask from the cache's length on (its IR, and its dynamo
 export's ``total_seq - past_seq``), BLOOM's later layers whose length is their cache's elements over the first
 layer's batch, and a BART decoding step whose encoder's length is axis 1 of its states and mask and axis 2 of its
-cross-attention cache.
+cross-attention cache, in both IRs (the PyTorch frontend's leaves the caches' heads open). And a ``diffusers`` SD3
+transformer's dynamo export, every dim named apart, whose grid of positions cropped to the latents' height and width
+is met again by residuals past the length limit it notes.
 
 Two more once hid what their runtime does, their dims lost to shape arithmetic: a GPT-NeoX whose heads pass
 through ``torch.chunk``'s computed split sizes (the cache's heads are checked again), and a Swin traced at a

@@ -11,7 +11,10 @@ its class of shapes:
 * ``ort_opt``: the TorchScript ONNX export saved by onnxruntime's extended graph optimisation (fused
   ``SimplifiedLayerNormalization`` in the default domain, ``com.microsoft`` ops): Llama;
 * with a KV cache: OPT and BLOOM by ``ov``, OPT's dynamo export (``total_seq`` a symbol of its own), and a BART
-  decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR, and by ``ov``.
+  decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR, and by ``ov``;
+* ``dynamo_auto``: the dynamo export with every dynamic dim ``Dim.DYNAMIC`` (the exporter names each apart, ``s2``,
+  ``s20``): a ``diffusers`` SD3 transformer (16x16 latents in patches of 2, positions cropped from a table of 32
+  patches a side).
 
 ``tests/data/zoo/manifest.json`` says where each runs and fails, and ``tests/test_exports_of_transformers.py``
 proves it with OpenVINO or onnxruntime. Runs with torch, transformers, openvino and onnxruntime installed.
@@ -251,6 +254,62 @@ def _vision(name: str) -> Any:
     return Pixels().eval()
 
 
+def _sd3() -> Any:
+    """A tiny SD3 transformer of ``diffusers`` (random weights), called by its four inputs, its sample out."""
+    import torch
+    from diffusers import SD3Transformer2DModel
+
+    model = SD3Transformer2DModel(
+        sample_size=16, patch_size=2, in_channels=4, num_layers=2, attention_head_dim=8, num_attention_heads=2,
+        joint_attention_dim=32, caption_projection_dim=16, pooled_projection_dim=16, out_channels=4,
+        pos_embed_max_size=32,
+    )  # fmt: skip
+
+    class Sample(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = model
+
+        def forward(
+            self,
+            hidden_states: torch.Tensor,
+            encoder_hidden_states: torch.Tensor,
+            pooled_projections: torch.Tensor,
+            timestep: torch.Tensor,
+        ) -> torch.Tensor:
+            return self.m(
+                hidden_states=hidden_states,
+                encoder_hidden_states=encoder_hidden_states,
+                pooled_projections=pooled_projections,
+                timestep=timestep,
+                return_dict=False,
+            )[0]
+
+    return Sample().eval()
+
+
+def _sd3_inputs(batch: int = 2, height: int = 24, width: int = 32, seq: int = 9) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "hidden_states": rng.standard_normal((batch, 4, height, width)).astype(np.float32),
+        "encoder_hidden_states": rng.standard_normal((batch, seq, 32)).astype(np.float32),
+        "pooled_projections": rng.standard_normal((batch, 16)).astype(np.float32),
+        "timestep": np.full((batch,), 10.0, np.float32),
+    }
+
+
+#: the axes of each input that ``dynamo_auto`` makes dynamic: batch, the latents' height and width, the prompt's length
+AUTO_AXES = {"hidden_states": (0, 2, 3), "encoder_hidden_states": (0, 1), "pooled_projections": (0,), "timestep": (0,)}
+
+
+def _dynamo_auto_onnx(module: Any, inputs: dict[str, np.ndarray], path: str) -> None:
+    """The dynamo ONNX export with the axes of :data:`AUTO_AXES` ``Dim.DYNAMIC``: the exporter names each dim apart."""
+    import torch
+
+    dims = tuple({k: torch.export.Dim.DYNAMIC for k in AUTO_AXES[name]} for name in inputs)
+    _export_onnx(module, inputs, path, dynamo=True, dynamic_shapes=dims, opset_version=18, external_data=False)
+
+
 def _text_inputs(batch: int = 2, seq: int = 6) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     return {
@@ -356,6 +415,7 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "llama.ov_dynamo.xml": (lambda: _text(_decoder("llama"), True), _text_inputs, "ov_dynamo"),
     "bert.ov_dynamo.xml": (lambda: _text(_encoder("bert"), False), _text_inputs, "ov_dynamo"),
     "llama.ort_opt.onnx": (lambda: _text(_decoder("llama"), True), _text_inputs, "ort_opt"),
+    "sd3.dynamo.onnx": (_sd3, _sd3_inputs, "dynamo_auto"),
 }
 
 
@@ -380,6 +440,8 @@ def build(out: str, only: list[str] | None = None, log: Callable[[str], None] = 
                 _dynamo_cache_onnx(module, inputs, path)
             elif how == "onnx_to_ir":
                 _onnx_to_ir(module, inputs, path, scratch)
+            elif how == "dynamo_auto":
+                _dynamo_auto_onnx(module, inputs, path)
             else:
                 _optimised_onnx(module, inputs, path, scratch)
         log(f"{name}: written")
