@@ -1184,17 +1184,28 @@ def test_shape_values_that_double_at_each_concat_do_not_explode(tmp_path: Path) 
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr  # the clash 3 vs 4 is still found
 
 
-@pytest.mark.parametrize("target", ["closed", "full"])
+_STATUSES = [
+    (["check", "--sample"], 1),
+    (["check", "--sample", "--json"], 1),
+    (["infer", "[2,3]", "[4]"], 1),
+    (["explain", "[2,3]", "[3]"], 0),
+    (["check", "missing.onnx"], 2),
+]
+
+
+#: every command with its stdout closed, and the check (a process each) with its stdout full; the other commands with
+#: a full stdout in the full suite
 @pytest.mark.parametrize(
-    ("args", "status"),
+    ("target", "args", "status"),
     [
-        (["check", "--sample"], 1),
-        (["check", "--sample", "--json"], 1),
-        (["infer", "[2,3]", "[4]"], 1),
-        (["explain", "[2,3]", "[3]"], 0),
-        (["check", "missing.onnx"], 2),
+        pytest.param(
+            target, args, status, id=f"{target}-{'-'.join(args)}",
+            marks=() if target == "closed" or k == 0 else pytest.mark.full,
+        )
+        for target in ("closed", "full")
+        for k, (args, status) in enumerate(_STATUSES)
     ],
-)
+)  # fmt: skip
 def test_the_exit_status_survives_stdout_closed_or_full(target: str, args: list[str], status: int) -> None:
     """`bcast check m.onnx >&-` or `> /dev/full`: the check's status, never an internal error."""
     if target == "full" and not os.path.exists("/dev/full"):
