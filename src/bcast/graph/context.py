@@ -1237,9 +1237,14 @@ Limit = tuple[tuple[Expr, int], ...]
 
 
 def _within_limits(out: Dims, within: dict[int, Expr]) -> Dims:
-    """``out`` with the dim at each axis of ``within`` replaced by the length that stands for it within a noted
-    limit (:meth:`Ctx._constraints`)."""
-    return tuple(within.get(k, d) for k, d in enumerate(out))
+    """``out`` with the dim at each axis of ``within``, the ``max`` of a length and a table's cut of it, replaced by
+    the length that stands for it within a noted limit (:meth:`Ctx._constraints`)."""
+    dims = list(out)
+    for k, length in within.items():
+        a = dims[k].atom if 0 <= k < len(dims) else None
+        if isinstance(a, Opaque) and a.op == "max" and length in a.args:
+            dims[k] = length
+    return tuple(dims)
 
 
 def _table_mins(e: Expr) -> list[tuple[str, Expr, Expr, int]]:
