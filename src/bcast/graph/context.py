@@ -1069,7 +1069,7 @@ class Ctx:
         if not mins:
             return None
         plain = {a: p for a, (p, _) in mins.items()}
-        if _unclamped(x, plain).eq(_unclamped(y, plain)) is not Tri.YES:
+        if x.with_atoms(plain).eq(y.with_atoms(plain)) is not Tri.YES:
             return None
         return _tightest(list(dict.fromkeys(c for _, c in mins.values())))
 
@@ -1282,19 +1282,6 @@ def _table_bound(y: Expr) -> tuple[Expr, int] | None:
         return None
     rest = [x for x in atom.args if x != n]
     return (rest[0], n) if len(rest) == 1 else None
-
-
-def _unclamped(e: Expr, plain: dict[str, Expr]) -> Expr:
-    """``e`` with each atom of ``plain`` replaced by its expression (``min(A, n)`` by ``A``)."""
-    if not any(a in plain for a in e.atoms):
-        return e
-    total = Expr.const(0)
-    for m, c in e.terms:
-        term = Expr.const(c)
-        for a in m:
-            term = term * (plain[a] if a in plain else Expr((((a,), 1),)))
-        total = total + term
-    return total
 
 
 def _tightest(limit: list[tuple[Expr, int]]) -> Limit:

@@ -385,6 +385,26 @@ class Expr:
             return self
         return self._bind(values, {} if memo is None else memo)
 
+    def with_atoms(self, atoms: Mapping[str, Expr]) -> Expr:
+        """This expression with each atom that ``atoms`` names, opaque terms included, replaced by its expression,
+        simplified: where :meth:`substitute` replaces symbols inside the terms, this replaces whole terms (a table's
+        cut ``min(S, n)`` by ``S``, a rounded size by one proven equal to it).
+
+        >>> S = Expr.symbol("S")
+        >>> cut = (S // 2).atom
+        >>> str((S // 2 * 3 + S).with_atoms({cut: S}))
+        '4*S'
+        """
+        if not any(a in atoms for a in self.atoms):
+            return self
+        total = Expr.const(0)
+        for m, c in self.terms:
+            term = Expr.const(c)
+            for a in m:
+                term = term * (atoms[a] if a in atoms else Expr((((a,), 1),)))
+            total = total + term
+        return total
+
     def _bind(self, values: Mapping[str, ExprLike], memo: dict[str, Expr]) -> Expr:
         total = Expr.const(0)
         for m, c in self.terms:
@@ -702,13 +722,7 @@ def _one_factor_each(d: Expr) -> Tri:
                 one[b] = first
     if not one:
         return Tri.MAYBE
-    total = Expr.const(0)
-    for m, c in d.terms:
-        term = Expr.const(c)
-        for atom in m:
-            term = term * one.get(atom, Expr((((atom,), 1),)))
-        total = total + term
-    v = total.value
+    v = d.with_atoms(one).value
     if v is not None:
         return Tri.YES if v == 0 else Tri.NO
     return Tri.MAYBE
