@@ -1015,6 +1015,11 @@ def test_truncated_or_missing_bin(tmp_path: Path) -> None:
         ("i32", np.array([7, -2], "<i4").tobytes(), [7, -2]),
         ("u64", np.array([2**63, 1], "<u8").tobytes(), [2**63, 1]),
         ("u8", bytes([3, 250]), [3, 250]),
+        ("i8", np.array([-128, 127], "<i1").tobytes(), [-128, 127]),
+        ("i16", np.array([-300, 2], "<i2").tobytes(), [-300, 2]),
+        ("u16", np.array([65535, 0], "<u2").tobytes(), [65535, 0]),
+        ("u32", np.array([2**32 - 1, 9], "<u4").tobytes(), [2**32 - 1, 9]),
+        ("f64", np.array([0.1, -1e300], "<f8").tobytes(), [0.1, -1e300]),
         ("boolean", bytes([0, 2]), [False, True]),
         ("f16", np.array([1.5, -2], "<f2").tobytes(), [1.5, -2.0]),
         ("f32", np.array([0.25, 3], "<f4").tobytes(), [0.25, 3.0]),
@@ -1026,6 +1031,10 @@ def test_element_types_decode_like_openvino(et: str, raw: bytes, expected: list[
     xml = _const_ir(f'element_type="{et}" shape="2" offset="0" size="{size}"')
     value = parse_ir(xml, raw).const_value(parse_ir(xml, raw).layers[0])
     assert value.tolist() == expected
+    # the neutral graph reads the common types' bytes without NumPy (struct): the same numbers
+    data = graph_of_ir(parse_ir(xml, raw)).constants["c"].data
+    assert data is not None
+    assert [x.value if isinstance(x, Expr) else x for x in data] == expected
     # openvino reads the same bytes to the same values
     (tmp_path / "m.xml").write_text(
         xml.replace("<edges/>", "").replace(

@@ -378,7 +378,7 @@ def _own_origins(x: Value) -> bool:
     shape: every axis has an origin, and no symbolic dim comes twice (the second would take the first's)."""
     origins = x.origins
     assert x.shape is not None and origins is not None
-    if None in origins:
+    if not all(map(is_not, origins, _NONES)):  # ``None in`` would ask each Origin's (Python) __eq__
         return False
     symbolic = [e for e in x.shape if e.value is None]
     return len(symbolic) < 2 or len(set(symbolic)) == len(symbolic)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import struct
 from typing import Any
 
 from ..dims import Shape
@@ -71,14 +72,31 @@ def _small(layer: IRLayer) -> bool:
     return decoded is not None and math.prod(c.shape) <= limit
 
 
-def _const_value(model: IRModel, layer: IRLayer) -> Value:
-    """A ``Const``: its shape always; its value only when small and of a type bcast decodes."""
+#: the element types whose values are read from their bytes by ``struct`` (little-endian, as the .bin holds them),
+#: as nearly every small constant is: the same numbers as NumPy's decoding (:meth:`IRModel.const_value`), without
+#: an array made for each of thousands of constants
+_STRUCT = {
+    "i64": "q", "i32": "i", "i16": "h", "i8": "b", "u64": "Q", "u32": "I", "u16": "H", "u8": "B",
+    "f64": "d", "f32": "f", "f16": "e",
+}  # fmt: skip
+
+
+def _const_value(model: IRModel, layer: IRLayer, raw: bytes | None = None) -> Value:
+    """A ``Const``: its shape always; its value only when small and of a type bcast decodes (``raw``: its bytes,
+    when read already)."""
     c = layer.const
     assert c is not None
     dtype = dtype_of_element(c.element_type)
     dims = tuple(Expr.const(d) for d in c.shape)
     if not _small(layer):
         return Value(dtype, dims)
+    code = _STRUCT.get(c.element_type)
+    count = math.prod(c.shape)
+    if raw is not None and code is not None and len(raw) == count * struct.calcsize(code):
+        values = struct.unpack(f"<{count}{code}", raw)
+        if code in "def":
+            return Value(dtype, dims, values)
+        return Value(dtype, dims, tuple(map(Expr.const, values)))
     try:
         arr = model.const_value(layer)  # reads exactly this constant's bytes
     except IRError:  # a .bin changed under us: the shape is all a check needs
@@ -155,15 +173,19 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
     order = model.topological()
     # the small constants' bytes in one opening of the .bin, not one each; a .bin changed under us leaves each
     # constant to be read alone below (and keep its shape alone where that fails too)
+    small = [layer for layer in order if layer.const is not None and _small(layer)]
+    raw: dict[int, bytes] = {}
     with contextlib.suppress(IRError):
-        model.read_values([layer for layer in order if layer.const is not None and _small(layer)])
+        raw = {layer.id: b for layer, b in zip(small, model.const_bytes(small), strict=True)}
+    # an output port's declaration, once per port: the reader makes each distinct port once, and layers share them
+    port_declared: dict[int, Declared] = {}
     for layer in order:
         if layer.type == "Parameter" or layer.const is not None:
             name = names.take(_input_name(layer), layer)
             for p in layer.outputs:
                 tensor[(layer.id, p.id)] = name
             if layer.const is not None:
-                constants[name] = _const_value(model, layer)
+                constants[name] = _const_value(model, layer, raw.get(layer.id))
                 continue
             shape = _parameter_shape(model, layer)
             inputs[name] = _parameter_declared(layer, shape)
@@ -184,7 +206,9 @@ def _graph(model: IRModel, path: tuple[str, ...], label: str) -> Graph:
             continue
         outs = [tensor[(layer.id, p.id)] for p in layer.outputs]
         for p, t in zip(layer.outputs, outs, strict=True):
-            d = _port_declared(p)
+            d = port_declared.get(id(p))
+            if d is None:
+                d = port_declared[id(p)] = _port_declared(p)
             if d.dims is not None:
                 declared[t] = d
         attrs: dict[str, Any] = dict(layer.data)

@@ -311,6 +311,8 @@ class IRModel:
     _by_id: dict[int, IRLayer] = field(default_factory=dict, repr=False)
     _into: dict[tuple[int, int], IREdge] = field(default_factory=dict, repr=False)
     _values: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    #: the layers' order by :meth:`topological`, made once (the reader makes it as it looks for a cycle)
+    _order: list[IRLayer] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         # the reader hands over the maps it made to check the graph; another caller gets them made here
@@ -361,31 +363,12 @@ class IRModel:
         """The layers in an order where every producer comes first; file order breaks ties, and a cycle
         (which :func:`read_ir` refuses) keeps its layers in file order, after the rest.
 
-        Kahn's algorithm with the ready layers in a heap by file position: linear up to a log factor.
+        Kahn's algorithm with the ready layers in a heap by file position: linear up to a log factor. Made once
+        (the reader makes it as it looks for a cycle); a new list each call.
         """
-        layers = self.layers
-        index = {layer.id: i for i, layer in enumerate(layers)}
-        succ: list[list[int]] = [[] for _ in layers]
-        waiting = [0] * len(layers)
-        for e in self.edges:
-            a, b = index.get(e.from_layer), index.get(e.to_layer)
-            if a is not None and b is not None:
-                succ[a].append(b)
-                waiting[b] += 1
-        ready = [i for i, n in enumerate(waiting) if n == 0]
-        heapq.heapify(ready)
-        order: list[int] = []
-        while ready:
-            i = heapq.heappop(ready)
-            order.append(i)
-            for j in succ[i]:
-                waiting[j] -= 1
-                if waiting[j] == 0:
-                    heapq.heappush(ready, j)
-        if len(order) < len(layers):
-            placed = set(order)
-            order.extend(i for i in range(len(layers)) if i not in placed)
-        return [layers[i] for i in order]
+        if not self._order and self.layers:
+            self._order.extend(_topological(self.layers, self.edges)[0])
+        return list(self._order)
 
     # -- shapes and values ------------------------------------------------------------------
     def output_shape(self, layer: IRLayer, port_id: int | None = None) -> Shape:
@@ -413,11 +396,26 @@ class IRModel:
             and layer.id not in self._values
             and ELEMENT_TYPES[layer.const.element_type][0] is not None
         ]
-        if not todo or self.weights is None:
-            return
-        spans = [(layer.const.offset, layer.const.size) for layer in todo if layer.const is not None]
-        for layer, raw in zip(todo, self.weights.read_many(spans), strict=True):
+        for layer, raw in zip(todo, self.const_bytes(todo), strict=True):
             self._decode(layer, raw)
+
+    def const_bytes(self, layers: Sequence[IRLayer]) -> list[bytes]:
+        """The bytes of each ``Const`` layer's value, as the ``.bin`` holds them, with one opening of the file.
+
+        Raises :class:`IRError` when a layer is no ``Const``, or the ``.bin`` is missing or changed under us.
+        """
+        spans = []
+        for layer in layers:
+            c = layer.const
+            if c is None:
+                where = f"{self.source}: layer {layer.label}"
+                raise IRError(f"{where} is not a Const", source=self.source, layer=layer.label)
+            spans.append((c.offset, c.size))
+        if not spans:
+            return []
+        if self.weights is None:
+            raise IRError(f"{self.source}: the model has no .bin to read constants from", source=self.source)
+        return self.weights.read_many(spans)
 
     def const_value(self, layer: IRLayer) -> np.ndarray:
         """The value of a ``Const`` layer, decoded from the ``.bin`` (cached; read-only)."""
@@ -741,88 +739,99 @@ class _Ctx:
             if (e.to_layer, e.to_port) in into:
                 self.fail(el, f"input port {e.to_port} of layer {seen[e.to_layer].label} has two incoming edges")
             into[(e.to_layer, e.to_port)] = e
-        cycle = find_cycle(layers, edges)
+        # the order propagation walks the layers in, made here: a cycle is what leaves layers out of it
+        order, placed = _topological(layers, edges)
+        cycle = [] if placed else find_cycle(layers, edges)
         if cycle:
             shown = " -> ".join(layer.label for layer in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
             self.fail(root, f"the edges form a cycle: {shown} -> {cycle[0].label}")
-        return IRModel(name, self.source, ir_version, tuple(layers), tuple(edges), self.weights, seen, into)
+        return IRModel(name, self.source, ir_version, tuple(layers), tuple(edges), self.weights, seen, into, {}, order)
 
     def layer(self, el: ET.Element, ir_version: int | None, depth: int = 0) -> IRLayer:
-        for attr in ("id", "name", "type"):
-            if el.get(attr) is None:
-                self.fail(el, f"a <layer> has no {attr!r} attribute")
-        layer_id = _int(el.get("id"), lambda: self.where(el), "a layer 'id'")
-        label = f"{el.get('name')!r} (id {layer_id})"
-        # the children looked at by a loop over them, not by ElementPath: a layer has a handful, and paths cost
-        # more to follow than the children to look at
-        data_el = next((c for c in el if c.tag == "data"), None)
-        data = dict(data_el.attrib) if data_el is not None else {}
-        inputs = tuple(self.port(p, label) for c in el if c.tag == "input" for p in c if p.tag == "port")
-        outputs = tuple(self.port(p, label) for c in el if c.tag == "output" for p in c if p.tag == "port")
-        for kind, ports in (("input", inputs), ("output", outputs)):
-            ids = [p.id for p in ports]
-            if len(set(ids)) != len(ids):
-                self.fail(el, f"layer {label} has two {kind} ports with the same id ({ids})", label)
-        const = self.const(el, data, label) if el.get("type") == "Const" else None
-        bodies: dict[str, IRModel] = {}
-        found: dict[str, ET.Element] = {}  # the first child of each body tag, by a loop as above
+        get = el.get
+        layer_name, layer_type = get("name"), get("type")
+        if layer_name is None or layer_type is None or get("id") is None:
+            missing = next(a for a in ("id", "name", "type") if get(a) is None)
+            self.fail(el, f"a <layer> has no {missing!r} attribute")
+        layer_id = _int(get("id"), lambda: self.where(el), "a layer 'id'")
+        label = f"{layer_name!r} (id {layer_id})"
+        # one pass over the layer's handful of children, each sorted by its tag: paths (ElementPath) and a pass per
+        # kind of child cost more than the children to look at
+        data_el: ET.Element | None = None
+        inputs: list[IRPort] = []
+        outputs: list[IRPort] = []
+        found: dict[str, ET.Element] = {}  # the first child of each body tag
+        port = self.port
         for c in el:
-            if c.tag in _BODY_TAGS:
-                found.setdefault(c.tag, c)
-        for tag in _BODY_TAGS:
-            body = found.get(tag)
-            if body is not None:
-                if depth >= MAX_NESTING:
-                    self.fail(el, f"layer {label}: sub-graphs nest more than {MAX_NESTING} deep", label)
-                bodies[tag] = self.graph(body, f"{el.get('name')}/{tag}", ir_version, depth + 1)
+            tag = c.tag
+            if tag == "input" or tag == "output":
+                ports = inputs if tag == "input" else outputs
+                for p in c:
+                    if p.tag == "port":
+                        ports.append(port(p, label))
+            elif tag == "data":
+                if data_el is None:
+                    data_el = c
+            elif tag in _BODY_TAGS:
+                found.setdefault(tag, c)
+        data = dict(data_el.attrib) if data_el is not None else {}
+        for kind, ports in (("input", inputs), ("output", outputs)):
+            if len(ports) > 1:
+                ids = [p.id for p in ports]
+                if len(set(ids)) != len(ids):
+                    self.fail(el, f"layer {label} has two {kind} ports with the same id ({ids})", label)
+        const = self.const(el, data, label) if layer_type == "Const" else None
+        bodies: dict[str, IRModel] = {}
+        if found:
+            for tag in _BODY_TAGS:
+                body = found.get(tag)
+                if body is not None:
+                    if depth >= MAX_NESTING:
+                        self.fail(el, f"layer {label}: sub-graphs nest more than {MAX_NESTING} deep", label)
+                    bodies[tag] = self.graph(body, f"{layer_name}/{tag}", ir_version, depth + 1)
         return IRLayer(
             id=layer_id,
-            name=str(el.get("name")),
-            type=str(el.get("type")),
-            version=el.get("version"),
+            name=str(layer_name),
+            type=str(layer_type),
+            version=get("version"),
             data=data,
-            inputs=inputs,
-            outputs=outputs,
+            inputs=tuple(inputs),
+            outputs=tuple(outputs),
             line=self.lines.get(el),
             const=const,
             bodies=bodies,
         )
 
     def port(self, el: ET.Element, label: str) -> IRPort:
-        def place() -> str:
-            return f"{self.where(el)}: layer {label}"
-
-        texts: list[str] = []
-        for d in el:
-            if d.tag != "dim":
-                continue
-            if len(texts) >= MAX_RANK:
-                port_id = _int(el.get("id"), place, "a port 'id'")
-                self.fail(el, f"layer {label}, port {port_id}: more than {MAX_RANK} dims (ranks go up to {MAX_RANK})")
-            texts.append((d.text or "").strip())
-        key = tuple(texts)
+        # a port holds its dims and nothing else, as a rule: their texts read in one comprehension, and anything
+        # else (or whitespace around a dim) looked at only when it is there
+        dims = [d for d in el if d.tag == "dim"]
+        if len(dims) > MAX_RANK:
+            port_id = _int(el.get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
+            self.fail(el, f"layer {label}, port {port_id}: more than {MAX_RANK} dims (ranks go up to {MAX_RANK})")
+        key = tuple([(d.text or "").strip() for d in dims])
         attrs = el.attrib
+        get = attrs.get
         # most ports repeat a few (id, dims, precision) exactly: each such port is read and made once
-        seen_key = (attrs.get("id"), key, attrs.get("precision"), attrs.get("names"))
+        seen_key = (get("id"), key, get("precision"), get("names"))
         seen = self.ports.get(seen_key)
         if seen is not None:
             return seen
-        port_id = _int(el.get("id"), place, "a port 'id'")
+        port_id = _int(get("id"), lambda: f"{self.where(el)}: layer {label}", "a port 'id'")
         shape = self.shapes.get(key)
         if shape is None:  # most ports repeat a few shapes: each is parsed once
-            dims: list[Dim] = []
-            for i, text in enumerate(texts):
+            parsed: list[Dim] = []
+            for i, text in enumerate(key):
                 if not _DIM_RE.fullmatch(text):
                     self.fail(el, f"layer {label}, port {port_id}: dim {i} is {text!r}, not a size, -1 or an interval")
                 try:
-                    dims.append(Dim.parse(text))
+                    parsed.append(Dim.parse(text))
                 except BroadcastError as e:  # a size beyond 2**63 - 1, an empty interval
                     self.fail(el, f"layer {label}, port {port_id}: dim {i}: {e}")
-            shape = self.shapes[key] = Shape(dims)
-        names = tuple(n.strip() for n in (el.get("names") or "").split(",") if n.strip())
-        port = self.ports[seen_key] = IRPort(
-            port_id, shape, rank_known=bool(texts), precision=el.get("precision"), names=names
-        )
+            shape = self.shapes[key] = Shape(parsed)
+        names = tuple(n.strip() for n in (get("names") or "").split(",") if n.strip())
+        port = IRPort(port_id, shape, rank_known=bool(key), precision=get("precision"), names=names)
+        self.ports[seen_key] = port
         return port
 
     def const(self, el: ET.Element, data: dict[str, str], label: str) -> IRConst:
@@ -869,22 +878,62 @@ class _Ctx:
         return IRConst(et, shape, offset, size)
 
     def edge(self, el: ET.Element, layers: dict[int, IRLayer]) -> IREdge:
-        vals = [_int(el.get(a), lambda: self.where(el), what) for a, what in _EDGE_ATTRIBUTES]
+        get = el.get
+        texts = [get(a) for a, _ in _EDGE_ATTRIBUTES]
+        if all(t is not None and t.isascii() and t.isdigit() for t in texts):  # the usual edge: no message to make
+            vals = [int(t) for t in texts]  # type: ignore[arg-type]
+        else:
+            vals = [_int(t, lambda: self.where(el), what) for t, (_, what) in zip(texts, _EDGE_ATTRIBUTES, strict=True)]
         e = IREdge(*vals)
         src, dst = layers.get(e.from_layer), layers.get(e.to_layer)
         if src is None or dst is None:
             self.fail(
                 el, f"an edge refers to layer {e.from_layer if src is None else e.to_layer}, which does not exist"
             )
-        if all(p.id != e.from_port for p in src.outputs):
+        if not _has_port(src.outputs, e.from_port):
             self.fail(el, f"an edge leaves output port {e.from_port} of layer {src.label}, which has no such port")
-        if all(p.id != e.to_port for p in dst.inputs):
+        if not _has_port(dst.inputs, e.to_port):
             self.fail(el, f"an edge enters input port {e.to_port} of layer {dst.label}, which has no such port")
         return e
 
 
+def _has_port(ports: tuple[IRPort, ...], port_id: int) -> bool:
+    """Whether a port of ``ports`` has this id (a loop, not ``any`` over a generator: an IR has thousands of edges)."""
+    for p in ports:  # noqa: SIM110
+        if p.id == port_id:
+            return True
+    return False
+
+
 #: an edge's attributes, and what a message calls each
 _EDGE_ATTRIBUTES = tuple((a, f"an edge's {a!r}") for a in ("from-layer", "from-port", "to-layer", "to-port"))
+
+
+def _topological(layers: Sequence[IRLayer], edges: Iterable[IREdge]) -> tuple[list[IRLayer], bool]:
+    """:meth:`IRModel.topological`'s order, and whether every layer was placed by it (else a cycle holds the rest)."""
+    index = {layer.id: i for i, layer in enumerate(layers)}
+    succ: list[list[int]] = [[] for _ in layers]
+    waiting = [0] * len(layers)
+    for e in edges:
+        a, b = index.get(e.from_layer), index.get(e.to_layer)
+        if a is not None and b is not None:
+            succ[a].append(b)
+            waiting[b] += 1
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in succ[i]:
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(ready, j)
+    placed = len(order) == len(layers)
+    if not placed:
+        done = set(order)
+        order.extend(i for i in range(len(layers)) if i not in done)
+    return [layers[i] for i in order], placed
 
 
 def find_cycle(layers: Iterable[IRLayer], edges: Iterable[IREdge]) -> list[IRLayer]:
