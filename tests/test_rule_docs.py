@@ -48,6 +48,7 @@ REFUSED: dict[str, tuple[str, list[dict[str, tuple[int, ...]]]]] = {
     "BC208": ("Einsum operands could not be broadcast", [{"x": (2, 3)}]),
     "BC209": (r"Scale and \(optional\) bias must match", [{"x": (2, 3, 8)}]),
     "BC210": ("inconsistent head_size", [{"q": (1, 2, 3, 8), "k": (1, 2, 4, 6), "v": (1, 2, 4, 8)}]),
+    "BC211": ("Invalid input shape", [{"x": (1, 3, 8, 8)}, {"x": (1, 3, 8, 40)}]),
     "BC301": ("'step' cannot be 0", [{"x": (2, 8)}]),
     "BC303": ("External data path does not exist", [{"x": (4,)}]),
     "BC304": ("No Op registered for Gelu", [{"x": (2, 8)}]),
@@ -56,6 +57,7 @@ REFUSED: dict[str, tuple[str, list[dict[str, tuple[int, ...]]]]] = {
 RUNS: dict[str, list[dict[str, tuple[int, ...]]]] = {
     "BC102": [{"x": (4, 8)}, {"x": (1, 8)}],
     "BC104": [{"x": (2, 4, 32)}, {"x": (2, 1, 32)}],
+    "BC211": [{"x": (1, 3, 9, 9)}, {"x": (2, 3, 9, 64)}],
     # onnxruntime logs "Error merging shape info ... Falling back to lenient merge" and runs with the shape
     # it infers: a declared-shape contradiction is a stale annotation, which this runtime does not refuse
     "BC302": [{"x": (2, 8)}],

@@ -70,6 +70,12 @@ def problems(m: Any) -> list[Problem]:
     return list(check(m).problems)
 
 
+def besides_windows(found: list[Problem]) -> list[Problem]:
+    """``found`` less the notes of a convolution's least input size (BC211: ``the model works only for H >= 3``),
+    which any unpadded window on a symbolic size gives, beside the contract a test is about."""
+    return [p for p in found if not (p.kind == "window-size" and p.severity == "info")]
+
+
 def only(m: Any, kind: str, node_name: str, severity: str) -> Problem:
     """The one problem of ``m``: of ``kind`` and ``severity``, at ``node_name``."""
     got = problems(m)
@@ -183,12 +189,12 @@ def _torch_export(module: Any, example: Any, axes: dict[int, str]) -> Any:
 def test_a_torch_unet_exported_with_dynamic_sizes(up: str) -> None:
     m = _torch_unet(up)
     assert runs(m, {"x": (1, 3, 32, 32)}) and not runs(m, {"x": (1, 3, 31, 32)})
-    got = problems(m)
+    got = besides_windows(problems(m))
     assert {(p.kind, p.op, p.severity) for p in got} == {("concat-mismatch", "Concat", "warning")}
     assert {p.axis for p in got} == {2, 3}
     for fix in ("interpolate", "pad"):
         fixed = _torch_unet(up, fix)
-        assert runs(fixed, {"x": (1, 3, 31, 32)}) and problems(fixed) == [], fix
+        assert runs(fixed, {"x": (1, 3, 31, 32)}) and besides_windows(problems(fixed)) == [], fix
 
 
 def _torch_windows(window: int, crop: bool) -> Any:
@@ -292,7 +298,8 @@ def test_matmul_inner_dims_that_meet_at_one_length_are_latent() -> None:
         {"k": f32(1, 1, 3), "t": i64(1, -1), "w": f32(8, 2)},
     )
     assert runs(m, {"x": (1, 1, 10)}) and not runs(m, {"x": (1, 1, 9)})
-    p = only(m, "matmul-inner", "mm", "warning")
+    (p,) = besides_windows(problems(m))
+    assert (p.kind, p.node, p.severity) == ("matmul-inner", "mm", "warning")
     assert "L - 2 == 8" in p.message or "8 == L - 2" in p.message
     assert "it fails unless L is 10" in p.message
 
@@ -319,7 +326,9 @@ def test_conv_channels() -> None:
     assert runs(latent, {"x": (1, 3, 8, 8)}) and not runs(latent, {"x": (1, 4, 8, 8)})
     assert "C == 3" in only(latent, "conv-channels", "conv", "warning").message
     good = model([node("Conv", ["x", "w"], ["y"], "conv")], {"x": ["N", 3, "H", "W"]}, {"w": f32(4, 3, 3, 3)})
-    assert runs(good, {"x": (2, 3, 9, 7)}) and problems(good) == []
+    assert runs(good, {"x": (2, 3, 9, 7)}) and besides_windows(problems(good)) == []
+    assert not runs(good, {"x": (2, 3, 2, 7)})  # the 3x3 window: from 3 rows and columns on, as the notes say
+    assert sorted(p.message.rsplit("works only for ", 1)[1][:6] for p in problems(good)) == ["H >= 3", "W >= 3"]
 
 
 def test_conv_groups() -> None:
@@ -494,6 +503,18 @@ def _ov_feeds_run(compiled: Any, feeds: list[tuple[int, ...]]) -> bool:
     return True
 
 
+def _values_dropped(compiled: Any) -> bool:
+    """Whether the attention ``compiled`` (of q, k, v; its values ``concat(v, v)``), run with 4 keys and 3 values,
+    gives what attention over the first 4 of the 6 value rows gives: the rows past the keys' length dropped."""
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, 2, n, 8)).astype(np.float32) for n in (3, 4, 3))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(8)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    kept = p @ np.concatenate([v, v], 2)[:, :, :4]
+    return bool(np.allclose(compiled([q, k, v])[0], kept, atol=1e-2))
+
+
 def _ir_problems(path: Path) -> list[tuple[str, str, str]]:
     return [(p.kind, p.op, p.severity) for p in check(str(path)).problems]
 
@@ -534,7 +555,9 @@ def test_ir_gather_and_batch_norm_and_attention(tmp_path: Path) -> None:
     twice = o1.concat([v, v], 2)  # the values' length is twice v's: the keys' must be too
     att = _ov_model([o13.scaled_dot_product_attention(q, k, twice, causal=False)], [q, k, v], tmp_path / "sdpa.xml")
     assert _ov_feeds_run(att, [(1, 2, 3, 8), (1, 2, 4, 8), (1, 2, 2, 8)])
-    assert not _ov_feeds_run(att, [(1, 2, 3, 8), (1, 2, 4, 8), (1, 2, 3, 8)])
+    # 4 keys against 6 values: OpenVINO before 2026 refuses them; 2026 runs them and drops the values past the keys'
+    # length, so that the last value rows change nothing. Undefined by the op's spec, and a broken model either way.
+    assert not _ov_feeds_run(att, [(1, 2, 3, 8), (1, 2, 4, 8), (1, 2, 3, 8)]) or _values_dropped(att)
     got = check(str(tmp_path / "sdpa.xml")).problems
     assert [(p.kind, p.op, p.severity) for p in got] == [("attention-contract", "ScaledDotProductAttention", "warning")]
     assert "k_2 == 2*v_2" in got[0].message

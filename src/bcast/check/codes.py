@@ -67,6 +67,7 @@ RULES: tuple[Rule, ...] = (
     Rule("BC208", "einsum-letters", "error", "one Einsum letter with two sizes, or a term of the wrong rank"),
     Rule("BC209", "norm-contract", "error", "a normalization's scale, bias or statistics against its channels"),
     Rule("BC210", "attention-contract", "error", "attention's query, key, value, caches and heads disagree"),
+    Rule("BC211", "window-size", "error", "a convolution's window past its padded input, or a least input size"),
     Rule("BC301", "invalid", "error", "a node or value the format does not allow"),
     Rule("BC302", "declared-shape", "warning", "a shape the file declares that propagation contradicts"),
     Rule("BC303", "external-data", "error", "an external-data reference that is unsafe or does not resolve"),

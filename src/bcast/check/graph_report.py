@@ -138,8 +138,8 @@ def report_from_result(
                 also_kind=also.kind if also else None,
             )
         )
-        if f.constraint is not None:
-            report.add_constraints(f.node.label, f.node.op, [f.constraint])
+        if f.constraint is not None or f.bounds:
+            report.add_constraints(f.node.label, f.node.op, [c for c in (f.constraint, *f.bounds) if c is not None])
     for stop in result.unknown:
         report.unchecked.append(Unchecked(stop.node.label, stop.node.op, stop.reason, stop.downstream))
     report = report.finish()

@@ -82,6 +82,8 @@ class Finding:
     condition: tuple[Callable[[dict[str, int]], bool], frozenset[str]] | None = field(
         default=None, repr=False, compare=False
     )
+    #: the least sizes of symbols that the finding says the model works from (``H >= 32``), listed with the symbols
+    bounds: tuple[Constraint, ...] = ()
 
 
 @dataclass
@@ -148,6 +150,9 @@ class Ctx:
     _by_value: dict[tuple[object, ...], list[Expr]] = field(default_factory=dict)
     #: the sizes the user gives symbols (:mod:`bcast.graph.sizes`): one size, or a range
     sizes: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    #: the least sizes of symbols that the model's windows need (a convolution's window against its padded input,
+    #: noted): below them it fails whatever else it requires, so requirements are tried from them on (:meth:`ranges`)
+    least: dict[str, int] = field(default_factory=dict)
     #: what a shape function computed from data shared by many nodes (an IR's declared intervals), by key:
     #: computed once per propagation, never across two
     memo: dict[object, Any] = field(default_factory=dict)
@@ -543,6 +548,18 @@ class Ctx:
         finally:
             self.node, self.values, self.fallback = saved
 
+    def ranges(self) -> dict[str, tuple[int, int | None]]:
+        """The sizes a requirement is tried at: the user's ranges (:attr:`sizes`), from the least sizes the model's
+        windows need (:attr:`least`) on."""
+        if not self.least:
+            return self.sizes
+        out = dict(self.sizes)
+        for name, n in self.least.items():
+            lo, hi = out.get(name, (1, None))
+            if n > lo:
+                out[name] = (n, hi)
+        return out
+
     def fixed_sizes(self) -> dict[str, int]:
         """The symbols the user gave one size, and that size."""
         return {n: lo for n, (lo, hi) in self.sizes.items() if lo == hi}
@@ -648,6 +665,10 @@ class Ctx:
         operands: tuple[Dims, ...] = tuple(map(tuple, shapes))  # type: ignore[arg-type]
         key = (mode, axis, *operands)
         planned = self._elementwise.get(key)
+        if planned is None and mode == "numpy":
+            planned = _plain_broadcast(operands)
+            if planned is not None:
+                self._elementwise[key] = planned
         if planned is None:
             got = self._plan(mode, axis, shapes)
             if isinstance(got, BroadcastError):
@@ -938,7 +959,7 @@ class Ctx:
         sized = {a: self._sized[a] for a in atoms if a in self._sized and a not in used}
         if not used and not sized:
             return None
-        ranges = self.sizes
+        ranges = self.ranges()
 
         def meets(env: dict[str, int]) -> bool:
             full = {**env, **sized}
@@ -1191,6 +1212,7 @@ class Ctx:
         suspects: Sequence[Suspect] = (),
         severity: str = "error",
         condition: tuple[Callable[[dict[str, int]], bool], frozenset[str]] | None = None,
+        bounds: Sequence[Constraint] = (),
     ) -> None:
         if kind == "constraint" and (
             self.is_lost([d for d in dims if not isinstance(d, int)]) or self.links_unnamed_inputs(dims)
@@ -1206,8 +1228,36 @@ class Ctx:
                 suspects=tuple(suspects),
                 severity=severity,
                 condition=condition,
+                bounds=tuple(bounds),
             )
         )
+
+
+def _plain_broadcast(shapes: Sequence[Dims]) -> tuple[tuple[Shape, ...], list[Constraint], Dims] | None:
+    """:meth:`Ctx.broadcast`'s plan of NumPy's rule where it needs no reasoning: at every right-aligned axis the
+    operands hold one expression, or 1 (the same object, or an equal one, for each). Nothing to require and no
+    error, and the output is that expression: what the rules conclude there, without turning each dim into theirs
+    (most broadcasts of a model are such: a bias, a mask, a residual). ``None`` for any other (the rules decide)."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[Expr] = []
+    for k in range(rank):
+        got: Expr | None = None
+        for s in shapes:
+            j = k - (rank - len(s))
+            if j < 0:
+                continue
+            e = s[j]
+            v = e.value
+            if v is not None and not 0 <= v <= MAX_DIM:  # no size: the rules say so
+                return None
+            if v == 1:
+                continue
+            if got is None:
+                got = e
+            elif e is not got and e != got:
+                return None
+        out.append(got if got is not None else Expr.const(1))
+    return (), [], tuple(out)
 
 
 def _elementwise_dims(shapes: Sequence[Dims]) -> Dims:

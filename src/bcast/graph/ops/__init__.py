@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import control, elementwise, indexing, linalg, ml, nn, quantized, recurrent, shape
-from ._base import DATA_LIMIT, FLOAT_LIMIT, SHAPES, ShapeFn, register
+from ._base import DATA_LIMIT, FLOAT_LIMIT, SHAPES, ShapeFn, least_sizes, register, sizes_where
 
 __all__ = [
     "DATA_LIMIT",
@@ -13,6 +13,7 @@ __all__ = [
     "control",
     "elementwise",
     "indexing",
+    "least_sizes",
     "linalg",
     "ml",
     "nn",
@@ -20,4 +21,5 @@ __all__ = [
     "recurrent",
     "register",
     "shape",
+    "sizes_where",
 ]

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ...dims import Tri
+from ...constraints import Constraint
+from ...dims import Dim, Tri
 from ...files import MAX_MODEL_RANK
 from ..context import Ctx, Finding, ShapeError, Suspect
 from ..expr import Expr
@@ -412,6 +413,69 @@ def _or(items: Sequence[int]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def least_sizes(
+    holds: Callable[[dict[str, int]], bool],
+    symbols: Iterable[str],
+    ranges: Mapping[str, tuple[int, int | None]] | None = None,
+) -> dict[str, int] | None:
+    """The least size of each symbol from which ``holds`` holds, when that is all it says: it holds exactly where
+    every symbol is at least its least size, at every point :func:`sizes_where` tries (an input too small for the
+    windows and strides of a network: ``floor(H/32) >= 1``). The symbols whose least size is their range's first
+    (1 by default) are left out. ``None`` for any other condition (one that fails above a size, or at some
+    residues, or wherever tried), or one that holds everywhere.
+
+    Each least size is found with the other symbols at :data:`_FAR`, by bisection (the condition is then checked at
+    every point tried, so a condition that is not monotone is never taken for one).
+
+    >>> least_sizes(lambda env: env["H"] // 32 >= 1, ["H", "B"])
+    {'H': 32}
+    >>> least_sizes(lambda env: env["H"] % 2 == 0, ["H"]) is None
+    True
+    """
+    names = sorted(symbols)
+    ranges = ranges or {}
+    top: dict[str, int] = {}
+    for s in names:
+        hi = ranges.get(s, (1, None))[1]
+        top[s] = _FAR if hi is None else hi
+    if not names or _tried(holds, top) is not True:
+        return None
+    least: dict[str, int] = {}
+    for s in names:
+        lo = ranges.get(s, (1, None))[0]
+        if _tried(holds, {**top, s: lo}) is True:
+            continue
+        bad, good = lo, top[s]  # fails at bad, holds at good: bisect
+        while good - bad > 1:
+            mid = (bad + good) // 2
+            ok = _tried(holds, {**top, s: mid})
+            if ok is None:
+                return None
+            bad, good = (bad, mid) if ok else (mid, good)
+        least[s] = good
+    if not least:
+        return None
+    for env in _points(names, ranges):
+        ok = _tried(holds, env)
+        if ok is not None and ok != all(env[s] >= n for s, n in least.items()):
+            return None
+    return least
+
+
+def _least_text(least: Mapping[str, int]) -> str:
+    return " and ".join(f"{s} >= {n}" for s, n in least.items())
+
+
+def _least_note(ctx: Ctx, least: Mapping[str, int]) -> tuple[str, str, tuple[Constraint, ...]]:
+    """``(severity, what the user gave, bounds)`` of a least size: a note, unless ``--dim`` ranges reach below it."""
+    given = [s for s in least if s in ctx.sizes and ctx.sizes[s][0] < least[s]]
+    meant = "; " + ", ".join(
+        f"{s} is given as {lo}..{'' if hi is None else hi}" for s in given for lo, hi in [ctx.sizes[s]]
+    )
+    bounds = tuple(Constraint("in", (s,), (Dim.interval(n, None),)) for s, n in least.items())
+    return ("warning", meant, bounds) if given else ("info", "", bounds)
+
+
 def require(
     node: Node,
     ctx: Ctx,
@@ -422,11 +486,17 @@ def require(
     *,
     axis: int | None = None,
     suspects: Sequence[Suspect] = (),
+    least: bool = False,
 ) -> bool:
     """A requirement of ``node``'s op that its inputs' sizes meet for some sizes, not all (the latent form
     of ``kind``): a warning saying for which sizes it fails, unless it involves a dim propagation lost, says
     only that input dims the file left unnamed agree (what the model needs of its inputs, not a bug of it),
-    or holds at every size tried. Whether it was reported."""
+    or holds at every size tried. Whether it was reported.
+
+    Sizes are tried from the least sizes the model's windows need on (:meth:`Ctx.ranges
+    <bcast.graph.context.Ctx.ranges>`). With ``least`` (a window against its input), a requirement that holds
+    exactly from a least size of each symbol on is the model's smallest input: a note, and those sizes are where
+    later requirements are tried from."""
     if ctx.is_lost(dims) or (len(dims) > 1 and ctx.links_unnamed_inputs(dims)):
         return False
     symbols: set[str] = set()
@@ -443,9 +513,14 @@ def require(
 
         if sizes_where(as_one, {f"axis{k}" for k in axes.values()}) is None:
             return False
-    found = sizes_where(holds, symbols, ctx.sizes)
+    ranges = ctx.ranges()
+    found = sizes_where(holds, symbols, ranges)
     if found is None:
         return False
+    smallest = least_sizes(holds, symbols, ranges) if least else None
+    if smallest is not None:
+        _note_least(node, ctx, kind, condition, smallest, dims, axis, suspects)
+        return True
     fixed = _one_size(holds, symbols) if all(ctx.is_unnamed_input(x) for x in symbols) else None
     severity = "warning"
     if fixed is not None:
@@ -470,6 +545,35 @@ def require(
     return True
 
 
+def _note_least(
+    node: Node,
+    ctx: Ctx,
+    kind: str,
+    condition: str,
+    smallest: dict[str, int],
+    dims: Sequence[Expr],
+    axis: int | None,
+    suspects: Sequence[Suspect],
+) -> None:
+    """A requirement that holds from a least size of each symbol on (an input too small for the network's windows
+    and strides): the model's smallest input, noted as a length limit is, a warning where --dim ranges reach below
+    it; and the sizes later requirements are tried from."""
+    for name, n in smallest.items():
+        ctx.least[name] = max(n, ctx.least.get(name, 1))
+    severity, meant, bounds = _least_note(ctx, smallest)
+    ctx.problem(
+        node,
+        kind,
+        f"{op_label(node)}: {condition}; the model works only for {_least_text(smallest)} (smaller sizes fail here)"
+        + meant,
+        axis=axis,
+        dims=dims,
+        suspects=suspects,
+        severity=severity,
+        bounds=bounds,
+    )
+
+
 def settle_requirements(ctx: Ctx) -> None:
     """Once the relations between the inputs' dims are settled (:meth:`Ctx.settle_relations
     <bcast.graph.context.Ctx.settle_relations>`), each warning that sizes may break is looked at again at the sizes
@@ -491,7 +595,7 @@ def settle_requirements(ctx: Ctx) -> None:
         called = ctx.as_called(*condition)
         if called is None:
             continue
-        found = sizes_where(*called, ctx.sizes)
+        found = sizes_where(*called, ctx.ranges())
         if found is None:
             f.severity = "relation"
             settled.add(i)
@@ -563,7 +667,7 @@ def _open_size_at(
         if len(sizes) != 1 or sizes[0] < 2:
             continue
         rest = symbols - {name}
-        if not rest or sizes_where(_with_sizes(holds, {name: sizes[0]}), rest, ctx.sizes) is None:
+        if not rest or sizes_where(_with_sizes(holds, {name: sizes[0]}), rest, ctx.ranges()) is None:
             return name, sizes[0]
     return None
 

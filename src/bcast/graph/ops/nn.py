@@ -198,20 +198,35 @@ def _spatial(
             eff = (k - 1) * dilations[i] + 1
             room = size + (p0 + p1)
             slack = (room - eff).value
+            said = (
+                f"at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the window spans {eff} (kernel {k}, "
+                f"dilation {dilations[i]})"
+            )
+            sus = suspects_of((x.origin(2 + i), size), (kernel_origins[i], k))
             if slack is not None and slack < 0:
                 raise ShapeError(
-                    f"{op_label(node)}: at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the window spans "
-                    f"{eff} "
-                    f"(kernel {k}, dilation {dilations[i]}) but the padded input has {room}",
+                    f"{op_label(node)}: {said} but the padded input has {room}",
                     axis=2 + i,
                     dims=(room, eff),
-                    suspects=suspects_of((x.origin(2 + i), size), (kernel_origins[i], k)),
+                    suspects=sus,
+                    kind=_WINDOW,
                 )
+            if slack is None and not pool:
+                # a convolution refuses a window past its padded input (onnxruntime's "Invalid input shape"): the
+                # input's least size, or where it fails
+                _window_fits(node, ctx, f"{said}, the padded input", room, eff, 2 + i, sus)
         got = window_size(
             size, k, strides[i], dilations[i], pb[i], pe[i], auto_pad=auto_pad, ceil_mode=ceil_mode, pool=pool
         )
         if got is None:
             got = fresh_dim(node, ctx, 2 + i)
+        elif pool and got.value is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+            # a pooling gives no windows one row past its input, and onnxruntime fails past that (a negative size)
+            said = (
+                f"at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the windows of {k} (stride {strides[i]})"
+            )
+            sus = suspects_of((x.origin(2 + i), size), (kernel_origins[i], k))
+            _window_fits(node, ctx, said, got, Expr.const(0), 2 + i, sus)
         elif got.value is not None and got.value < 0:
             raise ShapeError(
                 f"{op_label(node)}: at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the dilated window "
@@ -224,6 +239,23 @@ def _spatial(
         dims.append(got)
         origins.append(x.origin(2 + i) if got == size else None)
     return dims, origins
+
+
+#: the kind of a window past its padded input (BC211)
+_WINDOW = "window-size"
+
+
+def _window_fits(node: Node, ctx: Ctx, said: str, have: Expr, need: Expr, axis: int, sus: Sequence[Suspect]) -> None:
+    """``have >= need`` (symbolic) of a window along one axis: a convolution's padded input against its window, a
+    pooling's windows against none. Said for the sizes where it fails (:func:`~bcast.graph.ops._base.require`:
+    below a least size, the model's smallest input, a note)."""
+
+    def fits(env: dict[str, int]) -> bool:
+        return bool(have.evaluate(env) >= need.evaluate(env))
+
+    require(
+        node, ctx, _WINDOW, f"{said}: needs {have} >= {need}", fits, (have, need), axis=axis, suspects=sus, least=True
+    )
 
 
 def _kernel(node: Node, w: Value | None, n: int | None) -> tuple[list[Expr], list[Origin | None]] | None:

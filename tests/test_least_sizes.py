@@ -1,0 +1,288 @@
+"""The least input size a model works from: a convolution's window past its padded input (BC211), and any
+requirement that holds exactly from a least size of its symbols on, noted as the model's smallest input.
+
+Each model is proven by a runtime: the least size ``bcast check`` names is the least size onnxruntime runs the
+model at (every size below it fails, every size tried above it runs); for the IR, the least size at which
+OpenVINO's output is not empty. A condition that fails above a size or at some residues is no least size, and
+stays what it was.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bcast.check import check
+from bcast.graph.ops import least_sizes
+
+onnx = pytest.importorskip("onnx", reason='the models are ONNX (pip install "bcast[onnx]")')
+ort = pytest.importorskip("onnxruntime", reason='the oracle is onnxruntime (pip install "bcast[onnx]")')
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+#: the sizes each model is run at
+SIZES = range(1, 49)
+
+#: chains of convolutions along H (W fixed at 40 where a case says so): (kernel, stride, pad each side, dilation)
+CHAINS: dict[str, list[tuple[int, int, int, int]]] = {
+    "one unpadded 3x3": [(3, 1, 0, 1)],
+    "stride 2 then an unpadded 5x5": [(3, 2, 1, 1), (5, 1, 0, 1)],
+    "three strided downsamplings then a 3x3": [(3, 2, 1, 1), (3, 2, 1, 1), (3, 2, 1, 1), (3, 1, 0, 1)],
+    "a dilated 3x3": [(1, 1, 0, 1), (3, 1, 0, 3)],
+    "stride 4 patches then a 2x2": [(4, 4, 0, 1), (2, 1, 0, 1)],
+    "padding more than the kernel needs": [(3, 1, 2, 1), (5, 2, 0, 1)],
+}
+
+
+def _chain(layers: list[tuple[int, int, int, int]], width: int | str = 40) -> Any:
+    nodes, inits = [], []
+    x = "x"
+    for i, (k, s, p, d) in enumerate(layers):
+        inits.append(numpy_helper.from_array(np.full((2, 2, k, 1), 0.1, np.float32), f"w{i}"))
+        nodes.append(
+            helper.make_node(
+                "Conv", [x, f"w{i}"], [f"h{i}"], f"conv{i}", strides=[s, 1], pads=[p, 0, p, 0], dilations=[d, 1]
+            )
+        )
+        x = f"h{i}"
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, "H", width])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+
+
+def _session(m: Any) -> Any:
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    # the model as ONNX defines it: onnxruntime's fusions rewrite a reshape's target computed from a shape
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(m.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _ort_runs(session: Any, shape: tuple[int, ...]) -> bool:
+    options = ort.RunOptions()
+    options.log_severity_level = 4
+    try:
+        session.run(None, {"x": np.zeros(shape, np.float32)}, options)
+    except Exception:  # onnxruntime's InvalidArgument: "Invalid input shape"
+        return False
+    return True
+
+
+def _least_said(report: Any, symbol: str) -> int | None:
+    """The least size of ``symbol`` that the report's notes name (``the model works only for H >= 9``)."""
+    found = {int(n) for p in report.problems for n in re.findall(rf"works only for .*?\b{symbol} >= (\d+)", p.message)}
+    assert len(found) <= 1, found
+    return found.pop() if found else None
+
+
+@pytest.mark.parametrize("case", list(CHAINS))
+def test_the_least_size_named_is_where_onnxruntime_starts_to_run(case: str) -> None:
+    m = _chain(CHAINS[case])
+    session = _session(m)
+    runs = [h for h in SIZES if _ort_runs(session, (1, 2, h, 40))]
+    assert runs, "the model runs at some size"
+    least = runs[0]
+    assert runs == list(range(least, SIZES.stop)), "it runs from a least size on, and above it at every size tried"
+    report = check(m)
+    assert not report.fails(), [p.message for p in report.problems]
+    if least == 1:
+        assert not report.problems
+        return
+    # each convolution whose window may not fit says its own least size; the largest is the runtime's
+    assert {(p.code, p.severity) for p in report.problems} == {("BC211", "info")}
+    said = [int(n) for p in report.problems for n in re.findall(r"works only for H >= (\d+)", p.message)]
+    assert len(said) == len(report.problems) and max(said) == least
+    assert [(c.dim, c.allowed) for c in report.constraints] == [("H", f"{{{least}..}}")]
+
+
+def test_a_static_size_past_the_window_is_an_error() -> None:
+    m = _chain(CHAINS["stride 2 then an unpadded 5x5"], width=40)
+    fixed = onnx.helper.make_model(m.graph, opset_imports=m.opset_import, ir_version=10)
+    fixed.graph.input[0].type.tensor_type.shape.dim[2].dim_value = 8  # H = 8: 4 rows meet the 5x5 window
+    assert not _ort_runs(_session(fixed), (1, 2, 8, 40))
+    problems = check(fixed).problems
+    assert [(p.code, p.severity) for p in problems] == [("BC211", "error")]
+    assert "the window spans 5" in problems[0].message and "the padded input has 4" in problems[0].message
+
+
+def test_ranges_below_the_least_size_warn_and_ranges_above_it_say_nothing() -> None:
+    m = _chain(CHAINS["stride 2 then an unpadded 5x5"])
+    below = check(m, dims={"H": "1..512"})
+    assert [(p.code, p.severity) for p in below.problems] == [("BC211", "warning")]
+    assert "H is given as 1..512" in below.problems[0].message
+    assert below.fails()
+    assert not check(m, dims={"H": "9..512"}).problems
+
+
+@pytest.mark.parametrize(("op", "least"), [("MaxPool", 4), ("AveragePool", 4)])
+def test_a_pooling_fails_only_where_it_would_give_fewer_than_no_windows(op: str, least: int) -> None:
+    """onnxruntime gives an empty output for a pooling window one row past its input, and fails beyond that (a
+    negative output size): a pooling's least size is where its windows are no fewer than none."""
+    pool = helper.make_node(op, ["x"], ["y"], "pool", kernel_shape=[5, 1])
+    graph = helper.make_graph(
+        [pool],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, "H", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    session = _session(m)
+    assert [h for h in SIZES if _ort_runs(session, (1, 2, h, 4))] == list(range(least, SIZES.stop))
+    report = check(m)
+    assert [(p.code, p.severity) for p in report.problems] == [("BC211", "info")]
+    assert _least_said(report, "H") == least
+
+
+def _flattened_pool(kernel: int) -> Any:
+    """A network downsampling by 8, a fixed window of ``kernel`` with ceil_mode as a global pooling, and a reshape of
+    the result to [N, C] (as torch's ``AvgPool2d(k, ceil_mode=True)`` and ``view(N, -1)`` export, HF's EfficientNet
+    with a window of 1280): the window gives one row from 1 to ``kernel`` rows in, so the reshape fails below 8 and
+    from ``8 * kernel + 8`` on, past the sizes tried for a large window."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["h"], "down", strides=[8, 8]),
+        helper.make_node(
+            "AveragePool", ["h"], ["p"], "pool", kernel_shape=[kernel, kernel], strides=[kernel, kernel], ceil_mode=1
+        ),
+        helper.make_node("Shape", ["x"], ["s"], "shape"),
+        helper.make_node("Slice", ["s", "zero", "one", "zero"], ["n"], "batch"),
+        helper.make_node("Concat", ["n", "channels"], ["target"], "target", axis=0),
+        helper.make_node("Reshape", ["p", "target"], ["y"], "flatten"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.full((4, 3, 8, 8), 0.1, np.float32), "w"),
+        numpy_helper.from_array(np.array([0], np.int64), "zero"),
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+        numpy_helper.from_array(np.array([4], np.int64), "channels"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+
+
+def test_requirements_after_a_window_are_tried_from_its_least_size_on() -> None:
+    """The reshape after the pooling fails where the downsampling leaves no rows: below the least size its window
+    needs, where the model fails anyway. It is no finding of its own; the window's note says the least size."""
+    m = _flattened_pool(1024)
+    session = _session(m)
+    runs = [h for h in SIZES if _ort_runs(session, (2, 3, h, h))]
+    assert runs == list(range(8, SIZES.stop))
+    report = check(m)
+    assert not report.fails()
+    assert [(p.code, p.severity, p.node) for p in report.problems] == [("BC211", "info", "down")] * 2
+    assert _least_said(report, "H") == 8 and _least_said(report, "W") == 8
+    assert {(c.dim, c.allowed) for c in report.constraints} == {("H", "{8..}"), ("W", "{8..}")}
+
+
+def test_a_requirement_of_another_rule_that_fails_below_a_size_stays_a_warning() -> None:
+    """A constant index 3 along a sequence fails for fewer than 4 tokens: no window makes that the model's least
+    size, and the index is the bug it usually is (an index meant for a longer input)."""
+    pick = helper.make_node("Gather", ["x", "three"], ["y"], "pick", axis=2)
+    graph = helper.make_graph(
+        [pick],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, "H", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(3, np.int64), "three")],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    session = _session(m)
+    assert [h for h in SIZES if _ort_runs(session, (1, 2, h, 4))] == list(range(4, SIZES.stop))
+    assert [(p.code, p.severity) for p in check(m).problems] == [("BC207", "warning")]
+
+
+def test_a_requirement_that_fails_above_a_size_stays_a_warning() -> None:
+    """A fixed window of 2 after the downsampling gives one row for 8 to 23 rows in, two from 24 on: the reshape
+    to [N, 4] fails below 8 and from 24 on, which is no least size."""
+    m = _flattened_pool(2)
+    session = _session(m)
+    assert [h for h in SIZES if _ort_runs(session, (2, 3, h, h))] == list(range(8, 24))
+    problems = [p for p in check(m).problems if p.code == "BC203"]
+    assert [(p.code, p.severity) for p in problems] == [("BC203", "warning")]
+    assert "works only for" not in problems[0].message
+
+
+def test_the_ir_names_the_same_least_size(tmp_path: Path) -> None:
+    ov = pytest.importorskip("openvino", reason="the IR is OpenVINO's (pip install openvino)")
+    m = _chain(CHAINS["three strided downsamplings then a 3x3"])
+    onnx.save(m, tmp_path / "m.onnx")
+    ir = tmp_path / "m.xml"
+    ov.save_model(ov.convert_model(str(tmp_path / "m.onnx")), str(ir))
+    compiled = ov.Core().compile_model(str(ir), "CPU")
+
+    def rows_out(h: int) -> bool:
+        try:
+            return bool(compiled([np.zeros((1, 2, h, 40), np.float32)])[0].size)
+        except RuntimeError:  # the CPU plugin's "Can't clone desc if new dims are undefined"
+            return False
+
+    # where onnxruntime refuses, OpenVINO's CPU plugin gives an empty output or fails: the least size with rows out
+    nonempty = [h for h in SIZES if rows_out(h)]
+    assert nonempty == list(range(nonempty[0], SIZES.stop))
+    report = check(str(ir))
+    assert [(p.code, p.severity) for p in report.problems] == [("BC211", "info")]
+    assert _least_said(report, "x_2") == nonempty[0] == 17
+
+
+# -- the classifier ------------------------------------------------------------------------------------
+
+
+def _brute_least(holds: Any, top: int = 4096) -> int | None:
+    ok = [h for h in range(1, top + 1) if holds({"H": h})]
+    return ok[0] if ok and ok == list(range(ok[0], top + 1)) else None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(-5, 5), st.integers(1, 8), st.integers(1, 8), st.integers(1, 5), st.sampled_from(["floor", "ceil"]))
+def test_least_sizes_of_a_window_after_strides_is_the_brute_force_one(
+    pad: int, stride: int, stride2: int, need: int, rounding: str
+) -> None:
+    def size(h: int) -> int:
+        a = (h + pad) // stride if rounding == "floor" else -(-(h + pad) // stride)
+        return a // stride2
+
+    def holds(env: dict[str, int]) -> bool:
+        return size(env["H"]) >= need
+
+    want = _brute_least(holds)
+    got = least_sizes(holds, ["H"])
+    assert (got or {}).get("H", 1 if want == 1 else None) == want
+
+
+@pytest.mark.parametrize(
+    ("why", "holds"),
+    [
+        ("fails above a size", lambda env: env["H"] <= 40),
+        ("fails at odd sizes", lambda env: env["H"] % 2 == 0),
+        ("fails below and above", lambda env: 8 <= env["H"] <= 15),
+        ("fails everywhere", lambda env: False),
+        ("holds everywhere", lambda env: True),
+        ("a least size and odd sizes", lambda env: env["H"] >= 8 and env["H"] % 2 == 0),
+    ],
+)
+def test_least_sizes_is_none_for_any_other_condition(why: str, holds: Any) -> None:
+    assert least_sizes(holds, ["H"]) is None, why
+
+
+def test_least_sizes_of_two_symbols_and_one_that_does_not_count() -> None:
+    def holds(env: dict[str, int]) -> bool:
+        return env["H"] // 32 >= 1 and env["W"] // 16 >= 2 and env["B"] >= 0
+
+    assert least_sizes(holds, ["B", "H", "W"]) == {"H": 32, "W": 32}
+    # a range that starts above a symbol's least size leaves it out
+    assert least_sizes(holds, ["B", "H", "W"], {"H": (40, None)}) == {"W": 32}
