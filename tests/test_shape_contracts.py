@@ -374,6 +374,66 @@ def test_gather_constant_index() -> None:
         assert runs(good, {"x": (2, 1)}) and problems(good) == []
 
 
+def _relative_gather(shift: int, rows: int, copies: int = 4) -> Any:
+    """Funnel's relative positions as its TorchScript export traces them: a table of ``4*S`` rows (the data, here a
+    concat of ``copies`` copies of x) read by GatherElements at ``2*S + shift - k`` for ``k`` in ``0..rows - 1``, the
+    indices made from the input's length (Shape -> Gather -> Mul -> Add with a Range) and expanded to the rows."""
+    nodes = [
+        node("Concat", ["x"] * copies, ["table"], "table", axis=0),
+        node("Shape", ["x"], ["shape"], "shape"),
+        node("Gather", ["shape", "zero"], ["s"], "length", axis=0),
+        node("Mul", ["s", "two"], ["s2"], "twice"),
+        node("Range", ["zero_s", "rows", "one"], ["k"], "k"),
+        node("Sub", ["shift", "k"], ["back"], "back"),
+        node("Add", ["s2", "back"], ["pos"], "pos"),
+        node("Unsqueeze", ["pos", "one_axis"], ["col"], "col"),
+        node("Expand", ["col", "target"], ["idx"], "idx"),
+        node("GatherElements", ["table", "idx"], ["y"], "pick", axis=0),
+    ]
+    consts = {
+        "zero": i64(0), "zero_s": np.array(0, np.int64), "two": np.array(2, np.int64),
+        "rows": np.array(rows, np.int64), "one": np.array(1, np.int64), "shift": np.array(shift, np.int64),
+        "one_axis": i64(1), "target": i64(rows, 4),
+    }  # fmt: skip
+    return model(nodes, {"x": ["S", 4]}, consts)
+
+
+def test_gather_elements_indices_made_from_the_length() -> None:
+    """The indices run from ``2*S + shift - rows + 1`` to ``2*S + shift``, the table has ``4*S`` rows: in range
+    only from a least length on (Funnel's export fails below 7 tokens), a warning saying so."""
+    m = _relative_gather(12, 24)
+    sizes = [n for n in range(1, 30) if runs(m, {"x": (n, 4)})]
+    assert sizes == list(range(7, 30))
+    p = only(m, "index-out-of-range", "pick", "warning")
+    assert "it fails when S <= 6" in p.message and "2*S + 12" in p.message
+    # a table of 2*S rows read at 2*S: past its end at every length, an error
+    past = _relative_gather(0, 1, copies=2)
+    assert not any(runs(past, {"x": (n, 4)}) for n in (1, 5, 12))
+    assert "at every size" in only(past, "index-out-of-range", "pick", "error").message
+    # one row before it, 2*S - 1, is in range at every length
+    inside = _relative_gather(-1, 1, copies=2)
+    assert all(runs(inside, {"x": (n, 4)}) for n in (1, 5, 12)) and problems(inside) == []
+    always = model(
+        [node("Concat", ["x", "x"], ["table"], "table", axis=0), node("GatherElements", ["table", "i"], ["y"], "pick")],
+        {"x": ["S", 4]},
+        {"i": np.full((1, 4), -1, np.int64)},
+    )
+    assert runs(always, {"x": (1, 4)}) and problems(always) == []
+
+
+def test_gather_elements_constant_indices() -> None:
+    bad = model([node("GatherElements", ["x", "i"], ["y"], "pick", axis=1)], {"x": [2, 3]}, {"i": np.full((2, 1), 3)})
+    assert not runs(bad, {"x": (2, 3)})
+    assert "at every size" in only(bad, "index-out-of-range", "pick", "error").message
+    latent = model(
+        [node("GatherElements", ["x", "i"], ["y"], "pick", axis=1)], {"x": [2, "S"]}, {"i": np.full((2, 1), 3)}
+    )
+    assert runs(latent, {"x": (2, 4)}) and not runs(latent, {"x": (2, 3)})
+    assert "it fails when S <= 3" in only(latent, "index-out-of-range", "pick", "warning").message
+    good = model([node("GatherElements", ["x", "i"], ["y"], "pick", axis=1)], {"x": [2, 3]}, {"i": np.full((2, 1), -3)})
+    assert runs(good, {"x": (2, 3)}) and problems(good) == []
+
+
 # -- Einsum --------------------------------------------------------------------------------------------------
 
 

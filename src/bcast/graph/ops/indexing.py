@@ -482,14 +482,84 @@ def _gather_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Valu
     if data.shape is not None:
         if not data.shape:
             raise ShapeError(f"{op_label(node)}: the data is a scalar", kind="invalid")
-        axis_of(node, attr_int(node, "axis", 0), len(data.shape))
+        axis = axis_of(node, attr_int(node, "axis", 0), len(data.shape))
         if idx.shape is not None and len(idx.shape) != len(data.shape):
             raise ShapeError(
                 f"{op_label(node)}: indices {dims_text(idx.shape)} and data {dims_text(data.shape)} differ in rank",
                 suspects=[Suspect(o) for o in origins_of(idx) if o is not None][:4],
                 kind="shape-mismatch",
             )
+        pairs = _indices(idx)
+        if pairs is not None:
+            _element_indices(node, ctx, data, axis, pairs)
     return [Value(data.dtype, idx.shape, None, idx.origins)]
+
+
+#: the most index values of distinct symbolic parts a GatherElements' indices are checked with (each part's least
+#: and largest element are what can be past the axis)
+_INDEX_PARTS = 16
+
+
+def _element_indices(node: Node, ctx: Ctx, x: Value, axis: int, pairs: list[tuple[Expr, Origin | None]]) -> None:
+    """GatherElements' indices, whose values are known (a relative position traced into a table of distances:
+    ``2*seq + 12`` down to ``2*seq - 11``), against the axis they index: each must lie in ``-n..n - 1`` (onnxruntime
+    and OpenVINO refuse any other). An error where one is past the axis at every size, else a warning saying for
+    which sizes one is (:func:`~bcast.graph.ops._base.require`). Of the elements with one symbolic part, only the
+    least and the largest can be past either end."""
+    assert x.shape is not None
+    size = x.shape[axis]
+    ends: dict[tuple[Any, ...], list[tuple[Expr, Origin | None]]] = {}
+    for e, o in pairs:
+        part = tuple(t for t in e.terms if t[0])
+        got = ends.setdefault(part, [(e, o), (e, o)])
+        if _constant_of(e) < _constant_of(got[0][0]):
+            got[0] = (e, o)
+        elif _constant_of(e) > _constant_of(got[1][0]):
+            got[1] = (e, o)
+        if len(ends) > _INDEX_PARTS:
+            return
+    checked = list(dict.fromkeys(p for both in ends.values() for p in both))
+    for e, o in checked:
+        if _past_either_end(e, size):
+            raise ShapeError(
+                f"{op_label(node)}: index {e} is out of range for axis {axis} of {dims_text(x.shape)} at every size "
+                f"(it must lie in -{size}..{size} - 1)",
+                axis=axis,
+                dims=(e, size),
+                suspects=[*suspects_of((x.origin(axis), size)), *([Suspect(o, e.value)] if o is not None else [])],
+                kind="index-out-of-range",
+            )
+    if size.value is not None and all(e.value is not None for e, _ in checked):
+        return  # every index in range (the loop above refused any other)
+    values = [e for e, _ in checked]
+
+    def in_range(env: dict[str, int]) -> bool:
+        n = size.evaluate(env)
+        return all(-n <= e.evaluate(env) < n for e in values)
+
+    shown = sorted({str(e) for e in values})
+    said = f"the indices {shown[0]}" if len(shown) == 1 else f"the indices (among them {', '.join(shown[:4])})"
+    require(
+        node,
+        ctx,
+        "index-out-of-range",
+        f"{said} on axis {axis} of {dims_text(x.shape)} must lie in -{size}..{size} - 1",
+        in_range,
+        (size, *values[:3]),
+        axis=axis,
+        suspects=[*suspects_of((x.origin(axis), size)), *(Suspect(o, e.value) for e, o in checked[:2] if o)],
+    )
+
+
+def _past_either_end(e: Expr, size: Expr) -> bool:
+    """Whether the index ``e`` is past either end of an axis of ``size`` (``-size..size - 1``) at every size."""
+    above, below = (e - size).lo, (-e - size - 1).lo
+    return (above is not None and above >= 0) or (below is not None and below >= 0)
+
+
+def _constant_of(e: Expr) -> int:
+    """The constant term of ``e`` (0 where it has none)."""
+    return next((c for m, c in e.terms if not m), 0)
 
 
 @register("ScatterND")
