@@ -144,6 +144,46 @@ def test_a_pooling_fails_only_where_it_would_give_fewer_than_no_windows(op: str,
     assert _least_said(report, "H") == least
 
 
+def test_an_ir_pooling_needs_its_window_to_fit_as_openvino_does(tmp_path: Path) -> None:
+    """OpenVINO refuses a pooling window past its padded input (``cmp::le(kernel, dim.get_length())``), where
+    onnxruntime gives no windows one row past it: the IR's least size is the window's, one more than the ONNX
+    file's; and a window wider than the input at every size tried is a warning (HF's EfficientNet pools with a fixed
+    window as wide as its hidden size: 320 rows of a map 32 times smaller than the image, in a small config)."""
+    ov = pytest.importorskip("openvino", reason="the IR is OpenVINO's (pip install openvino)")
+    for kernel, least in ((5, 5), (5000, None)):
+        pool = helper.make_node("AveragePool", ["x"], ["y"], "pool", kernel_shape=[kernel, 1])
+        graph = helper.make_graph(
+            [pool],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, "H", 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        )
+        onnx.save(
+            helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10), tmp_path / "p.onnx"
+        )
+        ir = tmp_path / f"p{kernel}.xml"
+        ov.save_model(ov.convert_model(str(tmp_path / "p.onnx")), str(ir))
+        compiled = ov.Core().compile_model(str(ir), "CPU")
+
+        def runs(h: int, compiled: Any = compiled) -> bool:
+            try:
+                compiled([np.zeros((1, 2, h, 4), np.float32)])
+            except RuntimeError:
+                return False
+            return True
+
+        ran = [h for h in SIZES if runs(h)]
+        report = check(str(ir))
+        if least is None:
+            assert ran == []
+            assert [(p.code, p.severity) for p in report.problems] == [("BC211", "warning")]
+            assert "it fails at every size tried" in report.problems[0].message
+        else:
+            assert ran == list(range(least, SIZES.stop))
+            assert [(p.code, p.severity) for p in report.problems] == [("BC211", "info")]
+            assert _least_said(report, "x_2") == least
+
+
 def _flattened_pool(kernel: int) -> Any:
     """A network downsampling by 8, a fixed window of ``kernel`` with ceil_mode as a global pooling, and a reshape of
     the result to [N, C] (as torch's ``AvgPool2d(k, ceil_mode=True)`` and ``view(N, -1)`` export, HF's EfficientNet

@@ -385,10 +385,14 @@ def test_a_strided_crop_as_tf2onnx_writes_it(crop: bool, tmp_path: Path) -> None
         assert model_runs(model, _feeds(inputs, even))
         assert model_runs(model, _feeds(inputs, odd)) is crop
         report = check(str(model))
+        # the 2x2 pooling's least input, 2 rows and columns: a note, which OpenVINO's pooling has (it refuses a
+        # window past its input, where onnxruntime gives no windows)
+        notes = {p.kind for p in report.problems if p.severity == "info"}
+        assert notes == ({"window-size"} if model == xml else set()), report.render()
         if crop:  # the sentinel 10**9 on the batch axis is its end, not a billion rows
-            assert report.clean and report.problems == [], report.render()
+            assert report.clean and notes == {p.kind for p in report.problems}, report.render()
         else:
-            assert {p.kind for p in report.problems} == {"concat-mismatch"}, report.render()
+            assert {p.kind for p in report.problems} - notes == {"concat-mismatch"}, report.render()
     if crop:
         assert _ort_shapes_agree(path, inputs, odd) >= 26
 

@@ -522,7 +522,7 @@ def _ov_runs(compiled: Any, shape: tuple[int, ...]) -> bool:
 def test_the_ir_of_the_unet_core_has_the_same_latent_concat(tmp_path: Path) -> None:
     compiled = _ir(skip_and_upsampled(), tmp_path / "unet.xml")
     assert _ov_runs(compiled, (1, 2, 32, 32)) and not _ov_runs(compiled, (1, 2, 31, 32))
-    got = check(str(tmp_path / "unet.xml")).problems
+    got = besides_windows(check(str(tmp_path / "unet.xml")).problems)
     assert [(p.kind, p.op, p.severity, p.axis) for p in got] == [
         ("concat-mismatch", "Concat", "warning", 2),
         ("concat-mismatch", "Concat", "warning", 3),
@@ -530,7 +530,7 @@ def test_the_ir_of_the_unet_core_has_the_same_latent_concat(tmp_path: Path) -> N
     assert "is odd" in got[0].message
     fixed = _ir(skip_and_upsampled(fixed=True), tmp_path / "fixed.xml")
     assert _ov_runs(fixed, (1, 2, 31, 7))
-    assert check(str(tmp_path / "fixed.xml")).problems == []
+    assert besides_windows(check(str(tmp_path / "fixed.xml")).problems) == []
 
 
 def test_the_ir_of_the_detection_head_has_the_same_latent_reshape(tmp_path: Path) -> None:

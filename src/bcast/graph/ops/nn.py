@@ -209,12 +209,12 @@ def _spatial(
                     axis=2 + i,
                     dims=(room, eff),
                     suspects=sus,
-                    kind=_WINDOW,
+                    kind=WINDOW,
                 )
             if slack is None and not pool:
                 # a convolution refuses a window past its padded input (onnxruntime's "Invalid input shape"): the
                 # input's least size, or where it fails
-                _window_fits(node, ctx, f"{said}, the padded input", room, eff, 2 + i, sus)
+                window_fits(node, ctx, f"{said}, the padded input", room, eff, 2 + i, sus)
         got = window_size(
             size, k, strides[i], dilations[i], pb[i], pe[i], auto_pad=auto_pad, ceil_mode=ceil_mode, pool=pool
         )
@@ -226,7 +226,7 @@ def _spatial(
                 f"at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the windows of {k} (stride {strides[i]})"
             )
             sus = suspects_of((x.origin(2 + i), size), (kernel_origins[i], k))
-            _window_fits(node, ctx, said, got, Expr.const(0), 2 + i, sus)
+            window_fits(node, ctx, said, got, Expr.const(0), 2 + i, sus)
         elif got.value is not None and got.value < 0:
             raise ShapeError(
                 f"{op_label(node)}: at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the dilated window "
@@ -242,10 +242,10 @@ def _spatial(
 
 
 #: the kind of a window past its padded input (BC211)
-_WINDOW = "window-size"
+WINDOW = "window-size"
 
 
-def _window_fits(node: Node, ctx: Ctx, said: str, have: Expr, need: Expr, axis: int, sus: Sequence[Suspect]) -> None:
+def window_fits(node: Node, ctx: Ctx, said: str, have: Expr, need: Expr, axis: int, sus: Sequence[Suspect]) -> None:
     """``have >= need`` (symbolic) of a window along one axis: a convolution's padded input against its window, a
     pooling's windows against none. Said for the sizes where it fails (:func:`~bcast.graph.ops._base.require`:
     below a least size, the model's smallest input, a note)."""
@@ -254,7 +254,7 @@ def _window_fits(node: Node, ctx: Ctx, said: str, have: Expr, need: Expr, axis: 
         return bool(have.evaluate(env) >= need.evaluate(env))
 
     require(
-        node, ctx, _WINDOW, f"{said}: needs {have} >= {need}", fits, (have, need), axis=axis, suspects=sus, least=True
+        node, ctx, WINDOW, f"{said}: needs {have} >= {need}", fits, (have, need), axis=axis, suspects=sus, least=True
     )
 
 

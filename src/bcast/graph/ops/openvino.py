@@ -80,7 +80,7 @@ from ._base import (
 )
 from .elementwise import clamp, dtype_name, evaluate, expanded_data
 from .indexing import constant_indices, onehot_data, out_of_range
-from .nn import group_normalization
+from .nn import WINDOW, group_normalization, window_fits
 from .recurrent import operand_dims
 from .shape import reshape, slice_bounds, split_data
 
@@ -1424,12 +1424,18 @@ def _pool_size(
         pb = pe = 0
     eff = (k - 1) * d + 1
     num = size + (pb + pe - eff)
+    said = f"the window spans {eff} at axis {axis}"
     if num.value is not None and num.value < 0:
         raise ShapeError(
-            f"{_name(node)}: the window spans {eff} at axis {axis} but the padded input has {size + (pb + pe)}",
+            f"{_name(node)}: {said} but the padded input has {size + (pb + pe)}",
             axis=axis,
             dims=(size + (pb + pe), eff),
+            kind=WINDOW,
         )
+    if num.value is None:
+        # OpenVINO refuses a pooling window past its padded input ("cmp::le(kernel, dim.get_length())"), where
+        # onnxruntime gives no windows: the input's least size, or where it fails
+        window_fits(node, ctx, f"{said}, the padded input", size + (pb + pe), Expr.const(eff), axis, ())
     if rounding == "floor":
         return num // s + 1
     out = num.ceildiv(s) + 1
