@@ -190,7 +190,7 @@ def _run_feeds(path: str, feeds: dict[str, Any]) -> tuple[str | None, list[Any]]
         if path.endswith(".xml"):
             import openvino as ov
 
-            compiled = ov.Core().compile_model(path, "CPU")
+            compiled = ov.Core().compile_model(path, "CPU", llm.OV_EXACT)
             names = {n for port in compiled.inputs for n in port.get_names()}
             result = compiled.create_infer_request().infer({k: v for k, v in feeds.items() if k in names})
             return None, [np.asarray(result[o]) for o in compiled.outputs]

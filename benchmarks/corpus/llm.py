@@ -289,6 +289,11 @@ def ort_try(
     return True, None, outs
 
 
+#: OpenVINO's CPU plugin computes in bfloat16 by default where the processor has it (AVX512-BF16, AMX): outputs
+#: compared with torch's are computed in float32
+OV_EXACT = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
 def ov_try(xml_or_model: Any, spec: LLMSpec, sizes: dict[str, int]) -> tuple[str | None, list[np.ndarray]]:
     """(error or None, outputs) of OpenVINO: read (if a path), compile for CPU, infer (inputs in order)."""
     import openvino as ov
@@ -296,7 +301,7 @@ def ov_try(xml_or_model: Any, spec: LLMSpec, sizes: dict[str, int]) -> tuple[str
     try:
         core = ov.Core()
         model = core.read_model(xml_or_model) if isinstance(xml_or_model, str) else xml_or_model
-        compiled = core.compile_model(model, "CPU")
+        compiled = core.compile_model(model, "CPU", OV_EXACT)
         f = feeds(spec, **sizes)
         res = compiled.create_infer_request().infer([f[n] for n in spec.input_names])
         outs = [np.asarray(res[o]) for o in compiled.outputs]
