@@ -326,3 +326,31 @@ def test_least_sizes_of_two_symbols_and_one_that_does_not_count() -> None:
     assert least_sizes(holds, ["B", "H", "W"]) == {"H": 32, "W": 32}
     # a range that starts above a symbol's least size leaves it out
     assert least_sizes(holds, ["B", "H", "W"], {"H": (40, None)}) == {"W": 32}
+
+
+def test_the_notes_of_a_window_do_not_name_the_root_of_a_problem() -> None:
+    """A patch embedding's 4x4 window needs 4 rows and columns (two notes naming its weight, whose 16 channels meet
+    a scale of 12 after it): the notes find their roots among themselves, so the scale is the problem's root, not
+    the weight that the notes would add their weight to."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["h"], "patches", strides=[4, 4]),
+        helper.make_node("Transpose", ["h"], ["t"], "to_channels_last", perm=[0, 2, 3, 1]),
+        helper.make_node("Mul", ["t", "scale"], ["y"], "scaled"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.ones((16, 3, 4, 4), np.float32), "w"),
+            numpy_helper.from_array(np.ones(12, np.float32), "scale"),
+        ],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    with pytest.raises(Exception, match="Incompatible dimensions"):  # onnxruntime refuses it when it loads it
+        _session(m)
+    report = check(m)
+    (problem,) = [p for p in report.problems if p.severity == "error"]
+    assert (problem.code, problem.root) == ("BC101", "scale")
+    assert {p.root for p in report.problems if p.code == "BC211"} <= {None, "w"}

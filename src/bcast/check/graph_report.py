@@ -103,8 +103,12 @@ def report_from_result(
     report.problems.extend(extra)
     report.add_constraints("--dim", "given", given)
     _node_reports(report, result)
-    # what inputs must agree on (a relation) is listed with the symbols: it has no root to find
-    causes = root_causes(result, [i for i, f in enumerate(result.findings) if f.severity != "relation"])
+    # what inputs must agree on (a relation) is listed with the symbols: it has no root to find. The notes (a length
+    # limit, a least input size) find their roots among themselves: a convolution's note that its window needs 4
+    # rows names its weight, which must not outweigh, by the notes it covers, the edit that a problem points to
+    gate = [i for i, f in enumerate(result.findings) if f.severity not in ("relation", "info")]
+    notes = [i for i, f in enumerate(result.findings) if f.severity == "info"]
+    causes = root_causes(result, gate) + root_causes(result, notes)
     cause_of: dict[int, tuple[int, list[str]]] = {}
     for ci, c in enumerate(causes):
         for i in c.findings:
