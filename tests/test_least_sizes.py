@@ -354,3 +354,27 @@ def test_the_notes_of_a_window_do_not_name_the_root_of_a_problem() -> None:
     (problem,) = [p for p in report.problems if p.severity == "error"]
     assert (problem.code, problem.root) == ("BC101", "scale")
     assert {p.root for p in report.problems if p.code == "BC211"} <= {None, "w"}
+
+
+@pytest.mark.parametrize(("pads", "least"), [([0, -2, 0, -1], 3), ([0, -4, 0, 0], 4), ([0, 1, 0, -1], 1)])
+def test_a_crop_of_a_symbolic_axis_has_a_least_size(pads: list[int], least: int) -> None:
+    """Negative pads crop an axis: onnxruntime fails where fewer than no rows would be left ("Tensor shape.Size() must
+    be >= 0"), and gives an empty tensor where none are: the axis's least size is the rows the crop takes off."""
+    crop = helper.make_node("Pad", ["x", "p"], ["y"], "crop")
+    graph = helper.make_graph(
+        [crop],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "H"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(pads, np.int64), "p")],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    session = _session(m)
+    ran = [h for h in SIZES if _ort_runs(session, (1, h))]
+    assert ran == list(range(least, SIZES.stop))
+    report = check(m)
+    if least == 1:
+        assert not report.problems
+    else:
+        assert [(p.code, p.severity) for p in report.problems] == [("BC211", "info")]
+        assert _least_said(report, "H") == least

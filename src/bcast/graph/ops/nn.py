@@ -852,6 +852,19 @@ def _pad(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
                 dims=(x.shape[a], d),
                 suspects=[*suspects_of((x.origin(a), x.shape[a])), *(Suspect(o) for o in po if o is not None)],
             )
+        if d.value is None and (d.lo is None or d.lo < 0):
+            # a crop (negative pads) of a symbolic axis: onnxruntime fails where it would leave fewer than no rows
+            # ("Tensor shape.Size() must be >= 0"), so the axis has a least size, or fails where said
+            po = [pads_v.data_origin(k) for k in (j, j + n)] if pads_v is not None else []
+            window_fits(
+                node,
+                ctx,
+                f"axis {a} of {dims_text(x.shape)} padded by {pads[j]} and {pads[j + n]}",
+                d,
+                Expr.const(0),
+                a,
+                [*suspects_of((x.origin(a), x.shape[a])), *(Suspect(o) for o in po if o is not None)],
+            )
         if d != x.shape[a]:
             out[a], origins[a] = d, None
     return [new_value(x.dtype, out, origins)]
