@@ -142,6 +142,12 @@ def test_a_pooling_fails_only_where_it_would_give_fewer_than_no_windows(op: str,
     report = check(m)
     assert [(p.code, p.severity) for p in report.problems] == [("BC211", "info")]
     assert _least_said(report, "H") == least
+    # the same with static sizes: an error only where onnxruntime fails, none where it gives no windows
+    for h in (least - 1, least, least + 1):
+        static = onnx.helper.make_model(m.graph, opset_imports=m.opset_import, ir_version=10)
+        static.graph.input[0].type.tensor_type.shape.dim[2].dim_value = h
+        want = [] if _ort_runs(session, (1, 2, h, 4)) else [("BC211", "error")]
+        assert [(p.code, p.severity) for p in check(static).problems] == want, h
 
 
 def test_an_ir_pooling_needs_its_window_to_fit_as_openvino_does(tmp_path: Path) -> None:
