@@ -253,6 +253,13 @@ def window_fits(node: Node, ctx: Ctx, said: str, have: Expr, need: Expr, axis: i
     pooling's windows against none. Said for the sizes where it fails (:func:`~bcast.graph.ops._base.require`:
     below a least size, the model's smallest input, a note)."""
 
+    # the same sizes meet the same windows block after block (a stage's convolutions): each pair is asked once, and
+    # its least size, where it has one, is noted once, at the first node that needs it
+    asked: set[tuple[Expr, Expr]] = ctx.memo.setdefault("window_fits", set())
+    if (have, need) in asked:
+        return
+    asked.add((have, need))
+
     def fits(env: dict[str, int]) -> bool:
         return bool(have.evaluate(env) >= need.evaluate(env))
 
