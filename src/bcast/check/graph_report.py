@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from ..constraints import Constraint
-from ..graph import BroadcastRecord, Expr, Result
+from ..graph import BroadcastRecord, Expr, Finding, Result
 from ..graph.expr import digests
 from ..graph.roots import root_causes
 from .report import NodeReport, Problem, Report, ShapeJSON, Unchecked
@@ -94,6 +94,28 @@ def _node_reports(report: Report, result: Result) -> None:
         )
 
 
+def _implied_least_sizes(findings: Sequence[Finding]) -> set[int]:
+    """The notes of a least input size (``H >= 16``) that a larger one of the same symbols implies (``H >= 32``, a
+    window deeper in the network): the report lists, of each symbol, the note that binds it, the first where two
+    say the same size."""
+    best: dict[str, int] = {}
+    for f in findings:
+        if f.severity == "info":
+            for c in f.bounds:
+                best[c.symbols[0]] = max(best.get(c.symbols[0], 0), c.allowed[0].lo)
+    claimed: set[str] = set()
+    implied: set[int] = set()
+    for i, f in enumerate(findings):
+        if f.severity != "info" or not f.bounds:
+            continue
+        binds = {c.symbols[0] for c in f.bounds if c.allowed[0].lo == best[c.symbols[0]]} - claimed
+        if binds:
+            claimed |= binds
+        else:
+            implied.add(i)
+    return implied
+
+
 def report_from_result(
     result: Result, model: str, fmt: str, *, extra: Sequence[Problem] = (), given: Sequence[Constraint] = ()
 ) -> Report:
@@ -106,8 +128,9 @@ def report_from_result(
     # what inputs must agree on (a relation) is listed with the symbols: it has no root to find. The notes (a length
     # limit, a least input size) find their roots among themselves: a convolution's note that its window needs 4
     # rows names its weight, which must not outweigh, by the notes it covers, the edit that a problem points to
+    implied = _implied_least_sizes(result.findings)
     gate = [i for i, f in enumerate(result.findings) if f.severity not in ("relation", "info")]
-    notes = [i for i, f in enumerate(result.findings) if f.severity == "info"]
+    notes = [i for i, f in enumerate(result.findings) if f.severity == "info" and i not in implied]
     causes = root_causes(result, gate) + root_causes(result, notes)
     cause_of: dict[int, tuple[int, list[str]]] = {}
     for ci, c in enumerate(causes):
@@ -115,6 +138,8 @@ def report_from_result(
             cause_of[i] = (ci, c.chains.get(i, []))
         report.affects[c.origin.name] = c.affects
     for i, f in enumerate(result.findings):
+        if i in implied:
+            continue
         if f.severity == "relation":  # inputs' unnamed dims that must agree: a symbol constraint, no problem
             if f.constraint is not None:
                 report.add_constraints(f.node.label, f.node.op, [f.constraint], relation=True)
