@@ -288,6 +288,8 @@ _GRID = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128)
 _MAX_POINTS = 1024
 #: how far sizes are tried, all symbols alike, for a condition that fails wherever it was tried first
 _FAR = 4096
+#: how far a least size past :data:`_FAR` is looked for, to be said (a window's, which then stays a warning)
+_HUGE = 1 << 24
 
 
 def _distance(env: dict[str, int]) -> tuple[int, tuple[int, ...]]:
@@ -417,6 +419,7 @@ def least_sizes(
     holds: Callable[[dict[str, int]], bool],
     symbols: Iterable[str],
     ranges: Mapping[str, tuple[int, int | None]] | None = None,
+    far: int = _FAR,
 ) -> dict[str, int] | None:
     """The least size of each symbol from which ``holds`` holds, when that is all it says: it holds exactly where
     every symbol is at least its least size, at every point :func:`sizes_where` tries (an input too small for the
@@ -424,8 +427,8 @@ def least_sizes(
     (1 by default) are left out. ``None`` for any other condition (one that fails above a size, or at some
     residues, or wherever tried), or one that holds everywhere.
 
-    Each least size is found with the other symbols at :data:`_FAR`, by bisection (the condition is then checked at
-    every point tried, so a condition that is not monotone is never taken for one).
+    Each least size is found with the other symbols at ``far`` (no end of their range: :data:`_FAR`), by bisection
+    (the condition is then checked at every point tried, so a condition that is not monotone is never taken for one).
 
     >>> least_sizes(lambda env: env["H"] // 32 >= 1, ["H", "B"])
     {'H': 32}
@@ -437,7 +440,7 @@ def least_sizes(
     top: dict[str, int] = {}
     for s in names:
         hi = ranges.get(s, (1, None))[1]
-        top[s] = _FAR if hi is None else hi
+        top[s] = far if hi is None else hi
     if not names or _tried(holds, top) is not True:
         return None
     least: dict[str, int] = {}
@@ -521,6 +524,12 @@ def require(
     if smallest is not None:
         _note_least(node, ctx, kind, condition, smallest, dims, axis, suspects)
         return True
+    if least and found.holds is None:
+        # fails at every size tried: a least size far past them (a fixed window as wide as a network's channels, on
+        # a map 32 times smaller than the image) is said as such, and stays a warning
+        huge = least_sizes(holds, symbols, ranges, far=_HUGE)
+        if huge is not None:
+            found = Latent(f"it holds only from {_least_text(huge)} on, past every size tried", found.fails, None)
     fixed = _one_size(holds, symbols) if all(ctx.is_unnamed_input(x) for x in symbols) else None
     severity = "warning"
     if fixed is not None:
