@@ -12,6 +12,8 @@ its class of shapes:
   ``SimplifiedLayerNormalization`` in the default domain, ``com.microsoft`` ops): Llama;
 * with a KV cache: OPT and BLOOM by ``ov``, OPT's dynamo export (``total_seq`` a symbol of its own), and a BART
   decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR, and by ``ov``;
+* ``torchscript_image``: the TorchScript ONNX export of an image model, its batch, height and width dynamic: HF's
+  EfficientNet (the least input size its windows need, 32 pixels a side, a note);
 * ``dynamo_auto``: the dynamo export with every dynamic dim ``Dim.DYNAMIC`` (the exporter names each apart, ``s2``,
   ``s20``): a ``diffusers`` SD3 transformer (16x16 latents in patches of 2, positions cropped from a table of 32
   patches a side).
@@ -240,6 +242,11 @@ def _vision(name: str) -> Any:
                 image_size=32, patch_size=2, embed_dim=16, depths=[1, 1], num_heads=[2, 4], window_size=4, **EAGER
             )
         )
+    elif name == "efficientnet":
+        # the top convolution's channels are the pooler's window (hidden_dim): 320 at this width
+        model = t.EfficientNetModel(
+            t.EfficientNetConfig(image_size=64, width_coefficient=0.25, depth_coefficient=0.25, hidden_dim=320)
+        )
     else:
         raise KeyError(name)
 
@@ -249,7 +256,8 @@ def _vision(name: str) -> Any:
             self.m = model
 
         def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
-            return self.m(pixel_values=pixel_values).last_hidden_state
+            out = self.m(pixel_values=pixel_values)
+            return out.pooler_output if name == "efficientnet" else out.last_hidden_state
 
     return Pixels().eval()
 
@@ -416,6 +424,11 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "bert.ov_dynamo.xml": (lambda: _text(_encoder("bert"), False), _text_inputs, "ov_dynamo"),
     "llama.ort_opt.onnx": (lambda: _text(_decoder("llama"), True), _text_inputs, "ort_opt"),
     "sd3.dynamo.onnx": (_sd3, _sd3_inputs, "dynamo_auto"),
+    "efficientnet.torchscript.onnx": (
+        lambda: _vision("efficientnet"),
+        lambda: {"pixel_values": np.zeros((1, 3, 64, 64), np.float32)},
+        "torchscript_image",
+    ),
 }
 
 
@@ -442,6 +455,9 @@ def build(out: str, only: list[str] | None = None, log: Callable[[str], None] = 
                 _onnx_to_ir(module, inputs, path, scratch)
             elif how == "dynamo_auto":
                 _dynamo_auto_onnx(module, inputs, path)
+            elif how == "torchscript_image":
+                axes = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
+                _export_onnx(module, inputs, path, dynamo=False, dynamic_axes=axes, opset_version=17)
             else:
                 _optimised_onnx(module, inputs, path, scratch)
         log(f"{name}: written")
