@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..dims import Tri
 
@@ -397,20 +397,19 @@ class Expr:
         """
         if not any(a in atoms for a in self.atoms):
             return self
-        total = Expr.const(0)
-        for m, c in self.terms:
-            term = Expr.const(c)
-            for a in m:
-                term = term * (atoms[a] if a in atoms else Expr((((a,), 1),)))
-            total = total + term
-        return total
+        return self._rebuilt(_named_atom, atoms)
 
     def _bind(self, values: Mapping[str, ExprLike], memo: dict[str, Expr]) -> Expr:
+        return self._rebuilt(_bind_atom, values, memo)
+
+    def _rebuilt(self, atom: Callable[..., Expr], *args: Any) -> Expr:
+        """The polynomial again with each atom ``a`` replaced by ``atom(a, *args)``, simplified: what
+        :meth:`with_atoms` and :meth:`substitute` share."""
         total = Expr.const(0)
         for m, c in self.terms:
             term = Expr.const(c)
             for a in m:
-                term = term * _bind_atom(a, values, memo)
+                term = term * atom(a, *args)
             total = total + term
         return total
 
@@ -582,6 +581,11 @@ def _at_least_one(e: Expr) -> bool:
 def definition(atom: str) -> tuple[str, tuple[Expr, ...]] | None:
     """What an opaque atom stands for (``("max", (B, S))``), or ``None`` for a symbol."""
     return (atom.op, atom.args) if isinstance(atom, Opaque) else None
+
+
+def _named_atom(a: str, atoms: Mapping[str, Expr]) -> Expr:
+    """The expression ``atoms`` gives the atom ``a``, else the atom itself (:meth:`Expr.with_atoms`)."""
+    return atoms[a] if a in atoms else Expr((((a,), 1),))
 
 
 def _bind_atom(a: str, values: Mapping[str, ExprLike], memo: dict[str, Expr]) -> Expr:

@@ -198,22 +198,22 @@ def _spatial(
             eff = (k - 1) * dilations[i] + 1
             room = size + (p0 + p1)
             slack = (room - eff).value
-            said = (
-                f"at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the window spans {eff} (kernel {k}, "
-                f"dilation {dilations[i]})"
-            )
-            sus = suspects_of((x.origin(2 + i), size), (kernel_origins[i], k))
             # a pooling one row past its input gives no windows (onnxruntime's empty output), and fails only past
-            # that: its windows are counted below
-            if slack is not None and slack < 0 and not pool:
-                raise ShapeError(
-                    f"{op_label(node)}: {said} but the padded input has {room}",
-                    axis=2 + i,
-                    dims=(room, eff),
-                    suspects=sus,
-                    kind=WINDOW,
+            # that: its windows are counted below. The words and suspects are made only where there is a finding
+            if not pool and (slack is None or slack < 0):
+                said = (
+                    f"at spatial axis {i} (axis {2 + i} of {dims_text(x.shape)}) the window spans {eff} (kernel {k}, "
+                    f"dilation {dilations[i]})"
                 )
-            if slack is None and not pool:
+                sus = suspects_of((x.origin(2 + i), size), (kernel_origins[i], k))
+                if slack is not None:
+                    raise ShapeError(
+                        f"{op_label(node)}: {said} but the padded input has {room}",
+                        axis=2 + i,
+                        dims=(room, eff),
+                        suspects=sus,
+                        kind=WINDOW,
+                    )
                 # a convolution refuses a window past its padded input (onnxruntime's "Invalid input shape"): the
                 # input's least size, or where it fails
                 window_fits(node, ctx, f"{said}, the padded input", room, eff, 2 + i, sus)
