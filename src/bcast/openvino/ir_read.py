@@ -386,19 +386,6 @@ class IRModel:
             return _attr_shape(layer.data["shape"], self.source, layer)
         return port.declared
 
-    def read_values(self, layers: Iterable[IRLayer]) -> None:
-        """The values of ``Const`` layers read into :meth:`const_value`'s cache together, with one opening of the
-        ``.bin``: those of a type bcast decodes, not cached yet."""
-        todo = [
-            layer
-            for layer in layers
-            if layer.const is not None
-            and layer.id not in self._values
-            and ELEMENT_TYPES[layer.const.element_type][0] is not None
-        ]
-        for layer, raw in zip(todo, self.const_bytes(todo), strict=True):
-            self._decode(layer, raw)
-
     def const_bytes(self, layers: Sequence[IRLayer]) -> list[bytes]:
         """The bytes of each ``Const`` layer's value, as the ``.bin`` holds them, with one opening of the file.
 
@@ -424,12 +411,6 @@ class IRModel:
             raise IRError(f"{self.source}: layer {layer.label} is not a Const", source=self.source, layer=layer.label)
         if layer.id in self._values:
             return self._values[layer.id]
-        return self._decode(layer, None)
-
-    def _decode(self, layer: IRLayer, raw: bytes | None) -> np.ndarray:
-        """:meth:`const_value` of a Const layer not cached, from its bytes (``None``: read them here)."""
-        c = layer.const
-        assert c is not None
         dtype, _ = ELEMENT_TYPES[c.element_type]
         where = f"{self.source}: Const layer {layer.label}"
         if dtype is None:
@@ -441,8 +422,7 @@ class IRModel:
             )
         if self.weights is None:
             raise IRError(f"{where}: the model has no .bin to read it from", source=self.source, layer=layer.label)
-        if raw is None:
-            raw = self.weights.read(c.offset, c.size)
+        raw = self.weights.read(c.offset, c.size)
         count = math.prod(c.shape)
         if dtype == "bf16":  # bfloat16 is the upper half of a float32
             value = (np.frombuffer(raw, "<u2", count).astype(np.uint32) << 16).view(np.float32)
@@ -879,12 +859,11 @@ class _Ctx:
 
     def edge(self, el: ET.Element, layers: dict[int, IRLayer]) -> IREdge:
         get = el.get
-        texts = [get(a) for a, _ in _EDGE_ATTRIBUTES]
-        if all(t is not None and t.isascii() and t.isdigit() for t in texts):  # the usual edge: no message to make
-            vals = [int(t) for t in texts]  # type: ignore[arg-type]
-        else:
-            vals = [_int(t, lambda: self.where(el), what) for t, (_, what) in zip(texts, _EDGE_ATTRIBUTES, strict=True)]
-        e = IREdge(*vals)
+
+        def where() -> str:  # one for the four numbers, made into words only for a message
+            return self.where(el)
+
+        e = IREdge(*[_int(get(a), where, what) for a, what in _EDGE_ATTRIBUTES])
         src, dst = layers.get(e.from_layer), layers.get(e.to_layer)
         if src is None or dst is None:
             self.fail(
