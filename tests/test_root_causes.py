@@ -7,7 +7,8 @@ convolutions; a mask unsqueezed on the wrong axes names the Unsqueeze; a mask re
 dims are swapped names the Concat that built the target, not the input it read them from; a stray
 Transpose before a position Add names the Transpose; a Slice that keeps one element too many is named
 before the convolution behind it; a Concat along the wrong axis is named, not the Slice whose size it kept;
-and the size that an op's other nodes never hold in that slot is the wrong one.
+the size that an op's other nodes never hold in that slot is the wrong one; and a length traced as a number
+(positions made by a Range of a constant, a causal mask made of them, expanded or not) names that number.
 """
 
 from __future__ import annotations
@@ -378,3 +379,104 @@ def test_a_mask_against_past_plus_seq_unsqueezed_wrong_names_the_unsqueeze_and_i
     assert report.root_causes and report.root_causes[0].node == "mask_4d", report.render()
     assert all(root == "mask_4d" for root, _ in _roots(report)), report.render()
     assert any("holds only if past_seq is 0" in p.message for p in report.problems)
+
+
+# -- a length traced as a number in place of a dynamic one ----------------------------------------------------
+
+
+def _length(length: int, as_node: bool) -> tuple[list[Any], dict[str, np.ndarray]]:
+    """Positions ``Range(0, length, 1)``, the length an initializer or a Constant node: what tracing writes in
+    place of the input's sequence length."""
+    inits = {"start": np.array(0, np.int64), "delta": np.array(1, np.int64)}
+    nodes = []
+    if as_node:
+        value = numpy_helper.from_array(np.array(length, np.int64), "traced")
+        nodes.append(helper.make_node("Constant", [], ["traced_length"], name="traced_length", value=value))
+    else:
+        inits["traced_length"] = np.array(length, np.int64)
+    nodes.append(helper.make_node("Range", ["start", "traced_length", "delta"], ["positions"], name="positions"))
+    return nodes, inits
+
+
+def _position_add(length: int, hidden: int, as_node: bool) -> Any:
+    """Token embeddings [B, S, hidden] plus the embeddings of the positions [1, length] (a table's rows)."""
+    nodes, inits = _length(length, as_node)
+    nodes += [
+        helper.make_node("Gather", ["tokens", "input_ids"], ["x"], name="embed"),
+        helper.make_node("Unsqueeze", ["positions", "axis0"], ["position_ids"], name="position_ids"),
+        helper.make_node("Gather", ["table", "position_ids"], ["pos"], name="embed_positions"),
+        helper.make_node("Add", ["x", "pos"], ["y"], name="add_positions"),
+    ]
+    inits |= {"tokens": _w(32, hidden), "table": _w(64, hidden), "axis0": _i64(0)}
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["B", "S"])]
+    return _model(nodes, inputs, inits)
+
+
+@pytest.mark.parametrize(("length", "hidden", "as_node"), [(8, 16, False), (5, 12, True), (12, 8, False)])
+def test_a_traced_position_length_names_the_number_not_the_unsqueeze(length: int, hidden: int, as_node: bool) -> None:
+    """Positions made by a Range of a traced length meet the tokens' dynamic length: the model runs only at
+    that length. The number is named, not the Unsqueeze that made the positions a row (it leaves the length
+    where a broadcast lines it up), nor the input."""
+    model = _position_add(length, hidden, as_node)
+    ids = lambda s: {"input_ids": np.zeros((2, s), np.int64)}  # noqa: E731
+    assert _runs(model, ids(length)) and not _runs(model, ids(length + 1)) and not _runs(model, ids(3))
+    roots = _roots(check(model))
+    assert roots and {root for root, _ in roots} == {"traced_length"}, roots
+
+
+def _causal_scores(length: int, expand: bool) -> Any:
+    """Scores [B, 2, S, S] plus a causal mask made from traced positions: ``positions[None, :] <= positions[:,
+    None]``, as [1, 1, length, length]; or the mask as a column [1, 1, length, 1] expanded to the scores'
+    [B, 1, S, S] by a target made from the input's shape."""
+    nodes, inits = _length(length, as_node=False)
+    nodes += [
+        helper.make_node("MatMul", ["x", "wq"], ["q"], name="q_proj"),
+        helper.make_node("Reshape", ["q", "heads"], ["q4"], name="q_heads"),
+        helper.make_node("Transpose", ["q4"], ["qh"], name="q_transpose", perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["q4"], ["kt"], name="k_transpose", perm=[0, 2, 3, 1]),
+        helper.make_node("MatMul", ["qh", "kt"], ["scores"], name="scores"),
+        helper.make_node("Unsqueeze", ["positions", "axis0"], ["row"], name="row"),
+        helper.make_node("Unsqueeze", ["positions", "axis1"], ["column"], name="column"),
+    ]
+    if expand:
+        nodes += [
+            helper.make_node("Unsqueeze", ["column", "axis0"], ["c3"], name="column_3d"),
+            helper.make_node("Unsqueeze", ["c3", "axis0"], ["c4"], name="column_4d"),
+            helper.make_node("Cast", ["c4"], ["cf"], name="column_float", to=F),
+            helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+            helper.make_node("Slice", ["shape", "zero", "one", "zero"], ["b"], name="batch_of"),
+            helper.make_node("Slice", ["shape", "one", "two", "zero"], ["s"], name="length_of"),
+            helper.make_node("Concat", ["b", "one", "s", "s"], ["target"], name="mask_target", axis=0),
+            helper.make_node("Expand", ["cf", "target"], ["mask"], name="expand_mask"),
+        ]
+    else:
+        nodes += [
+            helper.make_node("LessOrEqual", ["row", "column"], ["causal"], name="causal"),
+            helper.make_node("Cast", ["causal"], ["cf"], name="causal_float", to=F),
+            helper.make_node("Unsqueeze", ["cf", "axes01"], ["mask"], name="mask_4d"),
+        ]
+    nodes.append(helper.make_node("Add", ["scores", "mask"], ["y"], name="add_mask"))
+    inits |= {
+        "wq": _w(8, 8),
+        "heads": _i64(0, 0, 2, 4),
+        "axis0": _i64(0),
+        "axis1": _i64(1),
+        "axes01": _i64(0, 1),
+        "zero": _i64(0),
+        "one": _i64(1),
+        "two": _i64(2),
+    }
+    inputs = [helper.make_tensor_value_info("x", F, ["B", "S", 8])]
+    return _model(nodes, inputs, inits)
+
+
+@pytest.mark.parametrize("expand", [False, True])
+def test_a_causal_mask_of_traced_positions_names_the_number_not_the_unsqueezes(expand: bool) -> None:
+    """The causal mask compares the positions as a row with themselves as a column: the Unsqueeze that makes
+    the column puts an axis of 1 after the length, as it should. The mask runs only at the traced length; the
+    number is named, not an Unsqueeze, nor the target the mask is expanded to."""
+    model = _causal_scores(6, expand)
+    x = lambda s: {"x": _w(2, s, 8)}  # noqa: E731
+    assert _runs(model, x(6)) and not _runs(model, x(4))
+    roots = _roots(check(model))
+    assert roots and {root for root, _ in roots} == {"traced_length"}, roots

@@ -13,10 +13,13 @@ clash dim by dim to the place a person would edit on it:
 - for a clash of *sizes* (17 rows against 16, a stride's ``H/16`` against ``H/8``), the nearest node
   that computes the size of that axis, even one that left it as it came: a convolution or pooling
   (its strides, pads and kernel decide its spatial axes), a Slice or Pad (on the axes it cuts), a
-  resize; else a node that shifted the dim by inserting axes of 1 around it (a mask unsqueezed to
+  resize; else a node that shifted the dim by inserting axes of 1 after it (a mask unsqueezed to
   ``[B, 1, T, 1]`` whose length meets the queries'); else the node, constant or input that made the dim;
+- a size that is a number written in the shape arithmetic (a Range's traced length) against a dynamic dim is
+  that number, before a node that shifted it, and before a rarer dim (what is computed from it repeats it);
 - a Concat whose inputs agree on every axis but one other than its own, where they hold unrelated
   sizes (a cache's length against a sequence's), is joined along the wrong axis: it is the root;
+- an Expand's (an IR Broadcast's) target is the operand its data meets, by the value it holds;
 - for a clash of *places* (a dim the other operand has at another axis: a batch meeting a length),
   of the nodes that moved the dim across other axes (a stray Transpose, an Unsqueeze before it) the
   one that took it furthest from where the model usually keeps it; else the shape value that placed
@@ -103,6 +106,9 @@ class _Edit:
     origin: Origin
     hops: int
     kept: bool = False
+    #: whether the dim is a size written as a number in the model's shape arithmetic (a Range's constant length,
+    #: an element of a constant Reshape target), which the edit holds: a length traced in place of a dynamic one
+    number: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,8 @@ class _Branch:
     #: whether ``edit`` computes the dim's size but left it as its input's: how often the model has that size
     #: says nothing of whether it should have changed it
     kept: bool = False
+    #: whether ``edit`` is a number written in the shape arithmetic that makes a size meeting a dynamic dim
+    number: bool = False
 
 
 def _hops_back(node: Node, producer: dict[str, Node]) -> dict[str, int]:
@@ -262,13 +270,35 @@ class _Model:
         v = self.values.get(t)
         return None if v is None else v.shape
 
+    def target(self, t: str) -> tuple[Expr, ...] | None:
+        """The value of ``t``, a shape vector, as dims (``None`` when its elements are not all known)."""
+        v = self.values.get(t) if t else None
+        if v is None or v.data is None or v.shape is None or len(v.shape) != 1:
+            return None
+        if not all(isinstance(x, Expr) for x in v.data):
+            return None
+        return tuple(v.data)
+
+    def trace_element(self, t: str, k: int, places: bool, aligned: bool) -> _Edit | None:
+        """:meth:`trace` of element ``k`` of the shape value ``t`` (a broadcast's target): the constant that holds
+        it, the node that put it there (the Concat assembling the target), or, for an element a Shape read off
+        a tensor, that tensor's dim followed back."""
+        value = self.target(t)
+        if value is None or not 0 <= k < len(value):
+            return None
+        got = self._composer(t, k, value[k])
+        if isinstance(got, tuple):
+            further = self.trace(got[0], got[1], places, aligned)
+            return None if further is None else replace(further, hops=further.hops + 1)
+        return None if got is None else _Edit(got, 1)
+
     def source(self, t: str) -> Origin:
         if t in self.constants:
             return Origin(t, "initializer", "initializer")
         return Origin(t, "input", "input")
 
     # -- following a dim back ----------------------------------------------------------------
-    def trace(self, t: str, k: int, places: bool) -> _Edit | None:
+    def trace(self, t: str, k: int, places: bool, aligned: bool = False) -> _Edit | None:
         """The place to edit for the dim at axis ``k`` of ``t``. For a clash of sizes: the nearest node that
         computes its size, else a node that shifted it by inserting axes of 1 around it, else what made it.
         For a clash of places: of the nodes that moved it across other axes (a Transpose, an Unsqueeze before
@@ -306,20 +336,34 @@ class _Model:
                 moves.append((moved == "across", self._drop(e, ti, j, cur, axis), -hops, Origin(p.name, p.op)))
             elif not places and self._sizes(p, ti, j):
                 return _Edit(Origin(p.name, p.op), hops, kept=True)
-            elif not places and shifted is None and (moved == "shifted" or (moved and p.op == "Unsqueeze")):
+            elif (
+                not places
+                and shifted is None
+                and (moved == "shifted" or (moved and p.op == "Unsqueeze"))
+                # axes of 1 put before a dim leave it where a broadcast lines it up (``[T]`` as ``[1, T]``): for
+                # a clash of a broadcast that is no shift, and the edit lies further back
+                and not (aligned and self._same_from_right(ti, j, cur, axis))
+            ):
                 shifted = _Edit(Origin(p.name, p.op), hops)
             cur, axis = ti, j
-        if not places and shifted is not None:
+        written = made is not None and placed and e.value is not None and _written(made.origin)
+        if not places and shifted is not None and not written:
             # a size that meets another only because axes of 1 were put around it (a mask unsqueezed to
-            # [B, 1, T, 1] meets the queries' length): the node that shifted it is the edit
+            # [B, 1, T, 1] meets the queries' length): the node that shifted it is the edit. Not where the size
+            # itself is a number written in the model's shape arithmetic (a Range's constant length, which a
+            # causal mask then compares as a column with itself as a row): that number is the likelier edit
             return shifted
         across = [m for m in moves if m[0]]
         if not across and made is not None and placed:
-            return made
+            return replace(made, number=written)
         if moves:
             _, _, hops, o = max(across or moves, key=lambda m: m[1:3])
             return _Edit(o, -hops)
         return made
+
+    def _same_from_right(self, ti: str, j: int, out: str, k: int) -> bool:
+        """Whether axis ``j`` of ``ti`` and axis ``k`` of ``out`` are one axis counted from the right."""
+        return j - len(self.shape(ti) or ()) == k - len(self.shape(out) or ())
 
     def _drop(self, e: Expr, ti: str, j: int, out: str, k: int) -> int:
         """How much less usual the place a node moved ``e`` to is than the place it came from (by its axis
@@ -355,12 +399,12 @@ class _Model:
         assert vo is not None
         right = p.name in self.right
         ins: list[tuple[str, tuple[Expr, ...]]] = []
-        for ti in p.inputs:
+        for slot, ti in enumerate(p.inputs):
             v = self.values.get(ti) if ti else None
             if v is None or v.shape is None:
                 continue
-            if v.data is not None and len(v.shape) <= 1 < len(vo):
-                continue  # a small known vector feeding a larger output: a shape, axes or indices, no data
+            if v.data is not None and len(v.shape) <= 1 < len(vo) and not _carries_dims(p.op, slot):
+                continue  # a small known vector feeding a larger output: a shape or axes, no data
             ins.append((ti, v.shape))
         for ti, s in ins:
             j = k - (len(vo) - len(s)) if right else k
@@ -469,14 +513,43 @@ class _Model:
         return None
 
 
+#: ops whose first input is a shape, not data (every other op's first input carries its dims to the output)
+_SHAPE_FIRST = frozenset({"ConstantOfShape"})
+#: ops whose second input holds indices, whose dims the output takes (a known vector of positions is data)
+_INDEXED = frozenset({"Gather", "GatherElements", "GatherND", "Embedding"})
+
+
+def _written(o: Origin) -> bool:
+    """Whether ``o`` is a number written in the model: an initializer or a Constant node."""
+    return o.kind == "initializer" or o.op == "Constant"
+
+
+def _carries_dims(op: str, slot: int) -> bool:
+    """Whether input ``slot`` of ``op`` carries dims to its output even when its values are known (positions made
+    by a Range of a constant length, unsqueezed and gathered), rather than being a shape or axes."""
+    return (slot == 0 and op not in _SHAPE_FIRST) or (slot == 1 and op in _INDEXED)
+
+
 def _operands(f: Finding, model: _Model) -> list[tuple[int, str, tuple[Expr, ...]]]:
-    """The finding's node's inputs of known shape: (input slot, tensor, shape)."""
+    """The finding's node's inputs of known shape: (input slot, tensor, shape). The target of a broadcast to a
+    shape value (ONNX's Expand, the IR's Broadcast of the numpy and bidirectional modes) is the value it holds,
+    as the op lines it up, not the vector's own shape."""
     out: list[tuple[int, str, tuple[Expr, ...]]] = []
+    target = _target_slot(f.node)
     for slot, t in enumerate(f.node.inputs[: MAX_OPERANDS + 1]):
-        s = model.shape(t) if t else None
+        s = model.target(t) if slot == target else model.shape(t) if t else None
         if s is not None:
             out.append((slot, t, s))
     return out
+
+
+def _target_slot(node: Node) -> int | None:
+    """The input that holds the shape value a node broadcasts its data to (``None``: none does)."""
+    if node.op == "Expand":
+        return 1
+    if node.op == "Broadcast" and node.attrs.get("mode", "numpy") in ("numpy", "bidirectional"):
+        return 1
+    return None
 
 
 def _disagreeing(ops: Sequence[tuple[Expr, ...]]) -> dict[int, list[int]]:
@@ -527,9 +600,17 @@ def _of_places(ops: Sequence[tuple[Expr, ...]], axes: dict[int, list[int]], alig
             for j2, s2 in enumerate(ops):
                 if j2 == j:
                     continue
-                meets = {k - len(s) + len(s2)} if aligned else set(axes.get(j2, ()))
-                if any(d == e and k2 not in meets for k2, d in enumerate(s2)):
-                    return True
+                at = k - len(s) + len(s2)
+                meets = {at} if aligned else set(axes.get(j2, ()))
+                # a size it meets ([B, 1, 8, T] against [B, 1, T, T]: T meets a traced 8) is no dim out of its place
+                sized = aligned and 0 <= at < len(s2) and s2[at].value is not None
+                for k2, d in enumerate(s2):
+                    if d != e or k2 in meets:
+                        continue
+                    # where the dim meets itself there (T at the last axis of both), that is where it belongs
+                    mine = k2 + len(s) - len(s2)
+                    if not (sized and 0 <= mine < len(s) and s[mine] == e):
+                        return True
     return False
 
 
@@ -552,20 +633,24 @@ def _branches(result: Result, i: int, model: _Model) -> list[_Branch]:
     places = _of_places(shapes, axes, aligned)
     out: list[_Branch] = []
     peers: list[int | None] = []
+    target = _target_slot(f.node)
     for j, ks in axes.items():
         slot, t, s = ops[j]
         best: _Edit | None = None
         for k in ks:
-            got = model.trace(t, k, places)
+            got = model.trace_element(t, k, places, aligned) if slot == target else model.trace(t, k, places, aligned)
             if got is not None and (best is None or got.hops < best.hops):
                 best = got
         if best is None:
             continue
         counts = [model.place_count(s[k], k, len(s)) if places else model.dim_count(s[k]) for k in ks]
-        out.append(_Branch(best.origin, best.hops, min(counts), places, best.kept))
-        peers.append(model.peer_count(f.node, slot, ks, s))
+        out.append(_Branch(best.origin, best.hops, min(counts), places, best.kept, best.number))
+        peers.append(model.peer_count(f.node, slot, ks, s) if slot != target else None)
     if len(out) < 2:
         return []
+    dynamic = any(s[k].value is None for j, ks in axes.items() for s in (ops[j][2],) for k in ks)
+    if not dynamic:  # sizes against sizes: a number written in the model is no likelier wrong than a weight
+        out = [replace(b, number=False) for b in out]
     if all(p is not None for p in peers):  # what the op's other nodes hold in these slots says it best
         out = [replace(b, count=p) for b, p in zip(out, peers, strict=True) if p is not None]
     return out
@@ -599,6 +684,9 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
     values: dict[Origin, int | None] = {}
     near: dict[Origin, int] = {}  # the fewest hops from the origin to a finding it takes part in
     edits: dict[Origin, int] = {}  # an edit point of a branch: how often its clashing dims occur (rarer: likelier)
+    # the edit points that hold a size written in the shape arithmetic against a dynamic dim: a traced length is
+    # repeated by everything computed from it, so how often its size occurs says nothing against it
+    numbers: set[Origin] = set()
     producer = {t: n for n in result.graph.nodes for t in n.outputs if t}
     model = _Model(result, producer)
     split: dict[int, list[_Branch]] = {}
@@ -616,6 +704,8 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
             cover.setdefault(b.edit, set()).add(i)
             edits[b.edit] = min(edits.get(b.edit, b.count), b.count)
             near[b.edit] = min(near.get(b.edit, MAX_HOPS), b.hops)
+            if b.number:
+                numbers.add(b.edit)
     left = set(todo)
     causes: list[Cause] = []
 
@@ -623,8 +713,8 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
         # a graph input's size is the user's to choose: it is blamed only when nothing else takes part
         kind = 0 if o.kind == "input" else 1
         n = len(cover[o] & left)
-        if o in edits:  # the rarer dim first, then the nearer
-            return (kind, n, 1, -edits[o], -near.get(o, MAX_HOPS), order.get(o.name, -1))
+        if o in edits:  # a traced length first, then the rarer dim, then the nearer
+            return (kind, n, 2 if o in numbers else 1, -edits[o], -near.get(o, MAX_HOPS), order.get(o.name, -1))
         v = values.get(o)
         rarity = -sizes.get(v, 0) if v is not None else -(10**9)
         return (kind, n, 0, -near.get(o, MAX_HOPS), rarity, order.get(o.name, -1))
