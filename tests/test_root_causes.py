@@ -8,7 +8,8 @@ dims are swapped names the Concat that built the target, not the input it read t
 Transpose before a position Add names the Transpose; a Slice that keeps one element too many is named
 before the convolution behind it; a Concat along the wrong axis is named, not the Slice whose size it kept;
 the size that an op's other nodes never hold in that slot is the wrong one; and a length traced as a number
-(positions made by a Range of a constant, a causal mask made of them, expanded or not) names that number.
+(positions made by a Range of a constant, a causal mask made of them, expanded or not) names that number; and a
+batch traced into a Reshape's target names that Reshape, not the view that reads its dims back in place.
 """
 
 from __future__ import annotations
@@ -480,3 +481,56 @@ def test_a_causal_mask_of_traced_positions_names_the_number_not_the_unsqueezes(e
     assert _runs(model, x(6)) and not _runs(model, x(4))
     roots = _roots(check(model))
     assert roots and {root for root, _ in roots} == {"traced_length"}, roots
+
+
+def _folded_batch(batch: int, sliced: bool) -> Any:
+    """Heads merged by a Reshape to a target traced with the batch it saw, ``[batch, -1, 8]``, then a projection
+    viewed back to its input's leading dims (GPT-2's ``x.view(x.size()[:-1] + (8,))``: each dim read off its
+    shape by a Gather, or the shape sliced), added to the residual [B, S, 8]."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "folded"], ["h"], name="merge_heads"),
+        helper.make_node("Shape", ["h"], ["shape"], name="shape"),
+    ]
+    if sliced:
+        nodes += [
+            helper.make_node("Slice", ["shape", "zero", "minus_one", "zero"], ["lead"], name="leading_dims"),
+            helper.make_node("Concat", ["lead", "width"], ["target"], name="view_target", axis=0),
+        ]
+    else:
+        nodes += [
+            helper.make_node("Gather", ["shape", "zero_scalar"], ["d0"], name="dim0", axis=0),
+            helper.make_node("Gather", ["shape", "one_scalar"], ["d1"], name="dim1", axis=0),
+            helper.make_node("Unsqueeze", ["d0", "zero"], ["u0"], name="dim0_1d"),
+            helper.make_node("Unsqueeze", ["d1", "zero"], ["u1"], name="dim1_1d"),
+            helper.make_node("Concat", ["u0", "u1", "width"], ["target"], name="view_target", axis=0),
+        ]
+    nodes += [
+        helper.make_node("Reshape", ["h", "rows"], ["flat"], name="flatten"),
+        helper.make_node("MatMul", ["flat", "w"], ["proj"], name="project"),
+        helper.make_node("Reshape", ["proj", "target"], ["out"], name="view_back"),
+        helper.make_node("Add", ["out", "x"], ["y"], name="residual"),
+    ]
+    inits = {
+        "folded": _i64(batch, -1, 8),
+        "zero": _i64(0),
+        "minus_one": _i64(-1),
+        "width": _i64(8),
+        "zero_scalar": np.array(0, np.int64),
+        "one_scalar": np.array(1, np.int64),
+        "rows": _i64(-1, 8),
+        "w": _w(8, 8),
+    }
+    inputs = [helper.make_tensor_value_info("x", F, ["B", "S", 8])]
+    return _model(nodes, inputs, inits)
+
+
+@pytest.mark.parametrize("sliced", [False, True])
+def test_a_batch_traced_into_a_reshape_names_it_not_the_view_that_reads_it_back(sliced: bool) -> None:
+    """A target that reproduces a tensor's dims in place (each read off the shape at its own axis) does not make
+    them: the Reshape whose target holds the traced batch does. The view's Concat is named only where it moved a
+    dim (the swapped mask above)."""
+    model = _folded_batch(1, sliced)
+    x = lambda b: {"x": _w(b, 3, 8)}  # noqa: E731
+    assert _runs(model, x(1)) and not _runs(model, x(2))
+    roots = _roots(check(model))
+    assert roots and {root for root, _ in roots} <= {"merge_heads", "folded"}, roots

@@ -26,7 +26,8 @@ clash dim by dim to the place a person would edit on it:
   it; else a node that shifted it by inserting axes of 1 after it; else what made it;
 - a dim made from a shape *value* (a Reshape's or Expand's target) is the constant written in the
   model when the value holds one, else the node that put the element where it is in the computed
-  value (the Concat that assembles the target, a Gather of a shape at the wrong index).
+  value (the Concat that assembles the target, a Gather of a shape at the wrong index); an element read off
+  a tensor's shape at its own axis is that tensor's dim, followed back.
 
 A root cause is chosen greedily: a node or a constant before a graph input (an input's size is the
 user's to choose, a constant's is not), then the origin that explains the most findings, then a
@@ -48,6 +49,7 @@ import heapq
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..dims import Tri
 from .context import Finding
@@ -508,11 +510,83 @@ class _Model:
                         nxt = ti
                         break
             if nxt is None:
-                return Origin(p.name, p.op)
+                # a value that reproduces a tensor's dims in place (a view's target, ``x.shape[:-1] + (32,)``) does
+                # not make them: the dim is that tensor's. A Concat that moved an element is what placed it
+                return self._kept_from(cur, i, e) or Origin(p.name, p.op)
             cur = nxt
         return None
 
+    def _kept_from(self, t: str, i: int, e: Expr) -> tuple[str, int] | None:
+        """The tensor that element ``i`` of the value ``t`` was read off by a Shape at axis ``i`` too, through nodes
+        that pick and join elements (a Gather of the shape, an Unsqueeze, a Slice, a Concat): the value then
+        reproduces that tensor's dim in place. ``None`` when the element was read off another axis (the Concat that
+        moved it placed it), or made."""
+        cur, k = t, i
+        for _ in range(MAX_TRACE):
+            p = self.producer.get(cur)
+            if p is None or not p.inputs or not p.inputs[0]:
+                return None
+            if p.op in ("Shape", "ShapeOf"):
+                s = self.shape(p.inputs[0])
+                axis = k + (p.attrs.get("start") or 0)
+                return (p.inputs[0], axis) if axis == i and s is not None and i < len(s) and s[i] == e else None
+            got = self._picked(p, cur, k)
+            if got is None:
+                return None
+            cur, k = got
+        return None
 
+    def _picked(self, p: Node, out: str, k: int) -> tuple[str, int] | None:
+        """The input of ``p`` and the element of it that element ``k`` of the value ``out`` is."""
+
+        def data(x: str) -> tuple[Any, ...] | None:
+            v = self.values.get(x) if x else None
+            return v.data if v is not None else None
+
+        if p.op == "Concat":
+            off = 0
+            for x in p.inputs:
+                d = data(x)
+                if d is None:
+                    return None
+                if k < off + len(d):
+                    return x, k - off
+                off += len(d)
+            return None
+        if p.op in ("Slice", "StridedSlice"):
+            start = self._cut_from(p)
+            return None if start is None or start < 0 else (p.inputs[0], k + start)
+        if p.op == "Gather" and len(p.inputs) > 1 and not p.attrs.get("axis"):
+            idx, src = data(p.inputs[1]), data(p.inputs[0])
+            at = _ints(idx) if idx is not None and k < len(idx) else None
+            if at is None or src is None:
+                return None
+            j = at[k] + len(src) if at[k] < 0 else at[k]
+            return (p.inputs[0], j) if 0 <= j < len(src) else None
+        d, mine = data(p.inputs[0]), data(out)
+        if p.op in _ELEMENT_KEEPING and d is not None and mine is not None and len(d) == len(mine):
+            return p.inputs[0], k
+        return None
+
+    def _cut_from(self, p: Node) -> int | None:
+        """Where a Slice or StridedSlice of a vector starts (``None``: not known, or a step other than 1)."""
+
+        def first(k: int) -> int | None:
+            v = self.values.get(p.inputs[k]) if k < len(p.inputs) and p.inputs[k] else None
+            got = _ints(v.data) if v is not None and v.data is not None else None
+            return got[0] if got else None
+
+        if p.op == "Slice":
+            step = first(4) if len(p.inputs) > 4 and p.inputs[4] else 1
+            return first(1) if step == 1 else None
+        step = first(3) if len(p.inputs) > 3 and p.inputs[3] else 1
+        masks = _flags(p.attrs.get("begin_mask", "")) or []
+        begin = 0 if masks and masks[0] else first(1)
+        return begin if step == 1 else None
+
+
+#: ops that keep each element of their first input where it is (of a shape value as long as their output)
+_ELEMENT_KEEPING = frozenset({"Unsqueeze", "Squeeze", "Reshape", "Cast", "Identity", "Convert"})
 #: ops whose first input is a shape, not data (every other op's first input carries its dims to the output)
 _SHAPE_FIRST = frozenset({"ConstantOfShape"})
 #: ops whose second input holds indices, whose dims the output takes (a known vector of positions is data)
