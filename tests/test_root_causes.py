@@ -534,3 +534,52 @@ def test_a_batch_traced_into_a_reshape_names_it_not_the_view_that_reads_it_back(
     assert _runs(model, x(1)) and not _runs(model, x(2))
     roots = _roots(check(model))
     assert roots and {root for root, _ in roots} <= {"merge_heads", "folded"}, roots
+
+
+def _rotary_layers(broken: int, layers: int = 4) -> Any:
+    """``layers`` attention layers over [B, S, 32], each splitting its queries and keys by its own target and
+    multiplying them by one rotary table [1, 1, S, 8] that all share; layer ``broken`` splits 2 heads of 16."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        helper.make_node("Slice", ["shape", "one", "two", "zero"], ["length"], name="length_of"),
+        helper.make_node("Slice", ["table", "zero", "length", "zero"], ["cut"], name="rope_cut"),
+        helper.make_node("Cos", ["cut"], ["cos"], name="rope_cos"),
+        helper.make_node("Unsqueeze", ["cos", "axes01"], ["rope"], name="rope"),
+    ]
+    inits: dict[str, np.ndarray] = {
+        "table": _w(64, 8),
+        "zero": _i64(0),
+        "one": _i64(1),
+        "two": _i64(2),
+        "axes01": _i64(0, 1),
+    }
+    for i in range(layers):
+        for part in ("q", "k"):
+            target = f"{part}_target{i}"
+            inits[target] = _i64(0, 0, 2, 16) if i == broken else _i64(0, 0, 4, 8)
+            inits[f"w{part}{i}"] = _w(32, 32)
+            nodes += [
+                helper.make_node("MatMul", ["x", f"w{part}{i}"], [f"{part}{i}"], name=f"{part}_proj{i}"),
+                helper.make_node("Reshape", [f"{part}{i}", target], [f"{part}4_{i}"], name=f"{part}_split{i}"),
+                helper.make_node(
+                    "Transpose", [f"{part}4_{i}"], [f"{part}h{i}"], name=f"{part}_heads{i}", perm=[0, 2, 1, 3]
+                ),
+                helper.make_node("Mul", [f"{part}h{i}", "rope"], [f"{part}r{i}"], name=f"{part}_rotate{i}"),
+            ]
+        nodes.append(helper.make_node("Add", [f"qr{i}", f"kr{i}"], [f"s{i}"], name=f"mix{i}"))
+    nodes.append(helper.make_node("Sum", [f"s{i}" for i in range(layers)], ["y"], name="sum"))
+    inputs = [helper.make_tensor_value_info("x", F, ["B", "S", 32])]
+    return _model(nodes, inputs, inits)
+
+
+def test_a_table_every_layer_shares_is_not_the_root_of_the_one_layer_that_breaks_it() -> None:
+    """Layer 1 splits its queries and keys as 2 heads of 16; the rotary table holds 8 at that axis, as every
+    other layer's split does. The table meets the broken layer at two nodes, each query and key at one: the
+    table's two findings do not make it the root; the broken split's targets are named."""
+    feeds = {"x": _w(2, 3, 32)}
+    assert _runs(_rotary_layers(broken=-1), feeds)
+    model = _rotary_layers(broken=1)
+    assert not _runs(model, feeds)
+    roots = _roots(check(model))
+    named = {n for r in roots for n in r if n}
+    assert roots and named <= {"q_target1", "k_target1", "q_split1", "k_split1"}, roots

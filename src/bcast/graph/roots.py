@@ -35,7 +35,9 @@ branch's edit point before a mere origin, then the rarer dim, then the one fewes
 the clash. A dim is rarer by what the op's other nodes hold in the same operand at the same axis,
 else by how often the model has it (at that axis, for a clash of places), counted over the nodes
 no finding reaches (downstream of a clash one side's dims spread): a model repeats its right sizes,
-and keeps each dim at its usual axis; the wrong one is usually alone. When the other branch's edit
+and keeps each dim at its usual axis; the wrong one is usually alone. An origin does not count the findings
+where its branch is clearly the usual one and every other branch's dims clearly rarer (a table all layers share
+meets one broken layer at several nodes: that makes it no likelier the root). When the other branch's edit
 point is as suspect (a residual Add whose two convolutions' strides disagree: either could be the
 edit), it is named too (:attr:`Cause.also`). A finding downstream of an earlier one, through dims
 that one bent, joins its root cause. Linear in the findings times their suspects (each followed back
@@ -129,6 +131,8 @@ class _Branch:
     kept: bool = False
     #: whether ``edit`` is a number written in the shape arithmetic that makes a size meeting a dynamic dim
     number: bool = False
+    #: where the operand's clashing dims were made (their origins)
+    origins: frozenset[Origin] = frozenset()
 
 
 def _hops_back(node: Node, producer: dict[str, Node]) -> dict[str, int]:
@@ -718,7 +722,10 @@ def _branches(result: Result, i: int, model: _Model) -> list[_Branch]:
         if best is None:
             continue
         counts = [model.place_count(s[k], k, len(s)) if places else model.dim_count(s[k]) for k in ks]
-        out.append(_Branch(best.origin, best.hops, min(counts), places, best.kept, best.number))
+        v = model.values.get(t)
+        where = (v.data_origin if slot == target else v.origin) if v is not None else None
+        made = frozenset(o for k in ks if where is not None and (o := where(k)) is not None)
+        out.append(_Branch(best.origin, best.hops, min(counts), places, best.kept, best.number, made))
         peers.append(model.peer_count(f.node, slot, ks, s) if slot != target else None)
     if len(out) < 2:
         return []
@@ -761,6 +768,10 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
     # the edit points that hold a size written in the shape arithmetic against a dynamic dim: a traced length is
     # repeated by everything computed from it, so how often its size occurs says nothing against it
     numbers: set[Origin] = set()
+    # the findings in which an origin is the edit point of the branch whose dims are clearly the model's usual ones
+    # (the other branches' clearly rarer): a table every layer shares meets one broken layer at each of its uses,
+    # which must not make it the root by the number of findings it takes part in
+    common: dict[Origin, set[int]] = {}
     producer = {t: n for n in result.graph.nodes for t in n.outputs if t}
     model = _Model(result, producer)
     split: dict[int, list[_Branch]] = {}
@@ -780,13 +791,22 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
             near[b.edit] = min(near.get(b.edit, MAX_HOPS), b.hops)
             if b.number:
                 numbers.add(b.edit)
+            others = [c for c in bs if c.edit != b.edit]
+            rarer = [c for c in others if _rarer(c.count, b.count) and c.edit.kind != "input"]
+            if others and not b.number and len(rarer) == len(others):
+                for o in {b.edit, *b.origins} - {x for c in rarer for x in (c.edit, *c.origins)}:
+                    common.setdefault(o, set()).add(i)
     left = set(todo)
     causes: list[Cause] = []
+
+    def claims(o: Origin) -> set[int]:
+        """The findings left that ``o`` explains: not those where it is the usual side of the clash."""
+        return (cover[o] - common[o] if o in common else cover[o]) & left
 
     def score(o: Origin) -> tuple[int, int, int, int, int, int]:
         # a graph input's size is the user's to choose: it is blamed only when nothing else takes part
         kind = 0 if o.kind == "input" else 1
-        n = len(cover[o] & left)
+        n = len(claims(o))
         if o in edits:  # a traced length first, then the rarer dim, then the nearer
             return (kind, n, 2 if o in numbers else 1, -edits[o], -near.get(o, MAX_HOPS), order.get(o.name, -1))
         v = values.get(o)
@@ -804,7 +824,7 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
         if heap and (_negated(now), at) > heap[0][:2]:
             heapq.heappush(heap, (_negated(now), at, best))
             continue
-        got = sorted(cover[best] & left)
+        got = sorted(claims(best))
         causes.append(Cause(best, got, also=_also(best, got, split, cover)))
         left -= set(got)
     for i in sorted(left):  # no suspect: the node itself is where the problem begins
