@@ -750,6 +750,52 @@ def _sizes(result: Result) -> Counter[int]:
     return seen
 
 
+class _Evidence:
+    """What the findings ``todo`` say of each origin: the findings it takes part in (as a suspect or as a branch's
+    edit point), how near it lies, how rare its dims are, and the branches of each clash."""
+
+    def __init__(self, result: Result, todo: Sequence[int], producer: dict[str, Node]) -> None:
+        fs = result.findings
+        self.cover: dict[Origin, set[int]] = {}
+        self.values: dict[Origin, int | None] = {}
+        self.near: dict[Origin, int] = {}  # the fewest hops from the origin to a finding it takes part in
+        #: an edit point of a branch: how often its clashing dims occur (rarer: likelier)
+        self.edits: dict[Origin, int] = {}
+        #: the edit points that hold a size written in the shape arithmetic against a dynamic dim: a traced length
+        #: is repeated by everything computed from it, so how often its size occurs says nothing against it
+        self.numbers: set[Origin] = set()
+        #: the findings in which an origin is on the branch whose dims are clearly the model's usual ones (the other
+        #: branches' clearly rarer): a table every layer shares meets one broken layer at each of its uses, which
+        #: must not make it the root by the number of findings it takes part in
+        self.common: dict[Origin, set[int]] = {}
+        self.split: dict[int, list[_Branch]] = {}
+        model = _Model(result, producer)
+        for i in todo:
+            hops = _hops_back(fs[i].node, producer) if fs[i].suspects else {}
+            for s in fs[i].suspects:
+                self.cover.setdefault(s.origin, set()).add(i)
+                if s.value is not None:
+                    self.values.setdefault(s.origin, s.value)
+                self.near[s.origin] = min(self.near.get(s.origin, MAX_HOPS), hops.get(s.origin.name, MAX_HOPS))
+            bs = _branches(result, i, model)
+            if bs:
+                self.split[i] = bs
+            for b in bs:
+                self._branch(i, b, bs)
+
+    def _branch(self, i: int, b: _Branch, bs: list[_Branch]) -> None:
+        self.cover.setdefault(b.edit, set()).add(i)
+        self.edits[b.edit] = min(self.edits.get(b.edit, b.count), b.count)
+        self.near[b.edit] = min(self.near.get(b.edit, MAX_HOPS), b.hops)
+        if b.number:
+            self.numbers.add(b.edit)
+        others = [c for c in bs if c.edit != b.edit]
+        rarer = [c for c in others if _rarer(c.count, b.count) and c.edit.kind != "input"]
+        if others and not b.number and len(rarer) == len(others):
+            for o in {b.edit, *b.origins} - {x for c in rarer for x in (c.edit, *c.origins)}:
+                self.common.setdefault(o, set()).add(i)
+
+
 def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[Cause]:
     """Group ``result.findings`` (those at ``findings``, default all) by the origin that explains them."""
     every = list(range(len(result.findings))) if findings is None else list(findings)
@@ -761,55 +807,23 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
     todo = [i for i in every if fs[i].cause is None or fs[i].cause not in chosen]
     sizes = _sizes(result)
     order = {n.name: n.index for n in result.graph.nodes}
-    cover: dict[Origin, set[int]] = {}
-    values: dict[Origin, int | None] = {}
-    near: dict[Origin, int] = {}  # the fewest hops from the origin to a finding it takes part in
-    edits: dict[Origin, int] = {}  # an edit point of a branch: how often its clashing dims occur (rarer: likelier)
-    # the edit points that hold a size written in the shape arithmetic against a dynamic dim: a traced length is
-    # repeated by everything computed from it, so how often its size occurs says nothing against it
-    numbers: set[Origin] = set()
-    # the findings in which an origin is the edit point of the branch whose dims are clearly the model's usual ones
-    # (the other branches' clearly rarer): a table every layer shares meets one broken layer at each of its uses,
-    # which must not make it the root by the number of findings it takes part in
-    common: dict[Origin, set[int]] = {}
     producer = {t: n for n in result.graph.nodes for t in n.outputs if t}
-    model = _Model(result, producer)
-    split: dict[int, list[_Branch]] = {}
-    for i in todo:
-        hops = _hops_back(fs[i].node, producer) if fs[i].suspects else {}
-        for s in fs[i].suspects:
-            cover.setdefault(s.origin, set()).add(i)
-            if s.value is not None:
-                values.setdefault(s.origin, s.value)
-            near[s.origin] = min(near.get(s.origin, MAX_HOPS), hops.get(s.origin.name, MAX_HOPS))
-        bs = _branches(result, i, model)
-        if bs:
-            split[i] = bs
-        for b in bs:
-            cover.setdefault(b.edit, set()).add(i)
-            edits[b.edit] = min(edits.get(b.edit, b.count), b.count)
-            near[b.edit] = min(near.get(b.edit, MAX_HOPS), b.hops)
-            if b.number:
-                numbers.add(b.edit)
-            others = [c for c in bs if c.edit != b.edit]
-            rarer = [c for c in others if _rarer(c.count, b.count) and c.edit.kind != "input"]
-            if others and not b.number and len(rarer) == len(others):
-                for o in {b.edit, *b.origins} - {x for c in rarer for x in (c.edit, *c.origins)}:
-                    common.setdefault(o, set()).add(i)
+    ev = _Evidence(result, todo, producer)
+    cover, edits, near = ev.cover, ev.edits, ev.near
     left = set(todo)
     causes: list[Cause] = []
 
     def claims(o: Origin) -> set[int]:
         """The findings left that ``o`` explains: not those where it is the usual side of the clash."""
-        return (cover[o] - common[o] if o in common else cover[o]) & left
+        return (cover[o] - ev.common[o] if o in ev.common else cover[o]) & left
 
     def score(o: Origin) -> tuple[int, int, int, int, int, int]:
         # a graph input's size is the user's to choose: it is blamed only when nothing else takes part
         kind = 0 if o.kind == "input" else 1
         n = len(claims(o))
         if o in edits:  # a traced length first, then the rarer dim, then the nearer
-            return (kind, n, 2 if o in numbers else 1, -edits[o], -near.get(o, MAX_HOPS), order.get(o.name, -1))
-        v = values.get(o)
+            return (kind, n, 2 if o in ev.numbers else 1, -edits[o], -near.get(o, MAX_HOPS), order.get(o.name, -1))
+        v = ev.values.get(o)
         rarity = -sizes.get(v, 0) if v is not None else -(10**9)
         return (kind, n, 0, -near.get(o, MAX_HOPS), rarity, order.get(o.name, -1))
 
@@ -825,7 +839,7 @@ def root_causes(result: Result, findings: Iterable[int] | None = None) -> list[C
             heapq.heappush(heap, (_negated(now), at, best))
             continue
         got = sorted(claims(best))
-        causes.append(Cause(best, got, also=_also(best, got, split, cover)))
+        causes.append(Cause(best, got, also=_also(best, got, ev.split, cover)))
         left -= set(got)
     for i in sorted(left):  # no suspect: the node itself is where the problem begins
         n = fs[i].node
