@@ -182,3 +182,31 @@ def test_a_range_given_bounds_the_sizes_a_latent_finding_is_looked_for_at(tmp_pa
     assert p.message.endswith("it fails unless S is 4 or 6"), p.message
     [p] = check(str(path), dims={"S": "200..300"}).problems
     assert "S = 201" in p.message and "S = 200" in p.message, p.message
+
+
+def _quotient_dims(where: str) -> object:
+    """A dynamo export's annotation ``64 // (H // 4)`` (a count of patches) on the input (``where="input"``) or on a
+    tensor inside."""
+    from onnx import TensorProto, helper
+
+    quotient = "(64//((H//4)))"
+    x_dims: list[object] = ["B", quotient] if where == "input" else ["B", "H"]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)
+    inside = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", quotient])
+    out = helper.make_tensor_value_info("z", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["y"], ["z"])]
+    graph = helper.make_graph(nodes, "g", [x], [out], value_info=[inside] if where == "inside" else [])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_sizes_that_make_a_declared_dim_divide_by_zero_are_said_not_a_crash() -> None:
+    """At H = 2, ``64 // (H // 4)`` divides by zero. Declared inside, the annotation says nothing at those sizes
+    (the check goes on; at H = 8 it still holds the derived dim to it); declared for an input, the sizes given
+    cannot be the input's: bad input, in one line."""
+    inside = _quotient_dims("inside")
+    assert check(inside, dims={"H": 2}).problems == []
+    [stale] = [p for p in check(inside, dims={"H": 8}).problems if p.kind == "declared-shape"]
+    assert "(64//((H//4)))" in stale.message or "floor(64/floor(H/4))" in stale.message, stale.message
+    with pytest.raises(SizesError, match=r"divide by zero") as got:
+        check(_quotient_dims("input"), dims={"H": 2})
+    assert len(str(got.value)) < 2048 and "\n" not in str(got.value)

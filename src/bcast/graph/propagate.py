@@ -25,6 +25,7 @@ from .expr import Expr
 from .model import UNKNOWN, Declared, Graph, Node, Origin, Value
 from .ops import SHAPES
 from .ops._base import ShapeFn, settle_requirements
+from .sizes import SizesError
 
 __all__ = ["Fallback", "Result", "Stop", "propagate"]
 
@@ -249,7 +250,13 @@ def _input_value(name: str, decl: Declared, ctx: Ctx, graph: Graph) -> Value:
         else:
             for a in d.symbols:
                 ctx.reserve(a)
-            d = d.bind(fixed)
+            bound = _bound(d, fixed)
+            if bound is None:
+                raise SizesError(
+                    f"the sizes given make the dim {d} that the model declares at axis {k} of its input "
+                    f"{name[:200]!r} divide by zero"
+                )
+            d = bound
             if d.atom is not None and d.atom in d.symbols and ctx.graph is graph:
                 ctx.input_dim(d.atom, (name, k))  # a dim the file names, of the model's own inputs
         dims.append(d)
@@ -414,7 +421,8 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
         return v
     fixed = ctx.fixed_sizes()
     if v.shape is None:
-        dims = tuple(d.bind(fixed) if d is not None else ctx.fresh(f"{name}_{k}") for k, d in enumerate(decl.dims))
+        bound = [_bound(d, fixed) if d is not None else None for d in decl.dims]
+        dims = tuple(b if b is not None else ctx.fresh(f"{name}_{k}") for k, b in enumerate(bound))
         return Value(v.dtype or decl.dtype, dims, None, (Origin(node.name, node.op),) * len(dims))
     if len(decl.dims) != len(v.shape):
         ctx.problem(
@@ -426,7 +434,8 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
         )
         return v
     for k, (d, e) in enumerate(zip(decl.dims, v.shape, strict=True)):
-        if d is not None and d.bind(fixed).eq(e) is Tri.NO:
+        b = _bound(d, fixed) if d is not None else None
+        if b is not None and b.eq(e) is Tri.NO:
             ctx.problem(
                 node,
                 "declared-shape",
@@ -439,6 +448,15 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
             )
             break
     return v
+
+
+def _bound(d: Expr, fixed: dict[str, int]) -> Expr | None:
+    """The dim ``d`` that the file declares, at the sizes the user gave; ``None`` where they make it divide by zero
+    (a dynamo export's ``4096 // ((width // 4) * (height // 4))`` at a width under 4): there it says nothing."""
+    try:
+        return d.bind(fixed)
+    except ZeroDivisionError:
+        return None
 
 
 def _text(dims: Sequence[Any]) -> str:
