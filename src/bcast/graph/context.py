@@ -153,6 +153,9 @@ class Ctx:
     #: the least sizes of symbols that the model's windows need (a convolution's window against its padded input,
     #: noted): below them it fails whatever else it requires, so requirements are tried from them on (:meth:`ranges`)
     least: dict[str, int] = field(default_factory=dict)
+    #: the tensors every element of which holds one known value (a ConstantOfShape's, a scalar broadcast), by name,
+    #: and that value: what counts a NonZero of them, whose data is too large (or of sizes too unknown) to keep
+    filled: dict[str, Any] = field(default_factory=dict)
     #: what a shape function computed from data shared by many nodes (an IR's declared intervals), by key:
     #: computed once per propagation, never across two
     memo: dict[object, Any] = field(default_factory=dict)

@@ -38,11 +38,14 @@ __all__ = [
     "dims_text",
     "element_origins",
     "elements",
+    "fill_of",
     "fresh_dim",
     "input_value",
     "known",
     "new_value",
+    "nonzero_count",
     "norm_findings",
+    "note_fill",
     "numel",
     "op_label",
     "origins_of",
@@ -185,6 +188,43 @@ def same_as(v: Value | None, dtype: str | None = None) -> Value:
 
 def data_of(values: Sequence[Any], limit: int = DATA_LIMIT) -> tuple[Any, ...] | None:
     return tuple(values) if len(values) <= limit else None
+
+
+def fill_of(ctx: Ctx, name: str, v: Value | None) -> Any:
+    """The one value every element of the tensor ``name`` holds (``v`` its value), where known: noted by the op that
+    filled it (:attr:`Ctx.filled`), or read off its data; ``None`` when not known or not one value."""
+    got = ctx.filled.get(name) if name else None
+    if got is not None or v is None or not v.data:
+        return got
+    first = v.data[0]
+    one = first.value if isinstance(first, Expr) else first
+    if one is None or any((x.value if isinstance(x, Expr) else x) != one for x in v.data):
+        return None
+    return one
+
+
+def nonzero_count(ctx: Ctx, name: str, x: Value) -> Expr | None:
+    """How many elements of the tensor ``name`` (value ``x``) are not zero, where known: all of them when each holds
+    one value other than zero (ONNX's ``NonZero(ConstantOfShape(shape, 1))``, an exporter's way to count), none when
+    each is zero, else counted off its data; ``None`` when not known (a count of the data's own)."""
+    if x.shape is None:
+        return None
+    fill = fill_of(ctx, name, x)
+    if fill is not None:
+        return numel(x.shape) if fill != 0 else Expr.const(0)
+    n = static_numel(x.shape)
+    if x.data is None or n is None or len(x.data) != n:
+        return None
+    values = [e.value if isinstance(e, Expr) else e for e in x.data]
+    if any(v is None for v in values):
+        return None
+    return Expr.const(sum(1 for v in values if v != 0))
+
+
+def note_fill(ctx: Ctx, node: Node, fill: Any) -> None:
+    """Note that every element of ``node``'s first output holds ``fill`` (nothing where ``fill`` is ``None``)."""
+    if fill is not None and node.outputs and node.outputs[0]:
+        ctx.filled[node.outputs[0]] = fill
 
 
 def attr_int(node: Node, name: str, default: int) -> int:

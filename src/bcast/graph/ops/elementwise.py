@@ -22,7 +22,18 @@ from ...operators import LEGACY_BROADCAST, MULTIDIRECTIONAL, SAME_SHAPE_BEFORE_8
 from ..context import Ctx
 from ..expr import Expr, emax, emin
 from ..model import Node, Origin, Value
-from ._base import DATA_LIMIT, attr_int, dims_from_value, known, rank_of_length, register, same_as, static_numel
+from ._base import (
+    DATA_LIMIT,
+    attr_int,
+    dims_from_value,
+    fill_of,
+    known,
+    note_fill,
+    rank_of_length,
+    register,
+    same_as,
+    static_numel,
+)
 
 Dims = tuple[Expr, ...]
 
@@ -442,6 +453,7 @@ def _expand(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     out = ctx.broadcast_into(node, x, dims, "ONNX Expand (bidirectional)", mode="bidirectional", target_value=tv)
     if out is None:
         return [Value(x.dtype, None)]
+    note_fill(ctx, node, fill_of(ctx, node.inputs[0], x))
     return [Value(x.dtype, out, expanded_data(x, out))]
 
 

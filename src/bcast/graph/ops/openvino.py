@@ -68,9 +68,12 @@ from ._base import (
     SHAPES,
     agree,
     axis_of,
+    fill_of,
     input_value,
     known,
+    nonzero_count,
     norm_findings,
+    note_fill,
     numel,
     origins_of,
     rational_scale,
@@ -705,6 +708,7 @@ def _broadcast(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         out = ctx.broadcast_into(node, x, dims, rule, mode=mode, target_value=tv, names=names[:2])
         if out is None:
             return [Value(x.dtype, dims if mode == "numpy" else None)]
+        note_fill(ctx, node, fill_of(ctx, node.inputs[0], x))
         out_o = origins if mode == "numpy" else None
         return [Value(x.dtype, out, expanded_data(x, out), out_o)]
     if x.shape is None:
@@ -1796,7 +1800,8 @@ def _nonzero(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x = known(ins[0])
     dtype = "int32" if _text(node, "output_type", "i64") == "i32" else "int64"
     rank: Expr = Expr.const(len(x.shape)) if x.shape is not None else ctx.fresh(f"{node.name}_rank")
-    return [Value(dtype, (rank, ctx.fresh(f"{node.name}_count", free=True)))]
+    count = nonzero_count(ctx, node.inputs[0], x)
+    return [Value(dtype, (rank, count if count is not None else ctx.fresh(f"{node.name}_count", free=True)))]
 
 
 @register("openvino:TopK")

@@ -29,6 +29,8 @@ from ._base import (
     element_origins,
     input_value,
     known,
+    nonzero_count,
+    note_fill,
     numel,
     origins_of,
     rank_of_length,
@@ -689,6 +691,8 @@ def _constant_of_shape(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Va
     n = static_numel(dims)
     if isinstance(v, Value) and v.data and n is not None and n <= DATA_LIMIT:
         data = (v.data[0],) * n
+    first = v.data[0] if isinstance(v, Value) and v.data else 0.0  # ONNX's default value: a float32 zero
+    note_fill(ctx, node, first.value if isinstance(first, Expr) else first)
     return [Value(dtype, dims, data, origins, (_node_origin(node),) * n if data is not None and n else None)]
 
 
@@ -942,7 +946,8 @@ def _argmax(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 def _nonzero(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
     x = known(ins[0])
     rank: Expr = Expr.const(len(x.shape)) if x.shape is not None else ctx.fresh(f"{node.name}_rank")
-    return [Value("int64", (rank, ctx.fresh(f"{node.name}_count", free=True)))]
+    count = nonzero_count(ctx, node.inputs[0], x)
+    return [Value("int64", (rank, count if count is not None else ctx.fresh(f"{node.name}_count", free=True)))]
 
 
 @register("EyeLike")
