@@ -226,6 +226,10 @@ class Ctx:
             self._unnamed_atoms.pop(name, None)
             self._summaries.clear()
 
+    def is_input_dim(self, symbol: str) -> bool:
+        """Whether ``symbol`` is a dim of the model's inputs, named by the file or not (not one propagation made)."""
+        return symbol in self._named or symbol in self._unnamed
+
     def is_unnamed_input(self, symbol: str) -> bool:
         """Whether ``symbol`` is an input's dim that the file leaves unnamed (and open)."""
         return symbol in self._unnamed

@@ -24,7 +24,7 @@ from .context import BroadcastRecord, Ctx, Finding, ShapeError
 from .expr import Expr
 from .model import UNKNOWN, Declared, Graph, Node, Origin, Value
 from .ops import SHAPES
-from .ops._base import ShapeFn, settle_requirements
+from .ops._base import ShapeFn, require, settle_requirements
 from .sizes import SizesError
 
 __all__ = ["Fallback", "Result", "Stop", "propagate"]
@@ -435,6 +435,24 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
         return v
     for k, (d, e) in enumerate(zip(decl.dims, v.shape, strict=True)):
         b = _bound(d, fixed) if d is not None else None
+        if b is not None and b.value is not None and e.value is None and _frozen(name, e, ctx):
+            size = b.value
+            said = ("frozen", e, size)  # one warning for each dim the export froze, at the first tensor that says it
+            if said in ctx.memo:
+                continue
+            ctx.memo[said] = True
+            if require(
+                node,
+                ctx,
+                "declared-shape",
+                f"the model declares {name} as {_text(decl.dims)}, {size} at axis {k} where propagation gives {e} "
+                "(onnxruntime plans its buffers by annotations: where the two differ, it may reuse one too small "
+                "and fail)",
+                _equals(e, size),
+                (e,),
+                axis=k,
+            ):
+                break
         if b is not None and b.eq(e) is Tri.NO:
             ctx.problem(
                 node,
@@ -448,6 +466,22 @@ def _against_declared(node: Node, name: str, v: Value, decl: Declared | None, ct
             )
             break
     return v
+
+
+def _equals(e: Expr, size: int) -> Callable[[dict[str, int]], bool]:
+    return lambda env: e.evaluate(env) == size
+
+
+def _frozen(name: str, e: Expr, ctx: Ctx) -> bool:
+    """Whether a size that an ONNX file declares for the tensor ``name`` inside the graph (not a graph output, whose
+    annotation a runtime only compares with) where propagation derives ``e``, a dim of the model's inputs, is a size
+    the exporter froze at the example's (a dynamo export's ``value_info``)."""
+    return (
+        ctx.graph.format == "onnx"
+        and name not in ctx.graph.outputs
+        and bool(e.symbols)
+        and all(ctx.is_input_dim(s) for s in e.symbols)
+    )
 
 
 def _bound(d: Expr, fixed: dict[str, int]) -> Expr | None:
