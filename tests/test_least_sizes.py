@@ -384,3 +384,66 @@ def test_a_crop_of_a_symbolic_axis_has_a_least_size(pads: list[int], least: int)
     else:
         assert [(p.code, p.severity) for p in report.problems] == [("BC211", "info")]
         assert _least_said(report, "H") == least
+
+
+# -- a -1 inferred from an empty rest of the target ----------------------------------------------------------------
+
+
+def _pooled_heads(conv: tuple[int, int], pool: int) -> Any:
+    """[N, 8, L] through an unpadded convolution (kernel, stride) and an average pooling of window ``pool`` (stride
+    1), transposed to [N, L', 8] and split into heads by ``Reshape(h, [0, 0, -1, 4])``: where L' is 0 (a pooling
+    gives no windows of an input one row short of its window), the -1 cannot be inferred."""
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w"], ["c"], "conv", strides=[conv[1]]),
+        n("AveragePool", ["c"], ["p"], "pool", kernel_shape=[pool]),
+        n("Transpose", ["p"], ["t"], "to_rows", perm=[0, 2, 1]),
+        n("Reshape", ["t", "heads"], ["y"], "split_heads"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.full((8, 8, conv[0]), 0.1, np.float32), "w"),
+        numpy_helper.from_array(np.array([0, 0, -1, 4], np.int64), "heads"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8, "L"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+
+
+@pytest.mark.parametrize(("conv", "pool"), [((3, 1), 2), ((5, 2), 3), ((1, 4), 2)])
+def test_a_minus_one_with_nothing_else_to_fill_is_the_models_least_size(conv: tuple[int, int], pool: int) -> None:
+    """The pooled length is 0 one row below the pooling's window; the reshape's -1 then has no elements to be
+    inferred from (onnxruntime: "The input tensor cannot be reshaped"), which is where the model starts to run.
+    (A strided pooling of an input shorter than its window is one partial window in onnxruntime, none in the
+    ONNX spec and its reference evaluator, which bcast follows: the poolings here have stride 1.)"""
+    m = _pooled_heads(conv, pool)
+    session = _session(m)
+    runs = [n for n in SIZES if _ort_runs(session, (2, 8, n))]
+    least = runs[0]
+    assert runs == list(range(least, SIZES.stop)) and least == conv[0] + (pool - 1) * conv[1]
+    report = check(m)
+    assert not report.fails(), [p.message for p in report.problems]
+    assert _least_said(report, "L") == least, [p.message for p in report.problems]
+    assert [c.allowed for c in report.constraints if c.dim == "L"] == [f"{{{least}..}}"]
+
+
+def test_a_target_with_nothing_besides_its_minus_one_is_an_error() -> None:
+    """A literal 0 (allowzero) beside the -1: no size of the input gives the -1 anything to be inferred from;
+    onnxruntime refuses the model ("Product cannot be 0 in combination with -1")."""
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Reshape", ["x", "t"], ["y"], "reshape", allowzero=1)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([0, -1], np.int64), "t")],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    with pytest.raises(Exception, match="Product cannot be 0 in combination with -1"):
+        _session(m)
+    report = check(m)
+    assert [(p.code, p.severity) for p in report.problems] == [("BC203", "error")], report.render()

@@ -567,8 +567,30 @@ def _reshape_inferred(
     a warning saying for which sizes when it is one for some (over 0: 0 for an empty input, else a fresh
     symbol)."""
     assert x.shape is not None
+    onnx = ctx.graph.format == "onnx"
     if known_part.value == 0:
+        if onnx:  # onnxruntime and NumPy: "cannot reshape array of size 0 into shape (2,0,newaxis)"
+            raise ShapeError(
+                f"Reshape {node.name}: the target {_dims_text(tuple(ints))} of {_dims_text(x.shape)} holds no elements "
+                "besides its -1, which then cannot be inferred (onnxruntime and NumPy refuse it)",
+                suspects=_target_suspects(target, ints),
+                kind="reshape-count",
+            )
         return Expr.const(0) if total.value == 0 else ctx.fresh(f"{node.name}_{minus}")
+    if onnx and _may_be_zero(known_part):
+        # the rest of the target is empty at some sizes (a pooling that leaves no rows of a short input): the -1
+        # cannot be inferred there, and the model works only from the sizes where it holds something
+        require(
+            node,
+            ctx,
+            "reshape-count",
+            f"the target {_dims_text(tuple(ints))} of {_dims_text(x.shape)} must hold elements besides its -1 for "
+            f"the -1 to be inferred: {known_part} > 0",
+            lambda env: known_part.evaluate(env) != 0,
+            (known_part,),
+            suspects=_target_suspects(target, ints),
+            least=True,
+        )
     q = total // known_part
     shape = x.shape
 
@@ -604,6 +626,14 @@ def _reshape_inferred(
         suspects=_target_suspects(target, ints),
     )
     return q
+
+
+def _may_be_zero(e: Expr) -> bool:
+    """Whether the product of sizes ``e`` may be 0 at some sizes: not where it is a sum of products of symbols (each
+    at least 1) with positive coefficients, but where it holds a floor, a ceiling, a min or a difference."""
+    if e.value is not None:
+        return e.value == 0
+    return any(c <= 0 or any(isinstance(a, Opaque) for a in m) for m, c in e.terms)
 
 
 def _size_mismatch(node: Node, target: Value, ints: list[Expr], sizes: tuple[Expr, Expr], message: str) -> ShapeError:
