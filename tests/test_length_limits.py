@@ -642,3 +642,77 @@ def test_what_meets_a_length_within_its_limit_meets_the_length(tmp_path: Path) -
     report = check(str(path))
     assert report.clean, report.render()
     assert [(p.kind, p.severity, p.node) for p in report.problems] == [("length-limit", "info", "add_pos")]
+
+
+# -- positions counted from a mask (RoBERTa's ``cumsum(input_ids != pad) * mask + pad``) ------------------------------
+
+
+def counted_positions(path: Path, rows: int, pad: int, exclusive: bool = False) -> Path:
+    """RoBERTa's ``create_position_ids_from_input_ids`` as the TorchScript exporter writes it: the tokens that are
+    not padding counted along the sequence (``CumSum`` of ``Not(Equal(ids, pad))``), times the mask, plus the
+    padding index, read from a learned table of ``rows`` rows."""
+    n = helper.make_node
+    nodes = [
+        n("Equal", ["input_ids", "pad"], ["is_pad"], name="is_pad"),
+        n("Not", ["is_pad"], ["keep"], name="keep"),
+        n("Cast", ["keep"], ["mask"], name="mask", to=TensorProto.INT32),
+        n("CumSum", ["mask", "axis1"], ["count"], name="count", exclusive=int(exclusive)),
+        n("Mul", ["count", "mask"], ["kept"], name="kept"),
+        n("Cast", ["kept"], ["kept64"], name="kept64", to=TensorProto.INT64),
+        n("Add", ["kept64", "pad"], ["position_ids"], name="position_ids"),
+        n("Gather", ["table", "position_ids"], ["y"], name="embed_positions"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(pad, np.int64), "pad"),
+        numpy_helper.from_array(np.array(1, np.int32), "axis1"),
+        numpy_helper.from_array(np.ones((rows, 4), np.float32), "table"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "counted_positions",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _counted_runs(path: Path, seq: int, pad: int) -> bool:
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:  # a sequence of no padding: every position counted
+        session.run(None, {"input_ids": np.full((2, seq), pad + 3, np.int64)})
+    except Exception:  # onnxruntime's INVALID_ARGUMENT: "indices element out of data bounds"
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("rows", "pad", "exclusive"), [(12, 1, False), (9, 0, False), (10, 2, True)])
+def test_positions_counted_from_a_mask_limit_the_sequence(tmp_path: Path, rows: int, pad: int, exclusive: bool) -> None:
+    """The last position of a sequence of no padding is ``seq + pad`` (``seq - 1 + pad`` counted exclusively): the
+    model works only while it is a row of the table, where onnxruntime starts to fail."""
+    path = counted_positions(tmp_path / "roberta.onnx", rows, pad, exclusive)
+    last = rows - pad - (0 if exclusive else 1)  # the longest sequence whose positions are rows of the table
+    assert _counted_runs(path, last, pad) and not _counted_runs(path, last + 1, pad)
+    [note] = check(str(path)).problems
+    assert (note.kind, note.severity, note.node) == ("length-limit", "info", "embed_positions"), note.message
+    assert "positions made by CumSum count" in note.message, note.message
+    report = check(str(path), dims={"seq": f"1..{last}"})
+    assert report.problems == [] or all(p.severity == "info" for p in report.problems)
+    assert check(str(path), dims={"seq": f"1..{last + 1}"}).fails("warning")
+
+
+def test_positions_counted_from_a_mask_in_the_ir_give_the_onnx_limit(tmp_path: Path) -> None:
+    """OpenVINO's IR of it (LogicalNot, Convert, CumSum with ``exclusive="false"``): the same limit, its Gather
+    reading zeros past the table."""
+    ov = pytest.importorskip("openvino", reason="the IR is converted by openvino", exc_type=ImportError)
+    path = counted_positions(tmp_path / "roberta.onnx", 12, 1)
+    xml = tmp_path / "roberta.xml"
+    ov.save_model(ov.convert_model(str(path)), str(xml))
+    assert "CumSum" in xml.read_text() and "LogicalNot" in xml.read_text()
+    [note] = check(str(xml)).problems
+    assert (note.kind, note.severity) == ("length-limit", "info")
+    assert "works only for input_ids_1 + 2 <= 12" in note.message, note.message
+    assert "OpenVINO reads zeros past its end" in note.message

@@ -205,6 +205,11 @@ _SAME_ELEMENTS = frozenset(
 #: sums and differences, by the sign of their second operand
 _SIGN = {"Add": 1, "Sub": -1, "Subtract": -1}
 _MULTIPLY = frozenset({"Mul", "Multiply"})
+#: ops whose elements are 0 or 1 (comparisons and logic, ONNX's and the IR's)
+_BOOLEAN = frozenset(
+    {"Equal", "NotEqual", "Not", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}
+    | {"LogicalNot", "LogicalAnd", "LogicalOr", "LogicalXor", "GreaterEqual", "LessEqual"}
+)
 _NEGATE = frozenset({"Neg", "Negative"})
 #: the most ops followed back from an index tensor to the Ranges that made it, along one path and in all
 _BOUNDS_DEPTH = 16
@@ -219,7 +224,9 @@ def element_bounds(name: str, ctx: Ctx) -> Bounds | None:
     comes from, when its values are positions: a ``Range(start, limit)`` of step 1 (from ``start`` to ``limit -
     1``), reshaped, expanded or cast (ONNX's ops and the IR's); shifted or scaled by one integer (GPT-2's
     ``Range(0, S) + past``); or two such tensors added or subtracted as an outer sum (a relative position,
-    ``Range(0, Q)[:, None] - Range(0, K)[None, :] + K - 1``).
+    ``Range(0, Q)[:, None] - Range(0, K)[None, :] + K - 1``); or counted from a mask (RoBERTa's ``cumsum(ids !=
+    pad) * mask + pad``: a comparison holds 0 or 1, a running sum up to the axis's length times its largest, a
+    product of two tensors none below 0 up to the product of theirs, which a sequence of no padding reaches).
 
     Both bounds are taken by some element (every pair of an outer sum is), so a table read with them is read
     past its end exactly when a bound is past it: what :func:`_positions` states as a limit. ``None`` when the
@@ -262,6 +269,10 @@ class _Bounds:
         if op in _NEGATE:
             x = self.of(ins[0], depth + 1)
             return None if x is None else (-x[1], -x[0], x[2])
+        if op in _BOOLEAN:  # a mask: 0 or 1 (of the tokens that are not padding, say)
+            return Expr.const(0), Expr.const(1), Origin(node.name, node.op)
+        if op == "CumSum":
+            return self._cumsum(node, depth)
         if len(ins) != 2:
             return None
         a, b = ins
@@ -269,7 +280,9 @@ class _Bounds:
             k, other = _one_value(self.values.get(b)), a
             if k is None:
                 k, other = _one_value(self.values.get(a)), b
-            if k is None or k.value is None:
+            if k is None:
+                return self._product(a, b, depth)
+            if k.value is None:
                 return None  # scaled by a size: its sign, and so which end is which, is not known here
             x = self.of(other, depth + 1)
             if x is None:
@@ -295,6 +308,33 @@ class _Bounds:
         if sign > 0:
             return x[0] + y[0], x[1] + y[1], x[2]
         return x[0] - y[1], x[1] - y[0], x[2]
+
+    def _cumsum(self, node: Node, depth: int) -> Bounds | None:
+        """A running count of elements that are none below 0 (RoBERTa's positions: ``cumsum(mask) * mask +
+        padding_idx``): from the least element (0 where ``exclusive``) to ``n`` times the largest, ``n`` the
+        axis's length, which every element taking its largest reaches (a sequence of no padding)."""
+        x = self.of(node.inputs[0], depth + 1)
+        v = self.values.get(node.inputs[0])
+        k = _one_value(self.values.get(node.inputs[1])) if len(node.inputs) > 1 else None
+        if x is None or v is None or v.shape is None or k is None or k.value is None:
+            return None
+        lo, hi, _ = x
+        if lo.value is None or lo.value < 0 or not -len(v.shape) <= k.value < len(v.shape):
+            return None
+        n = v.shape[int(k.value) % len(v.shape)]
+        made = Origin(node.name, node.op)
+        if node.attrs.get("exclusive") in (1, True, "1", "true", "True"):  # ONNX's int, the IR's text
+            return Expr.const(0), (n - 1) * hi, made
+        return lo, n * hi, made
+
+    def _product(self, a: str, b: str, depth: int) -> Bounds | None:
+        """Two tensors of elements none below 0, multiplied elementwise (a running count times its mask): from the
+        product of the least to the product of the largest, which the elements where both are largest reach."""
+        x, y = self.of(a, depth + 1), self.of(b, depth + 1)
+        if x is None or y is None or x[0].value is None or y[0].value is None or min(x[0].value, y[0].value) < 0:
+            return None
+        made = x[2] if x[2].op not in _BOOLEAN else y[2]
+        return x[0] * y[0], x[1] * y[1], made
 
 
 def _outer(a: Value | None, b: Value | None) -> bool:
