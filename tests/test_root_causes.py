@@ -583,3 +583,40 @@ def test_a_table_every_layer_shares_is_not_the_root_of_the_one_layer_that_breaks
     roots = _roots(check(model))
     named = {n for r in roots for n in r if n}
     assert roots and named <= {"q_target1", "k_target1", "q_split1", "k_split1"}, roots
+
+
+def _rotate_half_layers(cut: int, broken: int = 2, layers: int = 4) -> Any:
+    """``layers`` rotary layers over [B, S, 8]: ``rotate_half`` as ``Concat(-x[..., 4:], x[..., :4])``, times the
+    table [1, S, 8]; in layer ``broken`` the first half is cut to ``cut`` (a Slice off by one: 5 rows and 4)."""
+    n = helper.make_node
+    nodes, inits = [], {"zero": _i64(0), "four": _i64(4), "eight": _i64(8), "axis2": _i64(2), "cut": _i64(cut)}
+    x = "x"
+    for i in range(layers):
+        end = "cut" if i == broken else "four"
+        nodes += [
+            n("MatMul", [x, f"w{i}"], [f"h{i}"], name=f"proj{i}"),
+            n("Slice", [f"h{i}", "zero", end, "axis2"], [f"a{i}"], name=f"first_half{i}"),
+            n("Slice", [f"h{i}", "four", "eight", "axis2"], [f"b{i}"], name=f"second_half{i}"),
+            n("Neg", [f"b{i}"], [f"nb{i}"], name=f"negate{i}"),
+            n("Concat", [f"nb{i}", f"a{i}"], [f"r{i}"], name=f"rotate_half{i}", axis=-1),
+            n("Mul", [f"r{i}", "sin"], [f"s{i}"], name=f"apply_sin{i}"),
+            n("Add", [f"h{i}", f"s{i}"], [f"o{i}"], name=f"rotated{i}"),
+        ]
+        inits[f"w{i}"] = _w(8, 8)
+        x = f"o{i}"
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["B", "S", 8]),
+        helper.make_tensor_value_info("sin", F, [1, "S", 8]),
+    ]
+    return _model(nodes, inputs, inits)
+
+
+def test_a_half_cut_one_row_long_names_its_slice_not_the_concat_that_joins_the_halves() -> None:
+    """Layer 2's first half is cut to 5 rows: the halves join to 9 against the table's 8. Of the two halves
+    (5 and 4), the model holds 4 at every other layer: the Slice that cut 5 is named, not the Concat."""
+    feeds = {"x": _w(2, 3, 8), "sin": _w(1, 3, 8)}
+    assert _runs(_rotate_half_layers(4), feeds)
+    model = _rotate_half_layers(5)
+    assert not _runs(model, feeds)
+    roots = _roots(check(model))
+    assert roots and roots[0][0] == "first_half2", roots

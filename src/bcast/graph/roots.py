@@ -18,7 +18,9 @@ clash dim by dim to the place a person would edit on it:
 - a size that is a number written in the shape arithmetic (a Range's traced length) against a dynamic dim is
   that number, before a node that shifted it, and before a rarer dim (what is computed from it repeats it);
 - a Concat whose inputs agree on every axis but one other than its own, where they hold unrelated
-  sizes (a cache's length against a sequence's), is joined along the wrong axis: it is the root;
+  sizes (a cache's length against a sequence's), is joined along the wrong axis: it is the root; a Concat
+  along the clash axis of parts of unequal sizes (rotate-half's halves cut 5 and 4) is followed into the part
+  whose size the model clearly holds least often;
 - an Expand's (an IR Broadcast's) target is the operand its data meets, by the value it holds;
 - for a clash of *places* (a dim the other operand has at another axis: a batch meeting a length),
   of the nodes that moved the dim across other axes (a stray Transpose, an Unsqueeze before it) the
@@ -472,6 +474,9 @@ class _Model:
         o = v.origin(k) if v is not None else None
         if o is not None and o.name != p.name and (o.kind == "initializer" or o.op == "Constant"):
             return o
+        part = self._odd_part(p, out, k) if p.op == "Concat" else None
+        if part is not None:
+            return part
         best: tuple[str, int] | None = None
         for ti in p.inputs:
             vi = self.values.get(ti) if ti else None
@@ -487,6 +492,29 @@ class _Model:
             if got is not None:
                 return got
         return Origin(p.name, p.op)
+
+    def _odd_part(self, p: Node, out: str, k: int) -> tuple[str, int] | None:
+        """The input of a Concat along axis ``k`` whose size there is the odd one out (rotate-half's halves cut 5
+        and 4 where 4 and 4 belong): of parts of known and unequal sizes, the one whose size the model holds
+        least often, where one is clearly rarer. ``None`` where the parts agree (a Concat along the wrong axis
+        doubles a length: the Concat made it) or none is clearly rarer."""
+        rank = len(self.shape(out) or ())
+        axis = p.attrs.get("axis")
+        if not isinstance(axis, int) or (axis + rank if axis < 0 else axis) != k:
+            return None
+        sizes: list[tuple[int, str]] = []
+        for ti in p.inputs:
+            s = self.shape(ti) if ti else None
+            n = s[k].value if s is not None and len(s) == rank else None
+            if n is None or n < 2:  # a part of one row (a class token before the patches) is no half of anything
+                return None
+            sizes.append((int(n), ti))
+        if len({n for n, _ in sizes}) < 2:
+            return None
+        counts = sorted((self.dim_count(Expr.const(n)), ti) for n, ti in sizes)
+        if not _rarer(counts[0][0], counts[1][0]):
+            return None
+        return counts[0][1], k
 
     def _composer(self, t: str, i: int, e: Expr) -> Origin | tuple[str, int] | None:
         """The node that put ``e`` at element ``i`` of the value ``t`` (a Concat assembling a shape, a Gather
