@@ -1130,3 +1130,25 @@ def test_small_constants_are_read_with_one_opening_of_the_bin(tmp_path: Path, mo
     graph = graph_of_ir(cut)
     assert len(graph.constants) == 21 and all(v.data is None for v in graph.constants.values())
     assert all(v.shape is not None for v in graph.constants.values())
+
+
+@pytest.mark.parametrize(("shape", "runs"), [((-1, 16, 32), (2, 16, 32)), ((-1, 1, 32), (2, 1, 32))])
+def test_an_ir_squeeze_of_an_axis_of_a_size_other_than_1_leaves_it(
+    tmp_path: Path, shape: tuple[int, ...], runs: tuple[int, ...]
+) -> None:
+    """Squeeze-1 on axis 1 of ``[?, 16, 32]``: OpenVINO builds it as ``[?, 16, 32]`` and runs it (the PyTorch
+    frontend's ``aten::squeeze(1)``, a no-op there in PyTorch too), where its spec says an error: no finding, and
+    the axis is kept downstream (a MatMul by a [32, 8] weight then meets 32)."""
+    ov = pytest.importorskip("openvino", reason="the IR is built and run by openvino", exc_type=ImportError)
+    from openvino import opset1
+
+    p = opset1.parameter(ov.PartialShape(list(shape)), ov.Type.f32, name="x")
+    squeezed = opset1.squeeze(p, opset1.constant(np.array([1], np.int64)))
+    out = opset1.matmul(squeezed, opset1.constant(np.ones((32, 8), np.float32)), False, False)
+    xml = tmp_path / "squeeze.xml"
+    ov.save_model(ov.Model([out], [p]), str(xml), compress_to_fp16=False)
+    got = ov.Core().compile_model(str(xml), "CPU")({0: np.ones(runs, np.float32)})[0]
+    report = check(str(xml))
+    assert report.problems == [], report.render()
+    want = runs[:1] + ((runs[1],) if runs[1] != 1 else ()) + (8,)
+    assert got.shape == want

@@ -861,7 +861,17 @@ def _unsqueeze(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
 
 @register("openvino:Squeeze")
 def _squeeze(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    return _call("Squeeze", _view(node, {}), ins, ctx)
+    """Squeeze-1: an axis of a known size other than 1 is left as it is, where the spec says an error (OpenVINO
+    2026.4 builds ``[?, 16, 32]`` squeezed on axis 1 as ``[?, 16, 32]`` and runs it: the PyTorch frontend's
+    ``aten::squeeze(1)``, a no-op on such an axis in PyTorch too); an axis of a size not known is taken for a 1,
+    and fails when it is not."""
+    x, axes_in = known(ins[0]), input_value(ins, 1)
+    consts = axes_in.consts if axes_in is not None else None
+    if x.shape is None or consts is None:
+        return _call("Squeeze", _view(node, {}), ins, ctx)
+    r = len(x.shape)
+    kept = [a for a in consts if not -r <= a < r or x.shape[a % r].value in (None, 1)]
+    return _call("Squeeze", _view(node, {"axes": kept}, inputs=node.inputs[:1]), ins[:1], ctx)
 
 
 @register("openvino:Transpose")
