@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -716,3 +717,49 @@ def test_positions_counted_from_a_mask_in_the_ir_give_the_onnx_limit(tmp_path: P
     assert (note.kind, note.severity) == ("length-limit", "info")
     assert "works only for input_ids_1 + 2 <= 12" in note.message, note.message
     assert "OpenVINO reads zeros past its end" in note.message
+
+
+def _kept_patches(keep: int) -> Any:
+    """ViTMAE's masking as the dynamo exporter writes it: the patches [B, N, 8] shuffled by noise (``TopK`` of all
+    N), the first ``keep`` kept (a count traced as a constant), gathered, and added to positions sliced the way the
+    graph computes the count, ``min(keep, N)``. Right at every N: the slice of N patches to ``keep`` rows is
+    ``min(keep, N)`` rows, never ``keep`` rows of fewer patches."""
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["shape"], name="shape"),
+        n("Slice", ["shape", "one", "two", "zero"], ["count"], name="count"),
+        n("ReduceMean", ["x"], ["noise"], name="noise", axes=[2], keepdims=0),
+        n("TopK", ["noise", "count"], ["values", "order"], name="shuffle", axis=1),
+        n("Slice", ["order", "zero", "keep", "one"], ["kept"], name="keep_first"),
+        n("Unsqueeze", ["kept", "two"], ["kept3"], name="kept3"),
+        n("Expand", ["kept3", "wide"], ["index"], name="index"),
+        n("GatherElements", ["x", "index"], ["picked"], name="pick", axis=1),
+        n("Min", ["count", "keep"], ["rows"], name="rows"),
+        n("Slice", ["pos", "zero", "rows", "zero"], ["p"], name="positions"),
+        n("Add", ["picked", "p"], ["y"], name="add_positions"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "kept_patches",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "N", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            _ints("zero", [0]),
+            _ints("one", [1]),
+            _ints("two", [2]),
+            _ints("keep", [keep]),
+            _ints("wide", [1, 1, 8]),
+            numpy_helper.from_array(np.ones((64, 8), np.float32), "pos"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_constant_count_kept_of_a_symbolic_axis_is_at_most_the_axis() -> None:
+    model = _kept_patches(6)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 3, 6, 9):  # fewer patches than the count kept, as many, more
+        (y,) = session.run(None, {"x": np.ones((2, n, 8), np.float32)})
+        assert y.shape == (2, min(6, n), 8)
+    report = check(model)
+    assert report.problems == [], report.render()

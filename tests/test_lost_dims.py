@@ -494,8 +494,10 @@ S, T, U = Expr.symbol("S"), Expr.symbol("T"), Expr.symbol("U")
         (emax([S, emin([S, T])]), "S"),
         (emax([U, emax([S, T])]), "max(U, max(S, T))"),  # nothing to drop: kept as it is built, not flattened
         ((32 * emax([S, T]) * U) // (8 * emax([S, T])), "4*U"),
+        (emin([64, emin([6, S])]), "min(6, S)"),  # a constant the inner min is never above
+        (emax([2, emax([S, 5])]), "max(5, S)"),
     ],
-    ids=["max-in-max", "nested-twice", "min-in-min", "min-in-max", "kept", "quotient"],
+    ids=["max-in-max", "nested-twice", "min-in-min", "min-in-max", "kept", "quotient", "min-constant", "max-constant"],
 )
 def test_an_extreme_already_among_the_arguments_is_dropped(got: Expr, want: str) -> None:
     assert str(got) == want

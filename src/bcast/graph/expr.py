@@ -772,6 +772,18 @@ def _undominated(es: list[Expr], name: str) -> list[Expr]:
     return kept
 
 
+def _within_own(rest: list[Expr], name: str, c: int) -> bool:
+    """Whether one of ``rest`` is a min (max) of its own holding a constant no larger (no smaller) than ``c``: then
+    ``c`` can never be the min (max) of them all."""
+    for e in rest:
+        a = e.atom
+        if isinstance(a, Opaque) and a.op == name:
+            inner = [x.value for x in a.args if x.value is not None]
+            if inner and (min(inner) <= c if name == "min" else max(inner) >= c):
+                return True
+    return False
+
+
 def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
     pick: Callable[[Iterable[int]], int] = max if name == "max" else min
     distinct: dict[Expr, None] = {}
@@ -791,6 +803,8 @@ def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
         if name == "min":
             return Expr.const(c)
         consts = []
+    if consts and _within_own(rest, name, pick(x for x in consts if x is not None)):
+        consts = []  # min(64, min(6, N)) is min(6, N): the inner one is never above 6
     if consts:
         c = pick(x for x in consts if x is not None)
         # every atom is >= 0: a constant no larger than every expression's lower bound drops out of max

@@ -101,7 +101,8 @@ def _dims_text(dims: Dims) -> str:
 
 def _clamp_index(k: Expr, size: Expr, step_neg: bool) -> Expr:
     """Slice's start/end: negative counts from the end, then clamped to the axis (a symbolic bound on a
-    static axis is ``min(bound, size)``; on a symbolic axis it is taken as in range)."""
+    static axis is ``min(bound, size)``, and so is a constant past 1 on a symbolic axis that may be shorter; a
+    symbolic bound on a symbolic axis is taken as in range)."""
     v, n = k.value, size.value
     if v is not None:
         if v >= _INT_MAX:
@@ -116,6 +117,10 @@ def _clamp_index(k: Expr, size: Expr, step_neg: bool) -> Expr:
             return base
         if n is not None:
             return Expr.const(min(v, n - 1 if step_neg else n))
+        if v > 1 and not step_neg and (size.lo is None or size.lo < v):
+            # a number of rows cut off an axis of a size not known (``ids[:, :64]`` of a shuffle of every patch,
+            # a length traced as a constant): at most the axis, so that what meets it sees which is which
+            return emin([k, size])
         return k
     if n is not None and k.lo is not None and k.lo >= n:
         return size
@@ -133,7 +138,9 @@ def slice_bounds(start: Expr, end: Expr, size: Expr, step: int) -> tuple[Expr, E
     On a static axis of ``n`` a symbolic bound is ``min(bound, n)``: a length cut off a table (``pos[:S]``) is
     ``min(S, n)``, and a window that moves along it (a rotary cache's ``cos[past:past + S]``) is ``min(past + S,
     n) - min(past, n)`` rows, so that whatever needs it to be ``S`` says for which sizes it is. On a symbolic
-    axis, and for a window of a fixed number of rows (``x[i:i+1]``), the bounds are taken as in range.
+    axis a constant bound past 1 is ``min(bound, size)`` too (``ids[:, :64]`` of a shuffle of every patch: the
+    graph computes ``min(64, N)`` rows elsewhere); a symbolic bound there, and a window of a fixed number of rows
+    (``x[i:i+1]``), are taken as in range.
     """
     rows = (end - start if step > 0 else start - end).value
     if start.value is None and rows is not None:
