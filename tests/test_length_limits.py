@@ -763,3 +763,105 @@ def test_a_constant_count_kept_of_a_symbolic_axis_is_at_most_the_axis() -> None:
         assert y.shape == (2, min(6, n), 8)
     report = check(model)
     assert report.problems == [], report.render()
+
+
+def _relative_window(half: int) -> Any:
+    """DeBERTa's relative embeddings cut as the TorchScript trace wrote them, ``rel[half - S : half + S]`` of a
+    table of ``2 * half`` rows (the ``min(S, half)`` it had was lost), added to scores [B, 2S, 4]: past ``S = half``
+    the start is negative and counts from the end, and the cut is another number of rows."""
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["shape"], name="shape"),
+        n("Slice", ["shape", "one", "two", "zero"], ["s"], name="length"),
+        n("Sub", ["half", "s"], ["start"], name="start"),
+        n("Add", ["half", "s"], ["end"], name="end"),
+        n("Slice", ["rel", "start", "end", "zero"], ["window"], name="rel_window"),
+        n("Concat", ["x", "x"], ["xx"], name="both_directions", axis=1),
+        n("Add", ["xx", "window"], ["y"], name="add_relative"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "relative_window",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            _ints("zero", [0]),
+            _ints("one", [1]),
+            _ints("two", [2]),
+            _ints("half", [half]),
+            numpy_helper.from_array(np.ones((2 * half, 4), np.float32), "rel"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("half", [4, 7])
+def test_a_start_that_turns_negative_past_a_length_is_the_models_limit(half: int) -> None:
+    model = _relative_window(half)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+    def runs(s: int) -> bool:
+        try:
+            session.run(None, {"x": np.ones((2, s, 4), np.float32)})
+        except Exception:  # onnxruntime's INVALID_ARGUMENT: the window is not 2S rows past S = half
+            return False
+        return True
+
+    # at S = half + 1 the wrapped window is one row, which broadcasts (a wrong result, no failure); past it, fails
+    assert all(runs(s) for s in range(1, half + 1)) and not any(runs(s) for s in range(half + 2, half + 5))
+    notes = check(model).problems
+    assert notes and all((p.kind, p.severity) == ("length-limit", "info") for p in notes), notes
+    [start] = [p for p in notes if p.node == "rel_window"]
+    assert f"works only for S <= {half}" in start.message and "counts from the end" in start.message
+    # the window's end past the table says the same limit in its own words (S + half <= 2 * half)
+    assert all(f"S <= {half}" in p.message or f"S + {half} <= {2 * half}" in p.message for p in notes)
+    assert check(model, dims={"S": f"1..{half + 3}"}).fails("warning")
+
+
+def _clipped_columns(clip: int) -> Any:
+    """Columns picked by GatherElements from a [B, S, 6] tensor with ``Clip(arange(S), 0, clip)``: past the 6 columns
+    where the clipped positions reach them."""
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["shape"], name="shape"),
+        n("Gather", ["shape", "one_s"], ["s"], name="length", axis=0),
+        n("Range", ["zero_s", "s", "one_s"], ["r"], name="positions"),
+        n("Clip", ["r", "zero_s", "clip"], ["c"], name="clip"),
+        n("Unsqueeze", ["c", "axes02"], ["c3"], name="as_column"),
+        n("Expand", ["c3", "wide"], ["idx"], name="indices"),
+        n("GatherElements", ["x", "idx"], ["y"], name="pick", axis=2),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "clipped_columns",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.array(0, np.int64), "zero_s"),
+            numpy_helper.from_array(np.array(1, np.int64), "one_s"),
+            numpy_helper.from_array(np.array(clip, np.int64), "clip"),
+            _ints("axes02", [0, 2]),
+            _ints("wide", [1, 1, 6]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_clipped_positions_bound_a_gather_elements_index() -> None:
+    """Clipped to 5, the positions never pass the 6 columns; clipped to 9, they do from S = 7 on, where onnxruntime
+    stops; clipped to 5 and to 9, the check says so."""
+
+    def runs(model: Any, s: int) -> bool:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        try:
+            session.run(None, {"x": np.ones((2, s, 6), np.float32)})
+        except Exception:  # onnxruntime's INVALID_ARGUMENT: "Out of range value in index tensor"
+            return False
+        return True
+
+    safe, past = _clipped_columns(5), _clipped_columns(9)
+    assert all(runs(safe, s) for s in (1, 6, 12)) and check(safe).problems == []
+    assert runs(past, 6) and not runs(past, 7)
+    [note] = check(past).problems
+    assert (note.kind, note.severity, note.node) == ("length-limit", "info", "pick"), note.message
+    assert "works only for" in note.message and "6" in note.message, note.message

@@ -21,7 +21,7 @@ from ...constraints import Constraint
 from ...dims import Dim, Tri
 from ...files import MAX_MODEL_RANK
 from ..context import Ctx, Finding, ShapeError, Suspect
-from ..expr import Expr
+from ..expr import Expr, Opaque
 from ..model import Node, Origin, Value
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Latent",
     "ShapeFn",
     "agree",
+    "at_most",
     "axes_of",
     "axis_of",
     "dims_from_value",
@@ -188,6 +189,16 @@ def same_as(v: Value | None, dtype: str | None = None) -> Value:
 
 def data_of(values: Sequence[Any], limit: int = DATA_LIMIT) -> tuple[Any, ...] | None:
     return tuple(values) if len(values) <= limit else None
+
+
+def at_most(a: Expr, n: int) -> bool:
+    """Whether ``a <= n`` at every size (a ``min`` of which one argument is: ``min(5, S - 1) + 1 <= 6``)."""
+    spare = (n - a).lo
+    if spare is not None and spare >= 0:
+        return True
+    c = next((coef for m, coef in a.terms if not m), 0)
+    inner = (a - c).atom
+    return isinstance(inner, Opaque) and inner.op == "min" and any(at_most(arg + c, n) for arg in inner.args)
 
 
 def fill_of(ctx: Ctx, name: str, v: Value | None) -> Any:

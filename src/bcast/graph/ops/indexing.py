@@ -17,11 +17,12 @@ import numpy as np
 
 from ...dims import Tri
 from ..context import Ctx, ShapeError, Suspect
-from ..expr import Expr
+from ..expr import Expr, emax, emin
 from ..model import Node, Origin, Value
 from ._base import (
     DATA_LIMIT,
     agree,
+    at_most,
     attr_int,
     axis_of,
     dims_text,
@@ -160,7 +161,7 @@ def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
     suspects = [*suspects_of((x.origin(axis), x.shape[axis] if x.shape else Expr.const(n))), Suspect(made)]
     if _past(lo, n) or _past(hi, n) or _past(-lo - 1, n):  # past either end at every size
         message = (
-            f"Gather {node.name}: the indices {node.inputs[1]} run from {lo} to {hi} (from {made.op} {made.name}), "
+            f"{node.op} {node.name}: the indices {node.inputs[1]} run from {lo} to {hi} (from {made.op} {made.name}), "
             f"past the end of axis {axis} of {table}, of size {n}"
         )
         out_of_range(node, ctx, message, (lo, n), suspects, axis=axis)
@@ -185,10 +186,7 @@ def _past_its_end(node: Node) -> str:
     return "; OpenVINO reads " + ("zeros" if _reads_zeros(node) else "whatever lies") + " past its end"
 
 
-def _within(a: Expr, n: int) -> bool:
-    """Whether ``a <= n`` at every size."""
-    spare = (n - a).lo
-    return spare is not None and spare >= 0
+_within = at_most
 
 
 def _past(index: Expr, n: int) -> bool:
@@ -269,6 +267,8 @@ class _Bounds:
         if op in _NEGATE:
             x = self.of(ins[0], depth + 1)
             return None if x is None else (-x[1], -x[0], x[2])
+        if op in ("Clip", "Clamp"):
+            return self._clip(node, depth)
         if op in _BOOLEAN:  # a mask: 0 or 1 (of the tokens that are not padding, say)
             return Expr.const(0), Expr.const(1), Origin(node.name, node.op)
         if op == "CumSum":
@@ -327,6 +327,20 @@ class _Bounds:
             return Expr.const(0), (n - 1) * hi, made
         return lo, n * hi, made
 
+    def _clip(self, node: Node, depth: int) -> Bounds | None:
+        """ONNX's Clip (bounds as inputs) and the IR's Clamp (as attributes): the input's bounds cut to them (relative
+        positions clipped to a table's rows)."""
+        if node.op == "Clamp":
+            lo_b, hi_b = (_whole(node.attrs.get(k)) for k in ("min", "max"))
+        else:
+            lo_b, hi_b = (_one_value(self.values.get(i)) if i else None for i in (*node.inputs[1:3], "", "")[:2])
+        x = self.of(node.inputs[0], depth + 1)
+        if x is None:  # a clip of values not known (a box's coordinates) says where they stop, not that they get there
+            return None
+        lo = x[0] if lo_b is None else emax([x[0], lo_b])
+        hi = x[1] if hi_b is None else emin([x[1], hi_b])
+        return lo, hi, x[2]
+
     def _product(self, a: str, b: str, depth: int) -> Bounds | None:
         """Two tensors of elements none below 0, multiplied elementwise (a running count times its mask): from the
         product of the least to the product of the largest, which the elements where both are largest reach."""
@@ -335,6 +349,15 @@ class _Bounds:
             return None
         made = x[2] if x[2].op not in _BOOLEAN else y[2]
         return x[0] * y[0], x[1] * y[1], made
+
+
+def _whole(text: object) -> Expr | None:
+    """An IR attribute holding a whole number (``"0"``, ``"261.0"``) as a constant; ``None`` for anything else."""
+    try:
+        f = float(str(text))
+    except ValueError:
+        return None
+    return Expr.const(int(f)) if f.is_integer() and abs(f) < 2**53 else None
 
 
 def _outer(a: Value | None, b: Value | None) -> bool:
@@ -532,6 +555,12 @@ def _gather_elements(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Valu
         pairs = _indices(idx)
         if pairs is not None:
             _element_indices(node, ctx, data, axis, pairs)
+        else:
+            rows = data.shape[axis].value
+            if rows is not None and not node.path:
+                # values not known, their range may be: DeBERTa's relative positions clipped to [0, 2*seq - 1], read
+                # from a table that a slice left 2*seq rows of, or 1 where the trace lost a min (seq = 131)
+                _positions(node, ctx, data, axis, int(rows))
     return [Value(data.dtype, idx.shape, None, idx.origins)]
 
 

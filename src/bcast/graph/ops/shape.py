@@ -21,6 +21,7 @@ from ..expr import Expr, Opaque, emax, emin
 from ..model import Node, Origin, Value
 from ._base import (
     DATA_LIMIT,
+    at_most,
     attr_int,
     attr_ints,
     axes_of,
@@ -217,6 +218,8 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         if st == 0:
             raise ShapeError(f"Slice {node.name}: a step of 0", kind="invalid")
         size = x.shape[a]
+        if st > 0 and size.value is not None and not node.path:
+            _start_may_wrap(node, ctx, s, size.value, a)
         b, f, out[a] = slice_bounds(s, e, size, st)
         if out[a] is not size:
             origins[a] = _node_origin(node) if out[a] != size else origins[a]
@@ -233,6 +236,28 @@ def _slice(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
             data, data_origins = got
             out = [Expr.const(len(p)) for p in picks]
     return [Value(x.dtype, tuple(out), data, tuple(origins), data_origins)]
+
+
+def _start_may_wrap(node: Node, ctx: Ctx, start: Expr, n: int, axis: int) -> None:
+    """A start ``c - t`` on an axis of ``n`` rows, ``t`` sizes of the model (DeBERTa's relative positions cut
+    ``rel[130 - seq : 130 + seq]``, the trace having lost a ``min(seq, 130)``): past ``t = c`` it is negative and
+    counts from the end, and the slice is rows of another place. Within ``t <= c`` it is what the export saw: the
+    model's limit, a note (a warning when ``--dim`` reaches past it)."""
+    c = next((coef for m, coef in start.terms if not m), 0)
+    if start.value is not None or not 0 < c <= n:
+        return
+    t = Expr.const(c) - start
+    if t.lo is None or t.lo < 0 or at_most(t, c):  # never past c (a min the export kept): never negative
+        return
+    ctx.note_limit(
+        node,
+        ((t, c),),
+        f"Slice {node.name}: the start {start} of axis {axis} ({n} rows) is negative past {t} = {c}, where it counts "
+        "from the end instead",
+        axis=axis,
+        dims=(t, Expr.const(c)),
+        where=f": below 0 the start {start} counts from the end of {node.inputs[0]}'s {n} rows",
+    )
 
 
 def static_dims(x: Value) -> list[int] | None:
