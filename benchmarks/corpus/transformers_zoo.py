@@ -14,6 +14,10 @@ its class of shapes:
   decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR, and by ``ov``;
 * ``torchscript_image``: the TorchScript ONNX export of an image model, its batch, height and width dynamic: HF's
   EfficientNet (the least input size its windows need, 32 pixels a side, a note);
+* ``torchscript_text``: the TorchScript ONNX export of a text encoder, its batch and sequence dynamic: MPNet
+  (RoBERTa's positions counted from the tokens that are not padding: ``seq <= 62`` of a table of 64 rows, a note)
+  and DeBERTa (relative positions cut from a window of the table whose traced start turns negative past ``seq =
+  64``, a note);
 * ``dynamo_auto``: the dynamo export with every dynamic dim ``Dim.DYNAMIC`` (the exporter names each apart, ``s2``,
   ``s20``): a ``diffusers`` SD3 transformer (16x16 latents in patches of 2, positions cropped from a table of 32
   patches a side).
@@ -96,6 +100,15 @@ def _encoder(name: str) -> Any:
         return t.BertModel(t.BertConfig(**common))
     if name == "deberta_v2":
         return t.DebertaV2Model(t.DebertaV2Config(**common))
+    if name == "deberta":  # relative positions up to the position count: a window of the table cut by seq
+        return t.DebertaModel(
+            t.DebertaConfig(
+                **common, relative_attention=True, pos_att_type=["c2p", "p2c"], max_relative_positions=-1,
+                position_biased_input=False,
+            )
+        )
+    if name == "mpnet":  # RoBERTa's positions: the tokens that are not padding counted, plus the padding index
+        return t.MPNetModel(t.MPNetConfig(**common))
     raise KeyError(name)
 
 
@@ -424,6 +437,8 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "bert.ov_dynamo.xml": (lambda: _text(_encoder("bert"), False), _text_inputs, "ov_dynamo"),
     "llama.ort_opt.onnx": (lambda: _text(_decoder("llama"), True), _text_inputs, "ort_opt"),
     "sd3.dynamo.onnx": (_sd3, _sd3_inputs, "dynamo_auto"),
+    "mpnet.torchscript.onnx": (lambda: _text(_encoder("mpnet"), False), _text_inputs, "torchscript_text"),
+    "deberta.torchscript.onnx": (lambda: _text(_encoder("deberta"), False), _text_inputs, "torchscript_text"),
     "efficientnet.torchscript.onnx": (
         lambda: _vision("efficientnet"),
         lambda: {"pixel_values": np.zeros((1, 3, 64, 64), np.float32)},
@@ -457,6 +472,9 @@ def build(out: str, only: list[str] | None = None, log: Callable[[str], None] = 
                 _dynamo_auto_onnx(module, inputs, path)
             elif how == "torchscript_image":
                 axes = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
+                _export_onnx(module, inputs, path, dynamo=False, dynamic_axes=axes, opset_version=17)
+            elif how == "torchscript_text":
+                axes = {name: {0: "batch", 1: "seq"} for name in inputs}
                 _export_onnx(module, inputs, path, dynamo=False, dynamic_axes=axes, opset_version=17)
             else:
                 _optimised_onnx(module, inputs, path, scratch)
