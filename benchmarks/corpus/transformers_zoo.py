@@ -14,6 +14,9 @@ its class of shapes:
   decoding step (its self- and cross-attention caches) exported by TorchScript and converted to IR, and by ``ov``;
 * ``torchscript_image``: the TorchScript ONNX export of an image model, its batch, height and width dynamic: HF's
   EfficientNet (the least input size its windows need, 32 pixels a side, a note);
+* ``dynamo_image``: the dynamo ONNX export of an image model, its batch, height and width dynamic: ConvNeXt-V2,
+  whose ``value_info`` says its last stage is 1x1, as at the 32-pixel example (onnxruntime plans its buffers by
+  that, and fails from 64 pixels on: a frozen size, a warning);
 * ``torchscript_text``: the TorchScript ONNX export of a text encoder, its batch and sequence dynamic: MPNet
   (RoBERTa's positions counted from the tokens that are not padding: ``seq <= 62`` of a table of 64 rows, a note)
   and DeBERTa (relative positions cut from a window of the table whose traced start turns negative past ``seq =
@@ -255,6 +258,8 @@ def _vision(name: str) -> Any:
                 image_size=32, patch_size=2, embed_dim=16, depths=[1, 1], num_heads=[2, 4], window_size=4, **EAGER
             )
         )
+    elif name == "convnextv2":
+        model = t.ConvNextV2Model(t.ConvNextV2Config(hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1]))
     elif name == "efficientnet":
         # the top convolution's channels are the pooler's window (hidden_dim): 320 at this width
         model = t.EfficientNetModel(
@@ -439,6 +444,11 @@ EXPORTS: dict[str, tuple[Callable[[], Any], Callable[[], dict[str, np.ndarray]],
     "sd3.dynamo.onnx": (_sd3, _sd3_inputs, "dynamo_auto"),
     "mpnet.torchscript.onnx": (lambda: _text(_encoder("mpnet"), False), _text_inputs, "torchscript_text"),
     "deberta.torchscript.onnx": (lambda: _text(_encoder("deberta"), False), _text_inputs, "torchscript_text"),
+    "convnextv2.dynamo.onnx": (
+        lambda: _vision("convnextv2"),
+        lambda: {"pixel_values": np.zeros((2, 3, 32, 32), np.float32)},
+        "dynamo_image",
+    ),
     "efficientnet.torchscript.onnx": (
         lambda: _vision("efficientnet"),
         lambda: {"pixel_values": np.zeros((1, 3, 64, 64), np.float32)},
@@ -473,6 +483,12 @@ def build(out: str, only: list[str] | None = None, log: Callable[[str], None] = 
             elif how == "torchscript_image":
                 axes = {"pixel_values": {0: "batch", 2: "height", 3: "width"}}
                 _export_onnx(module, inputs, path, dynamo=False, dynamic_axes=axes, opset_version=17)
+            elif how == "dynamo_image":
+                from torch.export import Dim
+
+                dims = {0: Dim("batch", min=1, max=4096), 2: Dim("height", min=8, max=4096)}
+                dims[3] = Dim("width", min=8, max=4096)
+                _export_onnx(module, inputs, path, dynamo=True, dynamic_shapes=(dims,), external_data=False)
             elif how == "torchscript_text":
                 axes = {name: {0: "batch", 1: "seq"} for name in inputs}
                 _export_onnx(module, inputs, path, dynamo=False, dynamic_axes=axes, opset_version=17)
