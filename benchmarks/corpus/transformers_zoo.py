@@ -106,7 +106,10 @@ def _encoder(name: str) -> Any:
     if name == "deberta":  # relative positions up to the position count: a window of the table cut by seq
         return t.DebertaModel(
             t.DebertaConfig(
-                **common, relative_attention=True, pos_att_type=["c2p", "p2c"], max_relative_positions=-1,
+                **common,
+                relative_attention=True,
+                pos_att_type=["c2p", "p2c"],
+                max_relative_positions=-1,
                 position_biased_input=False,
             )
         )
