@@ -447,3 +447,41 @@ def test_a_target_with_nothing_besides_its_minus_one_is_an_error() -> None:
         _session(m)
     report = check(m)
     assert [(p.code, p.severity) for p in report.problems] == [("BC203", "error")], report.render()
+
+
+def test_a_broadcast_that_fails_only_below_the_least_size_is_a_note() -> None:
+    """A convolution of window 5 needs L >= 5; the input's first 4 steps, ``x[..., :4]`` (``min(4, L)`` of them),
+    meet a table of 4: a clash only where L < 4, where the model fails anyway. A note of what the least size says,
+    not a warning."""
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w"], ["c"], "conv"),
+        n("Slice", ["x", "zero", "four", "two"], ["head"], "first_steps"),
+        n("Add", ["head", "table"], ["y"], "add_table"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.full((8, 8, 5), 0.1, np.float32), "w"),
+        numpy_helper.from_array(np.array([0], np.int64), "zero"),
+        numpy_helper.from_array(np.array([4], np.int64), "four"),
+        numpy_helper.from_array(np.array([2], np.int64), "two"),
+        numpy_helper.from_array(np.ones((1, 8, 4), np.float32), "table"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8, "L"])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("c", TensorProto.FLOAT, None),
+        ],
+        inits,
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    session = _session(m)
+    runs = [n for n in SIZES if _ort_runs(session, (2, 8, n))]
+    assert runs == list(range(5, SIZES.stop))  # the window binds; at L = 3 the table clashes too
+    report = check(m)
+    assert not report.fails(), [p.message for p in report.problems]
+    assert _least_said(report, "L") == 5
+    [clash] = [p for p in report.problems if p.node == "add_table"]
+    assert clash.severity == "info" and "holds from the model's least sizes on (L >= 5)" in clash.message
