@@ -96,3 +96,46 @@ def test_an_ir_broadcast_of_a_constant_counts_its_elements(tmp_path: Path) -> No
         assert got.shape == (b, s, 2)
     report = check(str(xml))
     assert [p for p in report.problems if p.severity in ("error", "warning")] == [], report.render()
+
+
+def _strided_reads(scale: int) -> Any:
+    """Longformer's ``as_strided`` as the TorchScript exporter writes it: ``x`` [B, S] flattened (B*S elements) and
+    read at an arange made by ``NonZero(ConstantOfShape([scale*S], 1))``: past its end where ``scale*S > B*S``."""
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["shape"], name="shape"),
+        n("Gather", ["shape", "one"], ["s"], name="length", axis=0),
+        n("Mul", ["s", "scale"], ["count"], name="count"),
+        n("Unsqueeze", ["count", "axis0"], ["count1"], name="count1"),
+        n("ConstantOfShape", ["count1"], ["ones"], name="ones", value=numpy_helper.from_array(np.array([1], np.int64))),
+        n("NonZero", ["ones"], ["nz"], name="arange"),
+        n("Squeeze", ["nz", "axis0"], ["idx"], name="positions"),
+        n("Reshape", ["x", "flat_shape"], ["flat"], name="flatten"),
+        n("Gather", ["flat", "idx"], ["y"], name="read", axis=0),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+        numpy_helper.from_array(np.array(scale, np.int64), "scale"),
+        numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+        numpy_helper.from_array(np.array([-1], np.int64), "flat_shape"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_arange_counted_by_nonzero_reads_a_flattened_tensor_within_its_size() -> None:
+    """Read at ``2*S`` positions, the B*S elements suffice from B = 2 on (onnxruntime: "indices element out of data
+    bounds" at B = 1); at ``S`` positions, at every size."""
+    past, within = _strided_reads(2), _strided_reads(1)
+    assert not _runs(past, 1, 3) and _runs(past, 2, 3) and _runs(past, 3, 5)
+    assert all(_runs(within, b, s) for b, s in SIZES)
+    [read] = check(past).problems
+    assert (read.kind, read.severity, read.node) == ("index-out-of-range", "warning", "read"), read.message
+    assert "fails at B = 1" in read.message, read.message
+    assert check(within).problems == []

@@ -108,7 +108,36 @@ def _gather(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
         constant_indices(node, ctx, x, axis, pairs)
     if pairs is None and n_axis is not None and not node.path:
         _positions(node, ctx, x, axis, n_axis)
+    elif pairs is None and not node.path and x.shape[axis].symbols:
+        _positions_in(node, ctx, x, axis, x.shape[axis])
     return [Value(x.dtype, out, data, origins, data_origins)]
+
+
+def _positions_in(node: Node, ctx: Ctx, x: Value, axis: int, size: Expr) -> None:
+    """Positions (:func:`element_bounds`) read along an axis of a size not known: in range only where the largest is
+    below it and the least no further below 0 than it. Longformer's ``as_strided``, traced as a flattened tensor
+    of ``256*batch*floor(seq/8)`` elements read at ranges times strides baked in at the export's batch: a warning
+    saying at which sizes they pass its end."""
+    found = element_bounds(node.inputs[1], ctx)
+    if found is None:
+        return
+    lo, hi, made = found
+
+    def holds(env: dict[str, int]) -> bool:
+        n = size.evaluate(env)
+        return -n <= lo.evaluate(env) and hi.evaluate(env) < n
+
+    require(
+        node,
+        ctx,
+        "index-out-of-range",
+        f"the indices {node.inputs[1]} run from {lo} to {hi} (from {made.op} {made.name}) along axis {axis} of "
+        f"{node.inputs[0]}, of size {size}",
+        holds,
+        (hi, size),
+        axis=axis,
+        suspects=[*suspects_of((x.origin(axis), size)), Suspect(made)],
+    )
 
 
 def _reads_zeros(node: Node) -> bool:
@@ -197,7 +226,7 @@ def _past(index: Expr, n: int) -> bool:
 
 #: ops whose output holds only elements of their first input (rearranged, repeated or cast), ONNX's and the IR's
 _SAME_ELEMENTS = frozenset(
-    {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "CastLike", "Identity", "Flatten"}
+    {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "CastLike", "Identity", "Flatten", "Transpose"}
     | {"Convert", "ConvertLike", "Broadcast"}
 )
 #: sums and differences, by the sign of their second operand
@@ -231,16 +260,21 @@ def element_bounds(name: str, ctx: Ctx) -> Bounds | None:
     values are anything else. Each tensor is looked at once per check, and at most :data:`_BOUNDS_LOOK` per
     question."""
     memo: dict[str, Bounds | None] = ctx.memo.setdefault("element_bounds", {})
-    return _Bounds(ctx.producer, ctx.values or {}, memo).of(name, 0)
+    return _Bounds(ctx.producer, ctx.values or {}, memo, ctx.filled).of(name, 0)
 
 
 class _Bounds:
     """One question of :func:`element_bounds`: the graph's producers and values, the answers so far."""
 
     def __init__(
-        self, producer: Callable[[str], Node | None], values: dict[str, Value], memo: dict[str, Bounds | None]
+        self,
+        producer: Callable[[str], Node | None],
+        values: dict[str, Value],
+        memo: dict[str, Bounds | None],
+        filled: dict[str, Any],
     ):
         self.producer, self.values, self.memo, self.left = producer, values, memo, _BOUNDS_LOOK
+        self.filled = filled
 
     def of(self, name: str, depth: int) -> Bounds | None:
         if name in self.memo:
@@ -273,6 +307,12 @@ class _Bounds:
             return Expr.const(0), Expr.const(1), Origin(node.name, node.op)
         if op == "CumSum":
             return self._cumsum(node, depth)
+        if op == "NonZero":  # of a tensor filled with a value other than 0: every coordinate, an arange per axis
+            counted = self.values.get(ins[0])
+            fill = self.filled.get(ins[0])
+            if fill is None or fill == 0 or counted is None or not counted.shape:
+                return None
+            return Expr.const(0), emax(list(counted.shape)) - 1, Origin(node.name, node.op)
         if len(ins) != 2:
             return None
         a, b = ins
