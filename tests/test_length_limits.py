@@ -195,12 +195,14 @@ def rotary_window(path: Path, rows: int) -> Path:
 def position_gather(path: Path, rows: int, form: str) -> Path:
     """GPT-2's ``x + wpe[positions]``, ``wpe`` of ``rows`` rows: the positions ``Range(0, seq) + past_seq``
     unsqueezed (TorchScript's), or ``Range(past_seq, past_seq + seq)`` cast and expanded to ``[1, seq]``."""
-    if form == "shifted":
+    if form in ("shifted", "tiled"):
         made = [
             helper.make_node("Range", ["zero_s", "seq_s", "one_s"], ["r"], name="positions"),
             helper.make_node("Add", ["r", "past_s"], ["p"], name="shift"),
-            helper.make_node("Unsqueeze", ["p", "zero"], ["ids"], name="ids"),
+            helper.make_node("Unsqueeze", ["p", "zero"], ["ids" if form == "shifted" else "u"], name="ids"),
         ]
+        if form == "tiled":  # repeated per row, as DeBERTa tiles its positions: the same elements
+            made.append(helper.make_node("Tile", ["u", "one_one"], ["ids"], name="tile"))
     else:
         made = [
             helper.make_node("Range", ["past_s", "total_s", "one_s"], ["r"], name="positions"),
@@ -218,6 +220,7 @@ def position_gather(path: Path, rows: int, form: str) -> Path:
         helper.make_node("Add", ["x", "pos"], ["y"], name="add_pos"),
     ]
     scalars = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("zero_s", 0), ("one_s", 1))]
+    scalars.append(numpy_helper.from_array(np.array([1, 1], np.int64), "one_one"))
     return _cache_model(path, nodes, np.ones((rows, 8), np.float32), scalars)
 
 
@@ -241,7 +244,7 @@ def test_a_moving_window_on_a_rotary_table_limits_past_and_sequence_together(tmp
     assert report.constraints == []  # a sum has no one symbol's sizes to list
 
 
-@pytest.mark.parametrize("form", ["shifted", "range"])
+@pytest.mark.parametrize("form", ["shifted", "range", "tiled"])
 @pytest.mark.parametrize("rows", [4, 8])
 def test_positions_into_a_learned_table_limit_past_and_sequence_together(tmp_path: Path, form: str, rows: int) -> None:
     path = position_gather(tmp_path / "gpt2.onnx", rows, form)

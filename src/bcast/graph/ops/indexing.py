@@ -226,7 +226,7 @@ def _past(index: Expr, n: int) -> bool:
 
 #: ops whose output holds only elements of their first input (rearranged, repeated or cast), ONNX's and the IR's
 _SAME_ELEMENTS = frozenset(
-    {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "CastLike", "Identity", "Flatten", "Transpose"}
+    {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "CastLike", "Identity", "Flatten", "Transpose", "Tile"}
     | {"Convert", "ConvertLike", "Broadcast"}
 )
 #: sums and differences, by the sign of their second operand
