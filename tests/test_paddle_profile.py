@@ -339,7 +339,7 @@ def test_grads_match_paddle_autograd(
     try:
         ex, ey = paddle_grad(op, x, y, dout, axis)
     except ValueError:
-        with pytest.raises(bcast.BroadcastError, match="ignores axis"):
+        with pytest.raises(bcast.BroadcastError, match=r"ignores axis|refuse an axis below -1"):
             bp.elementwise_grad(op, x, y, dout, axis)
         return
     refusal = None
@@ -427,3 +427,18 @@ def test_grad_past_dout_is_refused() -> None:
     # forward [2,1]; right-aligned [2,2] needs 4 elements of a 2-element dout: Paddle reads garbage
     with pytest.raises(bcast.BroadcastError, match="ignores axis"):
         bp.elementwise_grad("max", np.ones((2, 1)), np.ones(2), np.ones((2, 1)), axis=0)
+
+
+@pytest.mark.parametrize(("xs", "ys"), [((1, 0), ()), ((0,), (0, 3)), ((1, 0), (1, 0, 2))])
+def test_a_grad_refuses_an_axis_below_minus_one_even_where_the_output_is_empty(
+    xs: tuple[int, ...], ys: tuple[int, ...]
+) -> None:
+    """The forward op takes axis -2 where its output is empty; Paddle's grad kernel of operands that differ does
+    not ("Axis should be great than or equal to 0")."""
+    x, y = np.zeros(xs), np.zeros(ys)
+    out = bp.elementwise_shape(xs, ys, -2)
+    dout = np.zeros(out.to_tuple())
+    with pytest.raises(ValueError, match="Axis should be"):
+        paddle_grad("add", x, y, dout, -2)
+    with pytest.raises(bcast.BroadcastError, match="refuse an axis below -1"):
+        bp.elementwise_grad("add", x, y, dout, -2)

@@ -201,6 +201,17 @@ def elementwise_grad(
     a, b = _operands(name, x, y, GRAD_DTYPES)
     g = _read(dout, "dout")
     al = align(a.shape, b.shape, axis)
+    if axis < -1 and a.shape != b.shape:
+        # the forward op takes an axis below -1 only where its output is empty (its kernel is skipped); the grad
+        # kernels of operands that differ check it even then: "Axis should be great than or equal to 0, but
+        # received axis is -2" (operands of one shape take their own path, which reads no axis)
+        raise BroadcastError(
+            f"{MODE}: {name} grad: axis {axis}: Paddle 3.3.1's grad kernels refuse an axis below -1, even where the "
+            f"forward output ({al.output_shape}) is empty and the forward op takes it",
+            mode=MODE,
+            shapes=(str(al.x_shape), str(al.y_shape)),
+            accepted="an axis of -1 or more",
+        )
     if name in _GRAD_IGNORES_AXIS and al.start != _right_start(al):
         try:
             right = align(a.shape, b.shape, -1)
