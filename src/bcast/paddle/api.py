@@ -202,16 +202,7 @@ def elementwise_grad(
     g = _read(dout, "dout")
     al = align(a.shape, b.shape, axis)
     if axis < -1 and a.shape != b.shape:
-        # the forward op takes an axis below -1 only where its output is empty (its kernel is skipped); the grad
-        # kernels of operands that differ check it even then: "Axis should be great than or equal to 0, but
-        # received axis is -2" (operands of one shape take their own path, which reads no axis)
-        raise BroadcastError(
-            f"{MODE}: {name} grad: axis {axis}: Paddle 3.3.1's grad kernels refuse an axis below -1, even where the "
-            f"forward output ({al.output_shape}) is empty and the forward op takes it",
-            mode=MODE,
-            shapes=(str(al.x_shape), str(al.y_shape)),
-            accepted="an axis of -1 or more",
-        )
+        raise _grad_axis_below(name, axis, al)
     if name in _GRAD_IGNORES_AXIS and al.start != _right_start(al):
         try:
             right = align(a.shape, b.shape, -1)
@@ -248,6 +239,19 @@ def _right_start(al: PaddleAlignment) -> int:
     """The start axis that right alignment (axis -1) gives the lower-rank operand."""
     rx, ry = al.x_shape.rank or 0, al.y_shape.rank or 0
     return abs(rx - ry) if rx != ry else 0
+
+
+def _grad_axis_below(name: str, axis: int, al: PaddleAlignment) -> BroadcastError:
+    """The forward op takes an axis below -1 only where its output is empty (its kernel is skipped); the grad kernels
+    of operands that differ check it even then ("Axis should be great than or equal to 0, but received axis is
+    -2"); operands of one shape take their own path, which reads no axis."""
+    return BroadcastError(
+        f"{MODE}: {name} grad: axis {axis}: Paddle 3.3.1's grad kernels refuse an axis below -1, even where the "
+        f"forward output ({al.output_shape}) is empty and the forward op takes it",
+        mode=MODE,
+        shapes=(str(al.x_shape), str(al.y_shape)),
+        accepted="an axis of -1 or more",
+    )
 
 
 def _grad_axis_error(
