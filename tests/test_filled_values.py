@@ -43,11 +43,16 @@ def _indices(fill: float, how: str) -> Any:
         numpy_helper.from_array(np.array([2], np.int64), "two"),
         numpy_helper.from_array(np.array(fill, np.float32), "scalar"),
     ]
+    return _model(nodes, inits, TensorProto.INT64)
+
+
+def _model(nodes: list[Any], inits: list[Any], out_type: int) -> Any:
+    """The nodes as a model of the input ``x`` [B, S] and the output ``y``."""
     graph = helper.make_graph(
         nodes,
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S"])],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+        [helper.make_tensor_value_info("y", out_type, None)],
         inits,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -119,14 +124,7 @@ def _strided_reads(scale: int) -> Any:
         numpy_helper.from_array(np.array([0], np.int64), "axis0"),
         numpy_helper.from_array(np.array([-1], np.int64), "flat_shape"),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return _model(nodes, inits, TensorProto.FLOAT)
 
 
 def test_an_arange_counted_by_nonzero_reads_a_flattened_tensor_within_its_size() -> None:

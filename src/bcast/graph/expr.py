@@ -803,12 +803,12 @@ def _extreme(items: Iterable[ExprLike], name: str) -> Expr:
         if name == "min":
             return Expr.const(c)
         consts = []
-    if consts and _within_own(rest, name, pick(x for x in consts if x is not None)):
-        consts = []  # min(64, min(6, N)) is min(6, N): the inner one is never above 6
     if consts:
         c = pick(x for x in consts if x is not None)
+        if _within_own(rest, name, c):
+            consts = []  # min(64, min(6, N)) is min(6, N): the inner one is never above 6
         # every atom is >= 0: a constant no larger than every expression's lower bound drops out of max
-        if name == "max":
+        elif name == "max":
             los = [e.lo for e in rest]
             if all(lo is not None and lo >= c for lo in los):
                 consts = []

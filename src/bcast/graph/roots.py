@@ -53,6 +53,7 @@ import heapq
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from ..dims import Tri
@@ -281,11 +282,8 @@ class _Model:
     def target(self, t: str) -> tuple[Expr, ...] | None:
         """The value of ``t``, a shape vector, as dims (``None`` when its elements are not all known)."""
         v = self.values.get(t) if t else None
-        if v is None or v.data is None or v.shape is None or len(v.shape) != 1:
-            return None
-        if not all(isinstance(x, Expr) for x in v.data):
-            return None
-        return tuple(v.data)
+        ints = v.ints if v is not None and v.shape is not None and len(v.shape) == 1 else None
+        return None if ints is None else tuple(ints)
 
     def trace_element(self, t: str, k: int, places: bool, aligned: bool) -> _Edit | None:
         """:meth:`trace` of element ``k`` of the shape value ``t`` (a broadcast's target): the constant that holds
@@ -438,19 +436,20 @@ class _Model:
             return cut is None or j in cut
         return False
 
+    def _input_ints(self, p: Node, i: int) -> list[int] | None:
+        """The known integers of input ``i`` of ``p`` (``None``: no such input, or values not all known)."""
+        if i >= len(p.inputs) or not p.inputs[i]:
+            return None
+        v = self.values.get(p.inputs[i])
+        return None if v is None or v.data is None else _ints(v.data)
+
     def _cut_axes(self, p: Node) -> set[int] | None:
         """The axes a Slice or StridedSlice cuts, where its constants say (``None``: any)."""
         shape = self.shape(p.inputs[0]) if p.inputs and p.inputs[0] else None
         if shape is None:
             return None
         rank = len(shape)
-
-        def data(i: int) -> list[int] | None:
-            if i >= len(p.inputs) or not p.inputs[i]:
-                return None
-            v = self.values.get(p.inputs[i])
-            return None if v is None or v.data is None else _ints(v.data)
-
+        data = partial(self._input_ints, p)
         if p.op == "StridedSlice":
             begin = data(1)
             masks = ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
@@ -604,8 +603,7 @@ class _Model:
         """Where a Slice or StridedSlice of a vector starts (``None``: not known, or a step other than 1)."""
 
         def first(k: int) -> int | None:
-            v = self.values.get(p.inputs[k]) if k < len(p.inputs) and p.inputs[k] else None
-            got = _ints(v.data) if v is not None and v.data is not None else None
+            got = self._input_ints(p, k)
             return got[0] if got else None
 
         if p.op == "Slice":

@@ -35,6 +35,7 @@ __all__ = [
     "at_most",
     "axes_of",
     "axis_of",
+    "constant_term",
     "dims_from_value",
     "dims_text",
     "element_origins",
@@ -191,12 +192,17 @@ def data_of(values: Sequence[Any], limit: int = DATA_LIMIT) -> tuple[Any, ...] |
     return tuple(values) if len(values) <= limit else None
 
 
+def constant_term(e: Expr) -> int:
+    """The constant term of ``e`` (0 where it has none)."""
+    return next((c for m, c in e.terms if not m), 0)
+
+
 def at_most(a: Expr, n: int) -> bool:
     """Whether ``a <= n`` at every size (a ``min`` of which one argument is: ``min(5, S - 1) + 1 <= 6``)."""
     spare = (n - a).lo
     if spare is not None and spare >= 0:
         return True
-    c = next((coef for m, coef in a.terms if not m), 0)
+    c = constant_term(a)
     inner = (a - c).atom
     return isinstance(inner, Opaque) and inner.op == "min" and any(at_most(arg + c, n) for arg in inner.args)
 

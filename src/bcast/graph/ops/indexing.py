@@ -25,6 +25,7 @@ from ._base import (
     at_most,
     attr_int,
     axis_of,
+    constant_term,
     dims_text,
     fresh_dim,
     input_value,
@@ -182,8 +183,8 @@ def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
     if found is None:
         return
     lo, hi, made = found
-    below = not _within(-lo, n)  # a negative index counts from the end: down to -n
-    limit = tuple((a, n) for a, out in ((hi + 1, not _within(hi + 1, n)), (-lo, below)) if out)
+    below = not at_most(-lo, n)  # a negative index counts from the end: down to -n
+    limit = tuple((a, n) for a, out in ((hi + 1, not at_most(hi + 1, n)), (-lo, below)) if out)
     if not limit:
         return
     table = node.inputs[0]
@@ -213,9 +214,6 @@ def _positions(node: Node, ctx: Ctx, x: Value, axis: int, n: int) -> None:
 
 def _past_its_end(node: Node) -> str:
     return "; OpenVINO reads " + ("zeros" if _reads_zeros(node) else "whatever lies") + " past its end"
-
-
-_within = at_most
 
 
 def _past(index: Expr, n: int) -> bool:
@@ -621,9 +619,9 @@ def _element_indices(node: Node, ctx: Ctx, x: Value, axis: int, pairs: list[tupl
     for e, o in pairs:
         part = tuple(t for t in e.terms if t[0])
         got = ends.setdefault(part, [(e, o), (e, o)])
-        if _constant_of(e) < _constant_of(got[0][0]):
+        if constant_term(e) < constant_term(got[0][0]):
             got[0] = (e, o)
-        elif _constant_of(e) > _constant_of(got[1][0]):
+        elif constant_term(e) > constant_term(got[1][0]):
             got[1] = (e, o)
         if len(ends) > _INDEX_PARTS:
             return
@@ -664,11 +662,6 @@ def _past_either_end(e: Expr, size: Expr) -> bool:
     """Whether the index ``e`` is past either end of an axis of ``size`` (``-size..size - 1``) at every size."""
     above, below = (e - size).lo, (-e - size - 1).lo
     return (above is not None and above >= 0) or (below is not None and below >= 0)
-
-
-def _constant_of(e: Expr) -> int:
-    """The constant term of ``e`` (0 where it has none)."""
-    return next((c for m, c in e.terms if not m), 0)
 
 
 @register("ScatterND")

@@ -26,6 +26,7 @@ from ._base import (
     attr_ints,
     axes_of,
     axis_of,
+    constant_term,
     dims_from_value,
     element_origins,
     input_value,
@@ -243,7 +244,7 @@ def _start_may_wrap(node: Node, ctx: Ctx, start: Expr, n: int, axis: int) -> Non
     ``rel[130 - seq : 130 + seq]``, the trace having lost a ``min(seq, 130)``): past ``t = c`` it is negative and
     counts from the end, and the slice is rows of another place. Within ``t <= c`` it is what the export saw: the
     model's limit, a note (a warning when ``--dim`` reaches past it)."""
-    c = next((coef for m, coef in start.terms if not m), 0)
+    c = constant_term(start)
     if start.value is not None or not 0 < c <= n:
         return
     t = Expr.const(c) - start
