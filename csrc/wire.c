@@ -21,6 +21,7 @@
 #include <Python.h>
 
 #include <stdint.h>
+#include <structmember.h>
 
 #if PY_VERSION_HEX < 0x030B0000
 #define PyFloat_Unpack4(p, le) _PyFloat_Unpack4((const unsigned char *)(p), (le))
@@ -648,7 +649,7 @@ static int input_name(PyObject *name, Py_ssize_t i, Py_ssize_t slot, PyObject *p
     if (s == -1 && PyErr_Occurred())
         rc = -1;
     else if (s >= 0) { /* a node, not a graph source */
-        rc = PyList_Append(mine, src);
+        rc = mine == NULL ? 0 : PyList_Append(mine, src);
         if (rc == 0 && s >= i) rc = add_fault(faults, s == i ? F_OWN : F_LATE, at, i, slot, name, src);
     }
     Py_DECREF(src);
@@ -657,9 +658,9 @@ static int input_name(PyObject *name, Py_ssize_t i, Py_ssize_t slot, PyObject *p
 
 /* the read names of one node (number i): its predecessors, and the faults of what it reads */
 static PyObject *node_preds(PyObject *seq, Py_ssize_t i, PyObject *producer, PyObject *faults, Py_ssize_t *at,
-                            PyObject *minus_one) {
-    PyObject *mine = PyList_New(0);
-    if (mine == NULL) return NULL;
+                            PyObject *minus_one, int want) {
+    PyObject *mine = want ? PyList_New(0) : NULL;
+    if (want && mine == NULL) return NULL;
     for (Py_ssize_t slot = 0; slot < PySequence_Fast_GET_SIZE(seq); slot++) { /* as scan_outputs: held */
         PyObject *name = PySequence_Fast_GET_ITEM(seq, slot);
         Py_INCREF(name);
@@ -667,14 +668,15 @@ static PyObject *node_preds(PyObject *seq, Py_ssize_t i, PyObject *producer, PyO
         int rc = input_name(name, i, slot, producer, faults, *at, minus_one, mine);
         Py_DECREF(name);
         if (rc < 0) {
-            Py_DECREF(mine);
+            Py_XDECREF(mine);
             return NULL;
         }
     }
+    if (mine == NULL) Py_RETURN_NONE;
     return mine;
 }
 
-/* the read names of every node: preds gets each node's predecessors */
+/* the read names of every node: preds gets each node's predecessors (preds NULL: none are kept) */
 static int scan_inputs(PyObject *inputs, PyObject *producer, PyObject *faults, Py_ssize_t *at, PyObject *minus_one,
                        PyObject *preds) {
     PyObject *it = PyObject_GetIter(inputs), *ins;
@@ -684,10 +686,10 @@ static int scan_inputs(PyObject *inputs, PyObject *producer, PyObject *faults, P
         PyObject *seq = PySequence_Fast(ins, "_wire.structure: a node's inputs must be a sequence");
         Py_DECREF(ins);
         if (seq == NULL) goto fail;
-        PyObject *mine = node_preds(seq, i++, producer, faults, at, minus_one);
+        PyObject *mine = node_preds(seq, i++, producer, faults, at, minus_one, preds != NULL);
         Py_DECREF(seq);
         if (mine == NULL) goto fail;
-        int rc = PyList_Append(preds, mine);
+        int rc = preds == NULL ? 0 : PyList_Append(preds, mine);
         Py_DECREF(mine);
         if (rc < 0) goto fail;
     }
@@ -700,15 +702,17 @@ fail:
 
 static PyObject *py_structure(PyObject *self, PyObject *args) {
     PyObject *inputs, *outputs, *sources, *graph_outputs;
+    int want_preds = 1;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOO:structure", &inputs, &outputs, &sources, &graph_outputs)) return NULL;
-    PyObject *producer = PyDict_New(), *faults = PyDict_New(), *preds = PyList_New(0);
+    if (!PyArg_ParseTuple(args, "OOOO|p:structure", &inputs, &outputs, &sources, &graph_outputs, &want_preds))
+        return NULL;
+    PyObject *producer = PyDict_New(), *faults = PyDict_New(), *preds = want_preds ? PyList_New(0) : Py_NewRef(Py_None);
     PyObject *minus_one = PyLong_FromLong(-1), *it = NULL, *result = NULL;
     Py_ssize_t at = 0;
     if (producer == NULL || faults == NULL || preds == NULL || minus_one == NULL) goto done;
     if (PyDict_Update(producer, sources) < 0) goto done;
     if (scan_outputs(outputs, producer, faults, &at) < 0) goto done;
-    if (scan_inputs(inputs, producer, faults, &at, minus_one, preds) < 0) goto done;
+    if (scan_inputs(inputs, producer, faults, &at, minus_one, want_preds ? preds : NULL) < 0) goto done;
     if ((it = PyObject_GetIter(graph_outputs)) == NULL) goto done;
     Py_ssize_t slot = 0;
     PyObject *name;
@@ -902,16 +906,352 @@ done:
     return result;
 }
 
+/* -- the strip walk's field loop (wire.py's _fields over a message it copies unread but for its big fields) ---- */
+
+/* a varint of buf[pos:end]: 1 with *out and *next set, 0 when it runs past end or over ten bytes; *wide is set
+ * when its value needs more than 64 bits (a tag or a length that wire.py then refuses) */
+static int plain_varint(const unsigned char *buf, Py_ssize_t pos, Py_ssize_t end, uint64_t *out, Py_ssize_t *next,
+                        int *wide) {
+    uint64_t value = 0;
+    *wide = 0;
+    for (Py_ssize_t i = pos; i < end && i - pos < 10; i++) {
+        unsigned b = buf[i];
+        if (i - pos == 9 && (b & 0x7F) > 1) *wide = 1;
+        value |= (uint64_t)(b & 0x7F) << (7 * (i - pos));
+        if (b < 0x80) {
+            *out = value;
+            *next = i + 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define MAX_FIELD_NUMBER ((1u << 29) - 1)
+
+/* big_fields(buf, start, end, wires, keep): the fields of the message in buf[start:end] whose value (wire type 2)
+ * is longer than keep bytes, as (at, body, pos, field, wire), and where the well-formed fields stop (end when all
+ * are). wires[f] is the wire type the message's schema gives field f (255: none) for f below len(wires). From a
+ * field that is not well formed on, wire.py's own loop reads the message and refuses the field in its words. */
+static PyObject *py_big_fields(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end, nwires, keep;
+    const char *wires;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nny#n:big_fields", &view, &start, &end, &wires, &nwires, &keep)) return NULL;
+    PyObject *out = NULL, *result = NULL;
+    if (start < 0 || end > view.len || start > end) {
+        PyErr_SetString(PyExc_ValueError, "_wire.big_fields: start and end must lie within the buffer");
+        goto done;
+    }
+    if ((out = PyList_New(0)) == NULL) goto done;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t pos = start;
+    while (pos < end) {
+        Py_ssize_t at = pos, body;
+        uint64_t key, n;
+        int wide;
+        if (!plain_varint(buf, pos, end, &key, &pos, &wide) || wide) {
+            pos = at;
+            break;
+        }
+        uint64_t field = key >> 3;
+        unsigned wire = (unsigned)(key & 7);
+        if (field == 0 || field > MAX_FIELD_NUMBER || wire > 5 || wire == 3 || wire == 4 ||
+            (field < (uint64_t)nwires && (unsigned char)wires[field] != 255 && (unsigned char)wires[field] != wire)) {
+            pos = at;
+            break;
+        }
+        body = pos;
+        if (wire == 2) {
+            if (!plain_varint(buf, pos, end, &n, &body, &wide) || wide || n > (uint64_t)(end - body)) {
+                pos = at;
+                break;
+            }
+            pos = body + (Py_ssize_t)n;
+        } else if (wire == 0) {
+            if (!plain_varint(buf, pos, end, &n, &pos, &wide)) {
+                pos = at;
+                break;
+            }
+        } else {
+            Py_ssize_t size = wire == 5 ? 4 : 8;
+            if (size > end - pos) {
+                pos = at;
+                break;
+            }
+            pos += size;
+        }
+        if (wire == 2 && pos - body > keep) {
+            PyObject *f = Py_BuildValue("(nnnKI)", at, body, pos, (unsigned long long)field, wire);
+            int rc = f == NULL ? -1 : PyList_Append(out, f);
+            Py_XDECREF(f);
+            if (rc < 0) goto done;
+        }
+    }
+    result = Py_BuildValue("(On)", out, pos);
+done:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* -- the conversion of decoded nodes into the neutral graph's (graph_read._nodes) ------------------------- */
+
+/* the fields of bcast.graph.Node, in the order of its dataclass fields, and what each is set from */
+enum { N_INDEX, N_NAME, N_OP, N_INPUTS, N_OUTPUTS, N_ATTRS, N_DOMAIN, N_BODIES, N_PATH, N_SOURCE, N_FIELDS };
+
+/* AttributeProto's types read here (the others take graph_read._attrs's way) and the field each keeps its value in */
+enum { A_FLOAT = 1, A_INT = 2, A_STRING = 3, A_TENSOR = 4, A_FLOATS = 6, A_INTS = 7, A_STRINGS = 8 };
+
+static PyObject *str_type, *str_ref_attr_name, *str_f, *str_i, *str_s, *str_t, *str_floats, *str_ints, *str_strings,
+    *str_zero_float, *str_zero_int, *str_empty;
+
+/* text of bytes as graph_read._attrs decodes it: UTF-8, errors replaced; anything else as it is (a new reference) */
+static PyObject *decoded(PyObject *v) {
+    if (PyBytes_Check(v)) return PyUnicode_DecodeUTF8(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), "replace");
+    Py_INCREF(v);
+    return v;
+}
+
+/* graph_read._attrs of a node whose attributes are all of the plain types or tensors (each tensor's value made by
+ * tensor_value(t), graph_read.initializer_value): the attributes as a new dict, or NULL with no error set when one is
+ * not (a graph, a reference to a function's attribute...): the caller then takes the Python way for the node */
+static PyObject *plain_attrs(PyObject *list, PyObject *attr_type, PyObject *tensor_value) {
+    PyObject *out = PyDict_New();
+    if (out == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
+        PyObject *a = PyList_GET_ITEM(list, k);
+        if ((PyObject *)Py_TYPE(a) != attr_type) goto other;
+        PyObject *d = PyObject_GenericGetDict(a, NULL);
+        if (d == NULL) goto fail;
+        PyObject *name = PyDict_GetItemWithError(d, str_name), *type = PyDict_GetItemWithError(d, str_type);
+        PyObject *ref = PyDict_GetItemWithError(d, str_ref_attr_name);
+        long t = type != NULL && PyLong_CheckExact(type) ? PyLong_AsLong(type) : -1;
+        if (PyErr_Occurred() || name == NULL || !PyUnicode_CheckExact(name) || (ref != NULL && ref != str_empty &&
+            (!PyUnicode_CheckExact(ref) || PyUnicode_GET_LENGTH(ref) > 0))) {
+            Py_DECREF(d);
+            if (PyErr_Occurred()) goto fail;
+            goto other;
+        }
+        PyObject *field, *absent;
+        switch (t) {
+        case A_FLOAT: field = str_f, absent = str_zero_float; break;
+        case A_INT: field = str_i, absent = str_zero_int; break;
+        case A_STRING: field = str_s, absent = NULL; break;
+        case A_FLOATS: field = str_floats, absent = NULL; break;
+        case A_INTS: field = str_ints, absent = NULL; break;
+        case A_STRINGS: field = str_strings, absent = NULL; break;
+        case A_TENSOR: field = str_t, absent = NULL; break;
+        default: Py_DECREF(d); goto other;
+        }
+        PyObject *v = PyDict_GetItemWithError(d, field), *value = NULL;
+        if (v == NULL && PyErr_Occurred()) {
+            Py_DECREF(d);
+            goto fail;
+        }
+        if (t == A_TENSOR && v == NULL) { /* a tensor attribute holding no tensor: the Python way says what it is */
+            Py_DECREF(d);
+            goto other;
+        }
+        if (t == A_TENSOR) {
+            value = PyObject_CallOneArg(tensor_value, v);
+        } else if (t == A_FLOAT || t == A_INT) {
+            value = v != NULL ? v : absent;
+            Py_INCREF(value);
+        } else if (t == A_STRING) {
+            value = v != NULL ? decoded(v) : PyUnicode_FromStringAndSize("", 0);
+        } else {
+            value = v != NULL ? PySequence_List(v) : PyList_New(0);
+            if (value != NULL && t == A_STRINGS && PyList_GET_SIZE(value) > 0 && PyBytes_Check(PyList_GET_ITEM(value, 0)))
+                for (Py_ssize_t j = 0; j < PyList_GET_SIZE(value); j++) {
+                    PyObject *x = decoded(PyList_GET_ITEM(value, j));
+                    if (x == NULL) {
+                        Py_CLEAR(value);
+                        break;
+                    }
+                    PyList_SetItem(value, j, x);
+                }
+        }
+        Py_DECREF(d);
+        if (value == NULL) goto fail;
+        Py_INCREF(name);
+        PyUnicode_InternInPlace(&name);
+        int rc = PyDict_SetItem(out, name, value);
+        Py_DECREF(name);
+        Py_DECREF(value);
+        if (rc < 0) goto fail;
+    }
+    return out;
+other:
+    Py_DECREF(out);
+    return NULL;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* a field of a decoded node's __dict__ (borrowed), NULL when absent (and no error), or NULL with an error */
+static PyObject *own_field(PyObject *d, PyObject *name) { return PyDict_GetItemWithError(d, name); }
+
+/* a decoded node's input or output names as a new list: its own list when the node is let go of (consume) */
+static PyObject *names_of(PyObject *d, PyObject *field, int consume) {
+    PyObject *v = own_field(d, field);
+    if (v == NULL) return PyErr_Occurred() ? NULL : PyList_New(0);
+    if (consume && PyList_CheckExact(v)) {
+        Py_INCREF(v);
+        return v;
+    }
+    return PySequence_List(v);
+}
+
+/* the Node of the decoded NodeProto n (its __dict__ d) at index i; NULL with no error set when its name, op or
+ * domain is not text (the caller takes the Python way) */
+static PyObject *one_node(PyObject *d, Py_ssize_t i, PyObject *path, int consume, PyTypeObject *node_type,
+                          const Py_ssize_t *offsets, PyObject *attr_type, PyObject *nothing, PyObject *tensor_value,
+                          PyObject *attrs_of, PyObject *n) {
+    PyObject *v[N_FIELDS] = {NULL};
+    PyObject *op = own_field(d, str_op_type), *domain = own_field(d, str_domain), *name = own_field(d, str_name);
+    if (PyErr_Occurred()) return NULL;
+    if ((op != NULL && !PyUnicode_CheckExact(op)) || (domain != NULL && !PyUnicode_CheckExact(domain)) ||
+        (name != NULL && !PyUnicode_CheckExact(name)))
+        return NULL;
+    v[N_OP] = op != NULL ? op : str_empty;
+    Py_INCREF(v[N_OP]);
+    PyUnicode_InternInPlace(&v[N_OP]);
+    v[N_DOMAIN] = domain != NULL ? domain : str_empty;
+    Py_INCREF(v[N_DOMAIN]);
+    PyUnicode_InternInPlace(&v[N_DOMAIN]);
+    if (name != NULL && PyUnicode_GET_LENGTH(name) > 0) {
+        Py_INCREF(name);
+        v[N_NAME] = name;
+    } else if ((v[N_NAME] = PyUnicode_FromFormat("%U_%zd", v[N_OP], i)) == NULL) {
+        goto fail;
+    }
+    if ((v[N_INDEX] = PyLong_FromSsize_t(i)) == NULL) goto fail;
+    if ((v[N_INPUTS] = names_of(d, str_input, consume)) == NULL) goto fail;
+    if ((v[N_OUTPUTS] = names_of(d, str_output, consume)) == NULL) goto fail;
+    PyObject *attributes = own_field(d, str_attribute);
+    if (attributes == NULL && PyErr_Occurred()) goto fail;
+    int any = attributes == NULL ? 0 : PyObject_IsTrue(attributes);
+    if (any < 0) goto fail;
+    if (!any) {
+        v[N_ATTRS] = nothing, v[N_BODIES] = nothing;
+        Py_INCREF(nothing);
+        Py_INCREF(nothing);
+    } else {
+        PyObject *plain = PyList_CheckExact(attributes) ? plain_attrs(attributes, attr_type, tensor_value) : NULL;
+        if (plain != NULL) {
+            v[N_ATTRS] = plain, v[N_BODIES] = nothing;
+            Py_INCREF(nothing);
+        } else {
+            if (PyErr_Occurred()) goto fail;
+            PyObject *pair = PyObject_CallFunctionObjArgs(attrs_of, n, v[N_NAME], NULL);
+            if (pair == NULL) goto fail;
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                Py_DECREF(pair);
+                PyErr_SetString(PyExc_TypeError, "_wire.nodes: attrs_of must return (attrs, bodies)");
+                goto fail;
+            }
+            v[N_ATTRS] = PyTuple_GET_ITEM(pair, 0), v[N_BODIES] = PyTuple_GET_ITEM(pair, 1);
+            Py_INCREF(v[N_ATTRS]);
+            Py_INCREF(v[N_BODIES]);
+            Py_DECREF(pair);
+        }
+    }
+    v[N_PATH] = path;
+    Py_INCREF(path);
+    PyObject *span = own_field(d, str_span);
+    if (span == NULL && PyErr_Occurred()) goto fail;
+    v[N_SOURCE] = span != NULL ? span : Py_None;
+    Py_INCREF(v[N_SOURCE]);
+    PyObject *node = node_type->tp_alloc(node_type, 0);
+    if (node == NULL) goto fail;
+    for (int k = 0; k < N_FIELDS; k++) *(PyObject **)((char *)node + offsets[k]) = v[k]; /* the references move */
+    return node;
+fail:
+    for (int k = 0; k < N_FIELDS; k++) Py_XDECREF(v[k]);
+    return NULL;
+}
+
+/* nodes(messages, path, consume, layout, attrs_of, slow): graph_read._nodes over a list of decoded nodes.
+ * layout is (Node, its fields' member descriptors in order, NodeProto, AttributeProto, the shared empty mapping,
+ * graph_read.initializer_value);
+ * attrs_of(n, label) gives (attrs, bodies) of a node with attributes of other types than the plain ones, and
+ * slow(n, i) the Node of a message that is not a decoded NodeProto with text for its name, op and domain. With
+ * consume, each message's entry is made None once converted. */
+static PyObject *py_nodes(PyObject *self, PyObject *args) {
+    PyObject *messages, *path, *layout, *attrs_of, *slow;
+    int consume;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!pO!OO:nodes", &PyList_Type, &messages, &PyTuple_Type, &path, &consume,
+                          &PyTuple_Type, &layout, &attrs_of, &slow))
+        return NULL;
+    if (PyTuple_GET_SIZE(layout) != 6 || !PyType_Check(PyTuple_GET_ITEM(layout, 0)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(layout, 1)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(layout, 1)) != N_FIELDS) {
+        PyErr_SetString(PyExc_TypeError, "_wire.nodes: layout must be (Node, its 10 members, NodeProto, "
+                                         "AttributeProto, nothing, tensor_value)");
+        return NULL;
+    }
+    PyTypeObject *node_type = (PyTypeObject *)PyTuple_GET_ITEM(layout, 0);
+    PyObject *members = PyTuple_GET_ITEM(layout, 1), *node_proto = PyTuple_GET_ITEM(layout, 2);
+    PyObject *attr_type = PyTuple_GET_ITEM(layout, 3), *nothing = PyTuple_GET_ITEM(layout, 4);
+    PyObject *tensor_value = PyTuple_GET_ITEM(layout, 5);
+    Py_ssize_t offsets[N_FIELDS];
+    for (int k = 0; k < N_FIELDS; k++) {
+        PyObject *m = PyTuple_GET_ITEM(members, k);
+        if (!Py_IS_TYPE(m, &PyMemberDescr_Type) || ((PyMemberDescrObject *)m)->d_member->type != T_OBJECT_EX ||
+            ((PyMemberDescrObject *)m)->d_common.d_type != node_type) {
+            PyErr_SetString(PyExc_TypeError, "_wire.nodes: each member must be a slot of Node holding an object");
+            return NULL;
+        }
+        offsets[k] = ((PyMemberDescrObject *)m)->d_member->offset;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(messages);
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages) && i < count; i++) {
+        PyObject *n = PyList_GET_ITEM(messages, i), *node = NULL;
+        Py_INCREF(n);
+        if ((PyObject *)Py_TYPE(n) == node_proto) {
+            PyObject *d = PyObject_GenericGetDict(n, NULL);
+            if (d != NULL) {
+                node = one_node(d, i, path, consume, node_type, offsets, attr_type, nothing, tensor_value, attrs_of, n);
+                Py_DECREF(d);
+            }
+        }
+        if (node == NULL && !PyErr_Occurred()) node = PyObject_CallFunction(slow, "On", n, i);
+        Py_DECREF(n);
+        int rc = node == NULL ? -1 : PyList_Append(out, node);
+        Py_XDECREF(node);
+        if (rc < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (consume && i < PyList_GET_SIZE(messages)) {
+            Py_INCREF(Py_None);
+            PyList_SetItem(messages, i, Py_None);
+        }
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"merge", py_merge, METH_VARARGS,
      "merge(obj, data, pos, end, depth, context): decode data[pos:end] into obj, as bcast.onnx.proto._merge does."},
     {"fields_read", py_fields_read, METH_NOARGS, "fields_read(): how many fields merge has read since import."},
     {"structure", py_structure, METH_VARARGS,
-     "structure(inputs, outputs, sources, graph_outputs): bcast.files.graph_structure's scan, as (producer, preds, "
-     "faults)."},
+     "structure(inputs, outputs, sources, graph_outputs, preds=True): bcast.files.graph_structure's scan, as "
+     "(producer, preds, faults); preds None where not wanted."},
     {"node_scan", py_node_scan, METH_VARARGS,
      "node_scan(nodes, twice_node, bad_node, shape_ops, attribute, tensor): bcast.onnx.reader._scan_nodes, as "
      "(stop, holders, reads_from, shaped, constant_nodes, uses_default)."},
+    {"big_fields", py_big_fields, METH_VARARGS,
+     "big_fields(buf, start, end, wires, keep): the fields longer than keep bytes of the message in buf[start:end], "
+     "as (at, body, pos, field, wire), and where its well-formed fields stop."},
+    {"nodes", py_nodes, METH_VARARGS,
+     "nodes(messages, path, consume, layout, attrs_of, slow): bcast.onnx.graph_read._nodes over a list of decoded "
+     "nodes."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -934,6 +1274,15 @@ PyMODINIT_FUNC PyInit__wire(void) {
     static const char *const held[6] = {"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"};
     for (int k = 0; k < 6; k++)
         if ((holder_fields[k] = PyUnicode_InternFromString(held[k])) == NULL) return NULL;
+    static const char *const attr_fields[9] = {"type", "ref_attr_name", "f", "i", "s", "t", "floats", "ints",
+                                               "strings"};
+    PyObject **attr_strs[9] = {&str_type, &str_ref_attr_name, &str_f, &str_i, &str_s, &str_t, &str_floats, &str_ints,
+                               &str_strings};
+    for (int k = 0; k < 9; k++)
+        if ((*attr_strs[k] = PyUnicode_InternFromString(attr_fields[k])) == NULL) return NULL;
+    if ((str_zero_float = PyFloat_FromDouble(0.0)) == NULL || (str_zero_int = PyLong_FromLong(0)) == NULL ||
+        (str_empty = PyUnicode_InternFromString("")) == NULL)
+        return NULL;
     static const char *const kinds[5] = {"twice", "unproduced", "own", "late", "output"};
     for (int k = 0; k < 5; k++)
         if ((fault_kinds[k] = PyUnicode_InternFromString(kinds[k])) == NULL) return NULL;

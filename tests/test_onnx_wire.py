@@ -676,3 +676,56 @@ def test_mutated_models_read_or_are_refused(data: bytes, keep: int, monkeypatch:
     want.DiscardUnknownFields()
     model.DiscardUnknownFields()
     assert model == want
+
+
+# -- the reader's quick check of a plain tensor against its full one ------------------------------------------------
+
+
+@st.composite
+def _decoded_tensor(draw: st.DrawFn) -> Any:
+    """A decoded TensorProto of the kinds a graph's constants are, and of their near misses: dims that are negative or
+    too many, raw_data a byte short or long, a type with no raw encoding or none known, stored outside the file,
+    raw_data beside typed data or left out."""
+    from bcast.onnx import proto
+
+    t = proto.TensorProto()
+    dims = draw(st.lists(st.integers(-1, 4), max_size=draw(st.sampled_from([3, 3, 3, 34]))))
+    fields: dict[str, Any] = {"dims": dims}
+    data_type = draw(st.sampled_from([1, 6, 7, 11, 10, 9, 8, 0, 40]))
+    fields["data_type"] = data_type
+    count = 1
+    for d in dims:
+        count *= max(d, 0)
+    bits = {1: 32, 6: 32, 7: 64, 11: 64, 10: 16, 9: 8}.get(data_type, 8)
+    if draw(st.booleans()) or data_type in (8, 0, 40):
+        fields["raw_data"] = bytes(max((count * bits + 7) // 8 + draw(st.sampled_from([0, 0, 0, -1, 1])), 0))
+    if draw(st.integers(0, 9)) == 0:
+        fields["data_location"] = draw(st.sampled_from([0, 1]))
+    if draw(st.integers(0, 9)) == 0:
+        fields["int64_data"] = [1] * count
+    t.__dict__.update(fields)
+    return t
+
+
+@settings(max_examples=400, deadline=None)
+@given(t=_decoded_tensor())
+def test_a_tensor_the_quick_check_passes_passes_the_full_one(t: Any) -> None:
+    """What the reader takes for a plain tensor without the full check is one the full check passes, and the quick
+    check takes the commonest tensors (raw data of its dims' bytes)."""
+    from bcast.onnx import reader
+
+    quick = reader._plain_raw(t)
+    try:
+        reader._check_tensor(t, "the tensor")
+        passes = True
+    except CheckInputError:
+        passes = False
+    assert passes or not quick
+    plain = (
+        "raw_data" in t.__dict__
+        and t.data_type in (1, 6, 7, 11, 10, 9)
+        and t.__dict__.get("data_location", 0) != 1
+        and len(t.dims) <= 32
+        and all(d >= 0 for d in t.dims)
+    )
+    assert quick == (plain and passes)

@@ -757,3 +757,195 @@ def test_only_attributes_that_may_hold_a_graph_or_outside_data_are_looked_at_aga
     assert _node_scan("python", nodes) == want
     if proto._wire is not None:
         assert _node_scan("compiled", nodes) == want
+
+
+# -- the strip walk's compiled field loop against wire._fields ----------------------------------------------------
+
+#: the messages whose fields the walk passes over (a tensor's are all read in Python)
+_WALKED_KINDS = [k for k in range(len(wire._SCHEMA)) if k != wire._TENSOR]
+
+
+def _big_fields(data: bytes, kind: int, keep: int, compiled: bool) -> Any:
+    """The fields of more than ``keep`` bytes of the message of ``kind`` in ``data``, as the walk reads them (the
+    compiled loop, then the Python one from where it stops), or the walk's refusal."""
+    buf = memoryview(data)
+    try:
+        if not compiled:
+            return [f for f in wire._fields(buf, 0, len(data), kind) if f[4] == 2 and f[2] - f[1] > keep]
+        assert proto._wire is not None
+        big, stop = proto._wire.big_fields(buf, 0, len(data), wire._WIRES[kind], keep)
+        rest = [f for f in wire._fields(buf, stop, len(data), kind) if f[4] == 2 and f[2] - f[1] > keep]
+        return [*big, *rest]
+    except wire._MalformedError as e:
+        return ("refused", str(e))
+
+
+@_RANDOM
+@given(
+    data=st.one_of(mutated(_message(proto.GraphProto), 0, 3), mutated(st.sampled_from(_small_models()), 0, 3)),
+    kind=st.sampled_from(_WALKED_KINDS),
+    keep=st.sampled_from([0, 1, 3, 8]),
+)
+def test_the_compiled_walk_finds_the_big_fields_the_python_one_does(data: bytes, kind: int, keep: int) -> None:
+    """Random and mutated messages read as every kind the walk knows (wrong wire types, groups, overlong and
+    truncated numbers, lengths past the end): the same big fields, or the same refusal, both ways."""
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    assert _big_fields(data, kind, keep, True) == _big_fields(data, kind, keep, False)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _key(1, 2) + b"\xff" * 9 + b"\x02",  # a length of more than 64 bits
+        b"\xff" * 9 + b"\x7f" + b"\x00",  # a tag of more than 64 bits
+        _key(1, 2) + b"\xff" * 9 + b"\x01" + b"x",  # a length of 2**63 and more, in ten bytes
+        _key(5, 0) + b"\xff" * 9 + b"\x7f",  # a number of more than 64 bits: protobuf reads it, masked
+        _key(1, 2) + _varint(3) + b"abc" + _key(2, 3),  # a group after a big field
+        _key(1, 1) + b"1234567",  # a fixed64 cut short
+        _key(2**29, 2) + _varint(0),  # a field number past protobuf's
+    ],
+)
+def test_the_compiled_walk_reads_wide_numbers_as_the_python_one(data: bytes, native: Any) -> None:
+    for kind in _WALKED_KINDS:
+        assert _big_fields(data, kind, 0, True) == _big_fields(data, kind, 0, False)
+
+
+def test_a_model_strips_the_same_both_ways(native: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every field of a few bytes walked into (so that the walk rewrites submessages at every level), each model
+    of the repository strips to the same bytes with the compiled loop and without it."""
+    monkeypatch.setattr(wire, "KEEP_BYTES", 16)
+    for path in MODELS[:12]:
+        data = path.read_bytes()
+        got = wire.strip(data)
+        monkeypatch.setattr(proto, "_wire", None)
+        want = wire.strip(data)
+        monkeypatch.setattr(proto, "_wire", native)
+        assert got == want
+
+
+# -- decoded nodes converted by the compiled loop against graph_read._node ------------------------------------------
+
+
+def _graph_both_ways(model: Any) -> tuple[Any, Any]:
+    """``graph_of(model)`` by the compiled conversion and by the Python one, each as comparable values (every node's
+    fields, its source included, and its bodies'), or the refusal."""
+    from bcast.onnx import graph_read
+
+    def plain(g: Any) -> Any:
+        return [
+            (
+                n.index, n.name, n.op, n.inputs, n.outputs, dict(n.attrs), n.domain, n.path, n.source,
+                {k: plain(b) for k, b in n.bodies.items()},
+            )
+            for n in g.nodes
+        ]  # fmt: skip
+
+    got = []
+    for compiled in (True, False):
+        saved = proto._wire
+        proto._wire = saved if compiled else None
+        try:
+            g = graph_read.graph_of(model)
+            got.append((plain(g), {k: plain(f) for k, f in g.functions.items()}))
+        except Exception as e:  # the same refusal both ways is the point
+            got.append((type(e), str(e)))
+        finally:
+            proto._wire = saved
+    return got[0], got[1]
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[p.name for p in MODELS])
+def test_every_models_nodes_convert_the_same_both_ways(path: Path, native: Any) -> None:
+    compiled, python = _graph_both_ways(proto.decode_model(path.read_bytes()))
+    assert compiled == python and not isinstance(compiled[0], type)
+
+
+def test_attributes_of_every_plain_type_convert_the_same_both_ways(native: Any) -> None:
+    """Each attribute type the compiled loop reads itself (float, int, string, and their lists; text that is not
+    UTF-8; a value left out), beside those it leaves to Python (a tensor, a graph, a function's reference, a type
+    left out), on nodes with and without names."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper
+
+    a = helper.make_attribute
+    attrs = [
+        a("f", 0.5), a("i", -3), a("s", "text"), a("floats", [1.0, 2.5]), a("ints", [1, -2]), a("strings", ["p", "q"]),
+        a("empty_ints", [], attr_type=onnx.AttributeProto.INTS), a("t", helper.make_tensor("t", 7, [2], [4, 5])),
+    ]  # fmt: skip
+    raw = onnx.AttributeProto(name="bad", type=onnx.AttributeProto.STRING, s=b"\xff\xfe")
+    bad_list = onnx.AttributeProto(name="badl", type=onnx.AttributeProto.STRINGS, strings=[b"\xff", b"ok"])
+    no_value = onnx.AttributeProto(name="nv", type=onnx.AttributeProto.INT)
+    no_type = onnx.AttributeProto(name="nt")
+    ref = onnx.AttributeProto(name="r", ref_attr_name="outer", type=onnx.AttributeProto.INT)
+    then = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y1"])], "then", [], [helper.make_value_info("y1", onnx.TypeProto())]
+    )
+    nodes = [
+        helper.make_node("Custom", ["x"], ["a"], domain="my", name="plain"),
+        helper.make_node("Custom", ["x"], ["b"], domain="my"),  # no name: "Custom_1"
+        helper.make_node("Relu", ["x"], ["c"]),
+        helper.make_node("Custom", ["x"], ["d"], domain="my"),
+        helper.make_node("If", ["cond"], ["e"], then_branch=then, else_branch=then),
+    ]
+    nodes[0].attribute.extend(attrs[:7])
+    nodes[1].attribute.extend([raw, bad_list, no_value])
+    nodes[3].attribute.extend([attrs[7], no_type])
+    nodes[2].attribute.extend([attrs[0], attrs[1]])
+    fn_node = helper.make_node("Custom", ["x"], ["y"], domain="my")
+    fn_node.attribute.append(ref)
+    fn = helper.make_function("local", "fn", ["x"], ["y"], [fn_node], [helper.make_opsetid("", 17)])
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", 1, [2]), helper.make_tensor_value_info("cond", 9, [])],
+        [helper.make_tensor_value_info("e", 1, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], functions=[fn])
+    compiled, python = _graph_both_ways(proto.decode_model(model.SerializeToString()))
+    assert compiled == python
+    first = compiled[0][0]
+    assert first[5] == {
+        "f": 0.5,
+        "i": -3,
+        "s": "text",
+        "floats": [1.0, 2.5],
+        "ints": [1, -2],
+        "strings": ["p", "q"],
+        "empty_ints": [],
+    }
+    assert compiled[0][1][1] == "Custom_1" and compiled[0][1][5] == {
+        "bad": "\ufffd\ufffd",
+        "badl": ["\ufffd", "ok"],
+        "nv": 0,
+    }
+
+
+@_RANDOM
+@given(data=mutated(st.sampled_from(_small_models()), 0, 3))
+def test_mutated_models_convert_the_same_both_ways(data: bytes) -> None:
+    if proto._wire is None:
+        pytest.skip(NOT_BUILT)
+    try:
+        model = proto.decode_model(data)
+    except proto.ProtoError:
+        return
+    compiled, python = _graph_both_ways(model)
+    assert compiled == python
+
+
+def test_a_read_lets_go_of_each_decoded_node_and_keeps_its_lists(native: Any) -> None:
+    """With ``consume``, the compiled conversion empties the decoded model's node list as the Python one does, and the
+    nodes take the decoded names' lists (nothing else holds them) where the caller's model keeps its own."""
+    from bcast.onnx import graph_read
+
+    data = Path(sample_model_path()).read_bytes()
+    model = proto.decode_model(data)
+    inputs = [n.input for n in model.graph.node]
+    g = graph_read.graph_of(model, consume=True)
+    assert all(n is None for n in model.graph.node)
+    assert all(node.inputs is names for node, names in zip(g.nodes, inputs, strict=True))
+    kept = proto.decode_model(data)
+    g = graph_read.graph_of(kept)
+    assert all(n is not None for n in kept.graph.node)
+    assert all(
+        node.inputs is not n.input and node.inputs == n.input for node, n in zip(g.nodes, kept.graph.node, strict=True)
+    )

@@ -209,27 +209,6 @@ def _attribute_value(a: Any) -> Any:
     return list(value) if many else value
 
 
-class _Encoded:
-    """A decoded node's own bytes, for onnx's per-node inference (:func:`onnx_fallback`): all that the converted
-    graph keeps of the decoded message, so that the decoded model (a third of the memory of a large check) is
-    freed once it is converted."""
-
-    __slots__ = ("_span",)
-
-    def __init__(self, span: tuple[bytes, int, int]) -> None:
-        self._span = span
-
-    def SerializeToString(self) -> bytes:  # noqa: N802 (protobuf's name)
-        data, start, end = self._span
-        return bytes(data[start:end])
-
-
-def _source(n: Any) -> Any:
-    """What a node keeps of its message: onnx's own ``NodeProto`` as it is, a decoded one as its bytes."""
-    span = n.__dict__.get("_span") if isinstance(n, proto.NodeProto) else None
-    return n if span is None else _Encoded(span)
-
-
 class _Nothing(dict[str, Any]):
     """The empty mapping that the nodes without attributes (or bodies) share: read as ``{}``, refuses every write
     (one node's change would be every node's), and pickles and copies as a dict does."""
@@ -296,21 +275,57 @@ def _nodes(
 ) -> list[Node]:
     """The nodes of a graph (``path``: the nodes enclosing it) or of a function (``scope``: its name, which its
     nodes' bodies are named under); with ``consume``, each decoded message is let go of once converted (its list's
-    entry made ``None``), so that a large model's decoded nodes and converted ones are not all held at once."""
-    nodes = []
+    entry made ``None``), so that a large model's decoded nodes and converted ones are not all held at once.
+
+    A list of decoded nodes is converted by the compiled loop (``bcast.onnx._wire.nodes``, where it is built), which
+    does what :func:`_node` does and calls it for a message it does not read itself; ``tests/test_proto_native.py``
+    shows the two agree.
+    """
     consume = consume and type(messages) is list
-    # an op's name and domain are one string for all its nodes, not one decoded per node
-    intern = sys.intern
+
+    def attrs_of(n: Any, label: str) -> tuple[Mapping[str, Any], Mapping[str, Graph]]:
+        return _attrs(n, scope or path, opsets, label)
+
+    def one(n: Any, i: int) -> Node:
+        return _node(n, i, path, attrs_of)
+
+    native = getattr(proto._wire, "nodes", None)  # none where the compiled module predates it (a stale build)
+    if native is not None and type(messages) is list:
+        nodes: list[Node] = native(messages, path, consume, _LAYOUT, attrs_of, one)
+        return nodes
+    nodes = []
     for i, n in enumerate(messages):
-        op, domain = n.op_type, n.domain
-        label = n.name or f"{op}_{i}"
-        attrs, bodies = _attrs(n, scope or path, opsets, label) if n.attribute else (_NOTHING, _NOTHING)
-        op = intern(op) if type(op) is str else op
-        domain = intern(domain) if type(domain) is str else domain
-        nodes.append(Node(i, label, op, list(n.input), list(n.output), attrs, domain, bodies, path, _source(n)))
+        nodes.append(one(n, i))
         if consume:
             messages[i] = None
     return nodes
+
+
+def _node(
+    n: Any, i: int, path: tuple[str, ...], attrs_of: Callable[[Any, str], tuple[Mapping[str, Any], Mapping[str, Graph]]]
+) -> Node:
+    """The node of the message ``n``, number ``i`` of its graph. A decoded node keeps its span of the decoded bytes
+    as its ``source`` (what :func:`onnx_fallback` hands onnx), onnx's own ``NodeProto`` itself."""
+    op, domain = n.op_type, n.domain
+    label = n.name or f"{op}_{i}"
+    attrs, bodies = attrs_of(n, label) if n.attribute else (_NOTHING, _NOTHING)
+    # an op's name and domain are one string for all its nodes, not one decoded per node
+    op = sys.intern(op) if type(op) is str else op
+    domain = sys.intern(domain) if type(domain) is str else domain
+    source = n.__dict__.get("_span") if isinstance(n, proto.NodeProto) else n
+    return Node(i, label, op, list(n.input), list(n.output), attrs, domain, bodies, path, source)
+
+
+#: what the compiled loop needs to make a Node: its class, its fields' slots in order, the decoded messages' classes,
+#: the mapping the nodes without attributes share, and the value of a tensor attribute
+_LAYOUT = (
+    Node,
+    tuple(Node.__dict__[f] for f in Node.__dataclass_fields__),
+    proto.NodeProto,
+    proto.AttributeProto,
+    _NOTHING,
+    initializer_value,
+)
 
 
 def graph_of(model: Any, *, consume: bool = False) -> Graph:
@@ -348,8 +363,12 @@ def onnx_fallback(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value] 
         from onnx import TensorProto, helper, shape_inference
     except ImportError:
         return NO_ONNX if _arity.lookup(node.op, ctx.opset(node.domain)) else None
-    # a node decoded without onnx is handed to onnx as its own bytes
-    proto = source if isinstance(source, onnx.NodeProto) else onnx.NodeProto.FromString(source.SerializeToString())
+    # a node decoded without onnx is handed to onnx as its own bytes: its span of the decoded model
+    if isinstance(source, tuple):
+        encoded, start, end = source
+        proto = onnx.NodeProto.FromString(bytes(encoded[start:end]))
+    else:
+        proto = source
     try:
         schema = onnx.defs.get_schema(node.op, ctx.opset(node.domain), node.domain)
     except Exception:  # SchemaError: not an op onnx knows at this opset

@@ -240,6 +240,30 @@ _DATA = {
 }  # fmt: skip
 
 
+def _plain_raw(t: Any) -> bool:
+    """Whether ``t`` passes :func:`_check_tensor` as the commonest tensor does, told from its fields alone: a decoded
+    tensor of a numeric type, not stored outside the file, whose ``raw_data`` holds its dims' bytes (dims none
+    negative, at most :data:`MAX_RANK` of them). A graph's scalars and shape constants are such; this costs a third of
+    the full check, and the message the full check would word is not made. ``False`` leaves ``t`` to the full check.
+    """
+    if type(t) is not proto.TensorProto:
+        return False
+    fields = t.__dict__
+    raw = fields.get("raw_data")
+    spec = _DATA.get(fields.get("data_type", 0))
+    if raw is None or spec is None or spec[1] is None or fields.get("data_location", 0) == 1:
+        return False
+    dims = fields.get("dims", ())
+    if len(dims) > MAX_RANK:
+        return False
+    count = 1
+    for d in dims:
+        if d < 0:
+            return False
+        count *= d
+    return count <= _INT64_MAX and len(raw) == (count * spec[1] + 7) // 8
+
+
 def _check_tensor(t: Any, what: str | _Later) -> None:
     """A TensorProto's dims, and that it holds data for them (or keeps it outside the file); nothing decoded."""
     count = _dims_count(t.dims, what)
@@ -339,20 +363,35 @@ _INPUTS, _OUTPUTS = attrgetter("input"), attrgetter("output")
 
 def _structure(nodes: Any, sources: dict[str, int], outputs: list[str]) -> GraphStructure:
     """:func:`bcast.files.graph_structure` of the graph's nodes, by the same scan compiled where the decoder's field
-    loop is (``bcast.onnx._wire``; ``tests/test_proto_native.py`` shows the two agree)."""
+    loop is (``bcast.onnx._wire``; ``tests/test_proto_native.py`` shows the two agree). The compiled scan keeps no
+    predecessors (``preds`` is empty): only a cycle's name needs them, and :func:`_check_order` finds them then."""
     ins, outs = map(_INPUTS, nodes), map(_OUTPUTS, nodes)
     if proto._wire is None:
         return graph_structure(ins, outs, sources, outputs)
-    return _compiled_structure(ins, outs, sources, outputs)
+    return _compiled_structure(ins, outs, sources, outputs, preds=False)
 
 
 def _compiled_structure(
-    inputs: Iterable[Any], outputs: Iterable[Any], sources: dict[str, int], graph_outputs: Iterable[Any]
+    inputs: Iterable[Any],
+    outputs: Iterable[Any],
+    sources: dict[str, int],
+    graph_outputs: Iterable[Any],
+    preds: bool = True,
 ) -> GraphStructure:
-    """:func:`bcast.files.graph_structure` (without a scope around) by the compiled scan, which must be built."""
+    """:func:`bcast.files.graph_structure` (without a scope around) by the compiled scan, which must be built; with
+    ``preds`` false, each node's predecessors are not listed (a list of a node's would be made for every node)."""
     assert proto._wire is not None
-    producer, preds, faults = proto._wire.structure(inputs, outputs, sources, graph_outputs)
-    return GraphStructure(producer, preds, {kind: GraphFault(*f) for kind, f in faults.items()})
+    producer, found, faults = proto._wire.structure(inputs, outputs, sources, graph_outputs, preds)
+    return GraphStructure(producer, found or [], {kind: GraphFault(*f) for kind, f in faults.items()})
+
+
+def _predecessors(nodes: Any, producer: dict[str, int]) -> list[list[int]]:
+    """Per node, the nodes whose outputs it reads (``GraphStructure.preds``), from the scan's producers."""
+    preds = []
+    for node in nodes:
+        found = (producer.get(name) if name else None for name in node.input)
+        preds.append([p for p in found if p is not None and p >= 0])
+    return preds
 
 
 def _sources(g: Any) -> tuple[dict[str, int], dict[str, int]]:
@@ -370,7 +409,8 @@ def _sources(g: Any) -> tuple[dict[str, int], dict[str, int]]:
         producer[vi.name] = -1
     for t in g.initializer:
         name = _text(t.name, "an initializer's name")
-        _check_tensor(t, f"initializer {_q(name)}")
+        if not _plain_raw(t):
+            _check_tensor(t, f"initializer {_q(name)}")
         if producer.get(name, -1) != -1:
             raise _invalid(f"the initializer {_q(name)} is given twice")
         producer[name] = -2
@@ -512,7 +552,8 @@ def _constant_node(node: Any, i: int, constants: dict[str, int]) -> None:
     """A Constant node's value is a tensor holding its data; its element count joins ``constants``."""
     for a in node.attribute:
         if a.name == "value" and a.HasField("t"):
-            _check_tensor(a.t, _Later(partial(_value_of, node, i)))
+            if not _plain_raw(a.t):
+                _check_tensor(a.t, _Later(partial(_value_of, node, i)))
             if node.output:
                 constants[node.output[0]] = math.prod(a.t.dims)
 
@@ -572,7 +613,8 @@ def _check_order(nodes: Any, structure: GraphStructure) -> None:
     if late is None:
         return
     # the walk follows inputs backwards; a cycle reads better in data-flow order
-    cycle = find_cycle(range(len(nodes)), dict(enumerate(structure.preds)))[::-1]
+    preds = structure.preds if len(structure.preds) == len(nodes) else _predecessors(nodes, structure.producer)
+    cycle = find_cycle(range(len(nodes)), dict(enumerate(preds)))[::-1]
     if cycle:
         path = " -> ".join(_node_label(nodes[j], j) for j in cycle[:6]) + (" -> ..." if len(cycle) > 6 else "")
         raise _invalid(f"the graph has a cycle: {path} -> {_node_label(nodes[cycle[0]], cycle[0])}")

@@ -51,10 +51,11 @@ from __future__ import annotations
 import bisect
 import contextlib
 import importlib
+import itertools
 import math
 import mmap
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..files import (
@@ -134,6 +135,8 @@ _PAYLOAD = frozenset({4, 5, 6, 7, 9, 10, 11})
 _RAW_DATA = 9
 _MAX_FIELD = (1 << 29) - 1
 _STRIPPED_KEY = bytes([0xF8, 0xFF, 0xFF, 0xFF, 0x0F])  # the tag of STRIPPED_FIELD, wire type 0
+#: per message, the wire type of each field its schema lists (255: none), for the compiled field loop
+_WIRES = tuple(bytes(s.get(f, (255,))[0] for f in range(max(s, default=0) + 1)) for s in _SCHEMA)
 
 
 class _MalformedError(Exception):
@@ -338,7 +341,7 @@ def _walk(buf: memoryview, start: int, end: int, kind: int, depth: int) -> tuple
     changed = False
     size = 0
     run = start  # the start of the fields copied as they are, not yet in chunks
-    for at, body, pos, field, wire in _fields(buf, start, end, kind):
+    for at, body, pos, field, wire in _walked(buf, start, end, kind):
         if tensor:
             if field in drop or at in raw_drop:
                 if at > run:
@@ -374,6 +377,18 @@ def _walk(buf: memoryview, start: int, end: int, kind: int, depth: int) -> tuple
         chunks.append((end, 0, mark))
         size += len(mark)
     return chunks, size
+
+
+def _walked(buf: memoryview, start: int, end: int, kind: int) -> Iterable[_Field]:
+    """The fields of a message that :func:`_walk` looks into: every field of a tensor; of another message, those
+    too big to copy unread (the others are copied as they are). A graph of 200,000 nodes is as many fields, which
+    the compiled loop passes over (``bcast.onnx._wire.big_fields``); from a field that is not well formed on,
+    :func:`_fields` reads the message and refuses it in its words."""
+    native = getattr(proto._wire, "big_fields", None)  # none where the compiled module predates it (a stale build)
+    if kind == _TENSOR or native is None:
+        return _fields(buf, start, end, kind)
+    big, stop = native(buf, start, end, _WIRES[kind], KEEP_BYTES)
+    return big if stop >= end else itertools.chain(big, _fields(buf, stop, end, kind))
 
 
 def _tag_length(head: bytes) -> int:
