@@ -26,7 +26,7 @@ def _text(dims: Sequence[Expr] | None) -> str:
 def _json(dims: Sequence[Expr] | None) -> ShapeJSON:
     if dims is None:
         return None
-    return [int(d.value) if d.value is not None else str(d) for d in dims]
+    return tuple(int(d.value) if d.value is not None else str(d) for d in dims)
 
 
 def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
@@ -75,7 +75,7 @@ def _node_reports(report: Report, result: Result) -> None:
         for n, s in rec.inputs:
             text, js = show(s)
             texts.append(f"{n} {text}")
-            jsons.append(list(js) if js is not None else None)  # each node its own list
+            jsons.append(js)  # a tuple, shared by the nodes of the same shape
             any_unknown = any_unknown or s is None
         out_text, out_json = show(rec.output)
         append(
@@ -87,7 +87,7 @@ def _node_reports(report: Report, result: Result) -> None:
                 rec.rule,
                 tuple([n for n, _ in rec.inputs]),
                 tuple(jsons),
-                list(out_json) if out_json is not None else None,
+                out_json,
                 mode=rec.mode,
                 axes=rec.axes,
             )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,15 +39,18 @@ JSON_VERSION = 3
 #: a bounded interval of allowed sizes up to this wide is listed size by size (``{1, 2}``, not ``{1..2}``)
 MAX_SPELLED_SIZES = 64
 
-ShapeJSON = list[int | str] | None
+#: a shape as data: static dims ints, symbolic ones strings (a list where JSON is made, a tuple in a NodeReport)
+ShapeJSON = Sequence[int | str] | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeReport:
     """One broadcasting node: its inputs' shapes, the rule it uses and the inferred output.
 
     ``inputs`` and ``output`` are text (``"x [N,3]"``); ``input_shapes`` and ``output_shape`` the
-    same shapes as data (static dims ints, symbolic ones strings, ``None`` for an unknown rank).
+    same shapes as data (static dims ints, symbolic ones strings, ``None`` for an unknown rank): tuples, which the
+    nodes of a report share where their shapes are the same (a report of a large graph holds tens of thousands of
+    nodes and a few hundred shapes), lists in :meth:`to_dict`.
     ``mode`` and ``axes`` say how the rule lines the operands up, as
     :class:`bcast.graph.BroadcastRecord` does (``numpy``: right-aligned; ``explicit``: ``axes`` is
     the axes mapping; ``pdpd``: ``axes`` is the one start axis), for the pictures of the HTML page.
@@ -71,9 +74,13 @@ class NodeReport:
             "name": self.name,
             "op": self.op,
             "rule": self.rule,
-            "inputs": [{"name": n, "shape": s} for n, s in zip(names, shapes, strict=False)],
-            "output": self.output_shape,
+            "inputs": [{"name": n, "shape": _listed(s)} for n, s in zip(names, shapes, strict=False)],
+            "output": _listed(self.output_shape),
         }
+
+
+def _listed(shape: ShapeJSON) -> list[int | str] | None:
+    return None if shape is None else list(shape)
 
 
 def _node_report_init(
@@ -90,14 +97,21 @@ def _node_report_init(
     axes: tuple[int, ...] | None = None,
 ) -> None:
     # a report lists every broadcasting node (tens of thousands on a large graph); a frozen dataclass's own
-    # __init__ sets each of the ten fields through object.__setattr__, the instance's dict takes them for less
-    # than half of that
-    d = self.__dict__
-    d["name"], d["op"], d["inputs"], d["output"], d["rule"] = name, op, inputs, output, rule
-    d["input_names"], d["input_shapes"], d["output_shape"] = input_names, input_shapes, output_shape
-    d["mode"], d["axes"] = mode, axes
+    # __init__ sets each of the ten fields through object.__setattr__, the slots' own setters in half the time
+    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = _NODE_REPORT_SET
+    s0(self, name)
+    s1(self, op)
+    s2(self, inputs)
+    s3(self, output)
+    s4(self, rule)
+    s5(self, input_names)
+    s6(self, input_shapes)
+    s7(self, output_shape)
+    s8(self, mode)
+    s9(self, axes)
 
 
+_NODE_REPORT_SET = tuple(NodeReport.__dict__[f].__set__ for f in NodeReport.__dataclass_fields__)
 NodeReport.__init__ = _node_report_init  # type: ignore[method-assign]
 
 #: kinds of problem, in the order a report lists them
