@@ -54,11 +54,16 @@ def onnx_rule(node: Node, opset: int) -> tuple[str, str, int]:
     return "ONNX multidirectional", "numpy", -1
 
 
+#: what :func:`onnx_rule` says of every broadcasting op from opset 8 on
+_MULTIDIRECTIONAL_RULE = ("ONNX multidirectional", "numpy", -1)
+
+
 @register(*sorted(MULTIDIRECTIONAL))
 def _multidirectional(node: Node, ins: list[Value | None], ctx: Ctx) -> list[Value]:
-    vals = [known(v) for v in ins if v is not None]
+    vals = [v for v in ins if v is not None]
     names = [n for n in node.inputs if n]
-    rule, mode, axis = onnx_rule(node, ctx.opset(node.domain))
+    opset = ctx.opset(node.domain)
+    rule, mode, axis = _MULTIDIRECTIONAL_RULE if opset >= 8 else onnx_rule(node, opset)
     out = ctx.broadcast(node, vals, rule, mode=mode, axis=axis, names=names)
     dtype = _dtype(node.op, vals)
     data = evaluate(node.op, vals, out) if out is not None else None
@@ -337,6 +342,8 @@ _EXPR_OPS: dict[str, Callable[[Expr, Expr], Expr | None]] = {
 
 def evaluate(op: str, vals: Sequence[Value], out: Dims) -> tuple[Any, ...] | None:
     """The op's value on small known operands, broadcast to ``out`` (``None`` when not known)."""
+    if op not in _ABSORBING and any(v.data is None for v in vals):
+        return None  # the commonest case, a tensor of unknown values, told before the output's size is
     n = static_numel(out)
     if n is None or n > DATA_LIMIT or any(v.shape is None for v in vals):
         return None
@@ -379,11 +386,15 @@ def _apply(op: str, fn: Callable[[Expr, Expr], Expr | None], a: Any, b: Any) -> 
     return _float_op(op, a, b)
 
 
+#: the logical ops with a value that decides their output whatever the other operand holds
+_ABSORBING = {"And": 0, "Or": 1}
+
+
 def _absorbed(op: str, vals: Sequence[Value], n: int) -> tuple[Any, ...] | None:
     """``And`` with an operand all false, ``Or`` with one all true: that value at each of the ``n`` elements,
     whatever the other operand holds (tf2onnx's strided slices test ``end == 10**9 and stride < 0``, where the
     first half is undecided on a size and the second is false). ``None`` for any other op or operands."""
-    absorbing = {"And": 0, "Or": 1}.get(op)
+    absorbing = _ABSORBING.get(op)
     if absorbing is None:
         return None
     for v in vals:
