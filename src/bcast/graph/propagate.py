@@ -113,30 +113,55 @@ def propagate(
     total = len(graph.nodes)
     declared = graph.declared
     findings = ctx.findings
-    # each op's shape function and input count rule, looked up once per op
-    per_op: dict[tuple[str, str], tuple[ShapeFn | None, tuple[int, int, tuple[int, ...]] | tuple[int, int] | None]] = {}
+    # each op's shape function, input count rule and its bounds, looked up once per op
+    per_op: dict[tuple[str, str], tuple[ShapeFn | None, Any, int, int]] = {}
+    functions = ctx.graph.functions  # model-local functions are called by _run (a node's call restores ctx.graph)
     for i, node in enumerate(graph.nodes):
         if progress is not None and i % 64 == 0:
             progress(i, total)
-        ins: list[Value | None] = [vals.get(name, UNKNOWN) if name else None for name in node.inputs]
+        inputs = node.inputs
+        ins: list[Value | None] = [vals.get(name, UNKNOWN) if name else None for name in inputs]
         ctx.node = node
         ctx.values, ctx.fallback = vals, fallback
         before = len(findings)
-        after = next((taint[n] for n in node.inputs if n in taint), None) if taint else None
         op_key = (node.domain, node.op)
         try:
-            fn, rule = per_op[op_key]
+            fn, rule, lo, hi = per_op[op_key]
         except KeyError:
-            fn, rule = per_op[op_key] = (_shape_fn(node), arity(node) if arity is not None else None)
-        if rule is not None and not _arity_ok(node, rule, ctx):
-            outs: list[Value] = []
-            stop: Stop | None = None
+            rule = arity(node) if arity is not None else None
+            lo, hi = (rule[0], rule[1]) if rule is not None else (0, 2**31)
+            fn, rule, lo, hi = per_op[op_key] = (_shape_fn(node), rule, lo, hi)
+        stop: Stop | None = None
+        outs: list[Value]
+        if not (lo <= len(inputs) <= hi and all(inputs[:lo])) and not _arity_ok(node, rule, ctx):
+            outs = []
+        elif fn is not None and not (functions and op_key in functions):  # the usual node: its op's shape function
+            try:
+                outs = fn(node, ins, ctx)
+            except RecursionError:
+                raise
+            except Exception as e:
+                outs, stop = _failed(node, e, ctx, debug)
         else:
             outs, stop = _run(node, ins, ctx, fallback, debug, fn)
+        if stop is None and not taint and not rtaint and not lost_at and len(findings) == before:
+            # the usual node again: nothing found here or upstream, so its outputs carry nothing downstream (the
+            # general steps below, which would find that out, cost as much as the node's own shape function)
+            for k, name in enumerate(node.outputs):
+                if name:
+                    v = outs[k] if k < len(outs) else UNKNOWN
+                    if v.shape is not None:
+                        v = _with_origins(node, ins, v)
+                    stated = declared.get(name)
+                    if stated is not None:  # most tensors have no annotation to compare with
+                        v = _against_declared(node, name, v, stated, ctx)
+                    vals[name] = v
+            continue
         if stop is not None:
             stops.append(stop)
+        after = next((taint[n] for n in inputs if n in taint), None) if taint else None
         inherited = _stop_of(node, ins, lost_at) if lost_at else None
-        rafter = next((rtaint[n] for n in node.inputs if n in rtaint), None) if rtaint else None
+        rafter = next((rtaint[n] for n in inputs if n in rtaint), None) if rtaint else None
         if len(findings) > before:
             rafter = _relation_after(findings, before, rafter)
         if after is not None or len(findings) > before:
@@ -153,7 +178,7 @@ def propagate(
             v = outs[k] if k < len(outs) else UNKNOWN
             v = _with_origins(node, ins, v)
             stated = declared.get(name)
-            if stated is not None:  # most tensors have no annotation to compare with
+            if stated is not None:
                 v = _against_declared(node, name, v, stated, ctx)
             vals[name] = v
             if v.shape is None:
@@ -286,16 +311,22 @@ def _run(
             if got is not None:
                 return got, None
         return [], Stop(node, f"no shape function for {node.domain + '.' if node.domain else ''}{node.op}")
-    except ShapeError as e:
-        ctx.findings.append(Finding(node, e.kind, str(e), axis=e.axis, dims=e.dims, suspects=e.suspects))
-        outs = [_fresh_like(node, k, ctx) for k in range(len(node.outputs))]
-        return outs, None
     except RecursionError:
         raise
-    except Exception as e:  # a bug in one shape function costs that node, not the whole check
-        if debug:
-            raise
-        return [], Stop(node, f"internal error in the shape function of {node.op}: {type(e).__name__}: {e}")
+    except Exception as e:
+        return _failed(node, e, ctx, debug)
+
+
+def _failed(node: Node, e: Exception, ctx: Ctx, debug: bool) -> tuple[list[Value], Stop | None]:
+    """What a shape function that raised ``e`` leaves of the node: a finding (a :class:`ShapeError`), its outputs
+    unknown and no second error; else (a bug in one shape function costs that node, not the whole check) a stop,
+    or with ``debug`` the error itself."""
+    if isinstance(e, ShapeError):
+        ctx.findings.append(Finding(node, e.kind, str(e), axis=e.axis, dims=e.dims, suspects=e.suspects))
+        return [_fresh_like(node, k, ctx) for k in range(len(node.outputs))], None
+    if debug:
+        raise e
+    return [], Stop(node, f"internal error in the shape function of {node.op}: {type(e).__name__}: {e}")
 
 
 def _call(
