@@ -19,7 +19,10 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "bcast"
 
 #: Bottom up: (layer name, module prefixes). A module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("shape algebra", ("bcast.errors", "bcast.dims", "bcast.constraints", "bcast.merge", "bcast.cache", "bcast.files")),
+    (
+        "shape algebra",
+        ("bcast.errors", "bcast.dims", "bcast.constraints", "bcast.merge", "bcast.cache", "bcast.files", "bcast.native"),
+    ),
     ("alignment", ("bcast.alignment",)),
     ("rules", ("bcast.rules",)),
     ("operator table", ("bcast.operators",)),

@@ -20,6 +20,7 @@ from operator import is_not
 from typing import Any
 
 from ..dims import Tri
+from ..native import load
 from .context import BroadcastRecord, Ctx, Finding, ShapeError
 from .expr import Expr
 from .model import UNKNOWN, Declared, Graph, Node, Origin, Value
@@ -79,6 +80,11 @@ class Result:
         return [n for t in tensors for n in consumers.get(t, ())]
 
 
+#: the compiled short way of the loop below (``bcast.graph._walk``, csrc/walk.c), or ``None``: not built, or
+#: ``BCAST_PURE_PYTHON=1``
+_WALK = load(f"{__package__}._walk")
+
+
 def propagate(
     graph: Graph,
     *,
@@ -116,34 +122,54 @@ def propagate(
     # each op's shape function, input count rule and its bounds, looked up once per op
     per_op: dict[tuple[str, str], tuple[ShapeFn | None, Any, int, int]] = {}
     functions = ctx.graph.functions  # model-local functions are called by _run (a node's call restores ctx.graph)
-    for i, node in enumerate(graph.nodes):
-        if progress is not None and i % 64 == 0:
-            progress(i, total)
+    nodes = graph.nodes
+    plain = _WALK.plain if _WALK is not None and type(nodes) is list else None
+    i = 0
+    while i < total:
+        left = None  # a node the compiled short way ran and left to the steps below: (ins, result, raised, before)
+        if plain is not None and not taint and not rtaint and not lost_at:
+            i, left = plain(
+                nodes, i, vals, ctx, per_op, functions or None, declared, findings, fallback, UNKNOWN, _with_origins,
+                _against_declared, progress, total,
+            )  # fmt: skip
+            if i >= total:
+                break
+        node = nodes[i]
         inputs = node.inputs
-        ins: list[Value | None] = [vals.get(name, UNKNOWN) if name else None for name in inputs]
-        ctx.node = node
-        ctx.values, ctx.fallback = vals, fallback
-        before = len(findings)
         op_key = (node.domain, node.op)
-        try:
-            fn, rule, lo, hi = per_op[op_key]
-        except KeyError:
-            rule = arity(node) if arity is not None else None
-            lo, hi = (rule[0], rule[1]) if rule is not None else (0, 2**31)
-            fn, rule, lo, hi = per_op[op_key] = (_shape_fn(node), rule, lo, hi)
         stop: Stop | None = None
         outs: list[Value]
-        if not (lo <= len(inputs) <= hi and all(inputs[:lo])) and not _arity_ok(node, rule, ctx):
-            outs = []
-        elif fn is not None and not (functions and op_key in functions):  # the usual node: its op's shape function
-            try:
-                outs = fn(node, ins, ctx)
-            except RecursionError:
-                raise
-            except Exception as e:
-                outs, stop = _failed(node, e, ctx, debug)
+        if left is not None:
+            ins, result, raised, before = left
+            if raised:
+                outs, stop = _failed(node, result, ctx, debug)
+            else:
+                outs = result
         else:
-            outs, stop = _run(node, ins, ctx, fallback, debug, fn)
+            if progress is not None and i % 64 == 0:
+                progress(i, total)
+            ins = [vals.get(name, UNKNOWN) if name else None for name in inputs]
+            ctx.node = node
+            ctx.values, ctx.fallback = vals, fallback
+            before = len(findings)
+            try:
+                fn, rule, lo, hi = per_op[op_key]
+            except KeyError:
+                rule = arity(node) if arity is not None else None
+                lo, hi = (rule[0], rule[1]) if rule is not None else (0, 2**31)
+                fn, rule, lo, hi = per_op[op_key] = (_shape_fn(node), rule, lo, hi)
+            if not (lo <= len(inputs) <= hi and all(inputs[:lo])) and not _arity_ok(node, rule, ctx):
+                outs = []
+            elif fn is not None and not (functions and op_key in functions):  # the usual node: its shape function
+                try:
+                    outs = fn(node, ins, ctx)
+                except RecursionError:
+                    raise
+                except Exception as e:
+                    outs, stop = _failed(node, e, ctx, debug)
+            else:
+                outs, stop = _run(node, ins, ctx, fallback, debug, fn)
+        i += 1
         if stop is None and not taint and not rtaint and not lost_at and len(findings) == before:
             # the usual node again: nothing found here or upstream, so its outputs carry nothing downstream (the
             # general steps below, which would find that out, cost as much as the node's own shape function)

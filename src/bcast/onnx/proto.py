@@ -37,12 +37,12 @@ same errors as :func:`_merge`, which stays the reference and runs where nothing 
 
 from __future__ import annotations
 
-import importlib
-import os
 import struct
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, ClassVar
+
+from ..native import load
 
 __all__ = [
     "MAX_DEPTH",
@@ -660,12 +660,7 @@ def _set_oneof(d: dict[str, Any], group: str, name: str) -> None:
 
 def _load_native() -> ModuleType | None:
     """The compiled field loop, or ``None``: not built, or ``BCAST_PURE_PYTHON=1`` in the environment."""
-    if os.environ.get("BCAST_PURE_PYTHON", "").strip() not in ("", "0"):
-        return None
-    try:
-        return importlib.import_module(f"{__package__}._wire")
-    except ImportError:
-        return None
+    return load(f"{__package__}._wire")
 
 
 _wire = _load_native()
