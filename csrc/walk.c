@@ -163,6 +163,7 @@ static PyObject *py_plain(PyObject *self, PyObject *args) {
         PyObject *node = PyList_GET_ITEM(nodes, i);
         Py_INCREF(node);
         PyObject *inputs = NULL, *key = NULL, *ins = NULL, *outs = NULL, *result = NULL;
+        int leave = 0; /* 1: return result (NULL with an error set when making it failed) */
         PyObject *domain = PyObject_GetAttr(node, str_domain), *op = domain ? PyObject_GetAttr(node, str_op) : NULL;
         if (op == NULL) goto fail;
         if ((key = PyTuple_Pack(2, domain, op)) == NULL) goto fail;
@@ -186,7 +187,7 @@ static PyObject *py_plain(PyObject *self, PyObject *args) {
             plain = given;
         }
         if (!plain) { /* Python's loop takes the node from the start */
-            result = Py_BuildValue("(nO)", i, Py_None);
+            leave = 1, result = Py_BuildValue("(nO)", i, Py_None);
             goto out;
         }
         if (progress != Py_None && i % 64 == 0) { /* where Python's loop calls it: before the node's inputs */
@@ -214,23 +215,18 @@ static PyObject *py_plain(PyObject *self, PyObject *args) {
             Py_XDECREF(type);
             Py_XDECREF(tb);
             if (value == NULL) goto fail;
-            result = Py_BuildValue("(n(OOOn))", i, ins, value, Py_True, before);
+            leave = 1, result = Py_BuildValue("(n(OOOn))", i, ins, value, Py_True, before);
             Py_DECREF(value);
             goto out;
         }
         if (!PyList_CheckExact(outs) || PyList_GET_SIZE(findings) != before) { /* the rest is Python's */
-            result = Py_BuildValue("(n(OOOn))", i, ins, outs, Py_False, before);
+            leave = 1, result = Py_BuildValue("(n(OOOn))", i, ins, outs, Py_False, before);
             goto out;
         }
         if (store(&w, node, ins, outs) < 0) goto fail;
-        Py_DECREF(node);
-        Py_DECREF(domain);
-        Py_DECREF(op);
-        Py_DECREF(key);
-        Py_DECREF(inputs);
-        Py_DECREF(ins);
-        Py_DECREF(outs);
-        continue;
+        goto out; /* stored: on to the next node */
+    fail:
+        leave = 1, result = NULL;
     out:
         Py_DECREF(node);
         Py_XDECREF(domain);
@@ -239,16 +235,7 @@ static PyObject *py_plain(PyObject *self, PyObject *args) {
         Py_XDECREF(inputs);
         Py_XDECREF(ins);
         Py_XDECREF(outs);
-        return result;
-    fail:
-        Py_DECREF(node);
-        Py_XDECREF(domain);
-        Py_XDECREF(op);
-        Py_XDECREF(key);
-        Py_XDECREF(inputs);
-        Py_XDECREF(ins);
-        Py_XDECREF(outs);
-        return NULL;
+        if (leave) return result;
     }
     return Py_BuildValue("(nO)", i, Py_None);
 }

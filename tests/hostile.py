@@ -404,6 +404,24 @@ exec(STEPS_SOURCE, _namespace)
 steps: Callable[..., int] = _namespace["steps"]
 
 
+def python_calls(fn: Callable[[], object], name: str, filename: str) -> int:
+    """How many times fn() calls the Python function ``name`` of the source file ``filename``: a compiled twin of a
+    Python loop calls none of the steps that the loop calls, which counts show where timings cannot."""
+    calls = [0]
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_name == name and frame.f_code.co_filename == filename:
+            calls[0] += 1
+
+    old = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(old)
+    return calls[0]
+
+
 def assert_grows_linearly(counts: Sequence[int], n: int, what: str = "") -> None:
     """``counts`` of steps at ``n``, ``2n`` and ``4n``: the second doubling adds at most 2.5 times what
     the first did (linear work plus a fixed part: twice; a square term: four times)."""

@@ -17,12 +17,19 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "bcast"
 
+#: the bottom layer's modules
+SHAPE_ALGEBRA = (
+    "bcast.errors",
+    "bcast.dims",
+    "bcast.constraints",
+    "bcast.merge",
+    "bcast.cache",
+    "bcast.files",
+    "bcast.native",
+)
 #: Bottom up: (layer name, module prefixes). A module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "shape algebra",
-        ("bcast.errors", "bcast.dims", "bcast.constraints", "bcast.merge", "bcast.cache", "bcast.files", "bcast.native"),
-    ),
+    ("shape algebra", SHAPE_ALGEBRA),
     ("alignment", ("bcast.alignment",)),
     ("rules", ("bcast.rules",)),
     ("operator table", ("bcast.operators",)),

@@ -26,6 +26,7 @@ from bcast.graph.context import ShapeError
 from bcast.graph.ops import SHAPES
 from bcast.onnx.graph_read import onnx_arity, onnx_fallback
 from bcast.onnx.reader import read_onnx
+from hostile import python_calls
 
 walk_module = sys.modules["bcast.graph.propagate"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,19 +100,7 @@ def test_progress_is_reported_at_the_same_nodes(compiled: Any) -> None:
 
 
 def _python_calls(fn: Callable[[], object], name: str) -> int:
-    calls = [0]
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_name == name and frame.f_code.co_filename == walk_module.__file__:
-            calls[0] += 1
-
-    old = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(old)
-    return calls[0]
+    return python_calls(fn, name, walk_module.__file__)
 
 
 def test_the_compiled_loop_takes_the_plain_nodes(compiled: Any) -> None:

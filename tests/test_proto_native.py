@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from bcast.check import sample_model_path
 from bcast.files import graph_structure
 from bcast.onnx import proto, reader, wire
-from hostile import mutated
+from hostile import mutated, python_calls
 from test_numpy_only import FUZZ, HOSTILE, _chain, _deep_bodies, _deep_type, _key, _ld, _num, _varint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,19 +88,7 @@ def _same_both_ways(data: bytes) -> Any:
 
 def _python_calls(fn: Callable[[], object], name: str) -> int:
     """How many times fn() calls a Python function of ``proto`` called ``name``."""
-    calls = [0]
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_name == name and frame.f_code.co_filename == proto.__file__:
-            calls[0] += 1
-
-    old = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(old)
-    return calls[0]
+    return python_calls(fn, name, proto.__file__)
 
 
 # ------------------------------------------------------------------------------------------------
