@@ -996,6 +996,97 @@ done:
     return result;
 }
 
+/* -- a small tensor's values (graph_read._raw_values), compiled ----------------------------------------------- */
+
+static PyObject *str_data_type, *str_dims, *str_raw_data, *str_segment;
+
+/* raw_value(t, spec): graph_read.initializer_value of a decoded TensorProto of the commonest kind (float32, int32,
+ * int64 or double values in raw_data, little-endian, not stored outside the file, not a segment, of at most the
+ * limit's elements), or None for any other tensor (Python takes it the longer way). spec is (TensorProto, Value,
+ * Expr.const, {data_type: dtype name}, float limit, int limit). */
+static PyObject *py_raw_value(PyObject *self, PyObject *args) {
+    PyObject *t, *spec;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO!:raw_value", &t, &PyTuple_Type, &spec)) return NULL;
+    if (PyTuple_GET_SIZE(spec) != 6) {
+        PyErr_SetString(PyExc_TypeError, "_wire.raw_value: spec must be a 6-tuple");
+        return NULL;
+    }
+    PyObject *tensor_type = PyTuple_GET_ITEM(spec, 0), *value_type = PyTuple_GET_ITEM(spec, 1);
+    PyObject *constant = PyTuple_GET_ITEM(spec, 2), *names = PyTuple_GET_ITEM(spec, 3);
+    Py_ssize_t float_limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 4));
+    Py_ssize_t int_limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(spec, 5));
+    if ((float_limit == -1 || int_limit == -1) && PyErr_Occurred()) return NULL;
+    if ((PyObject *)Py_TYPE(t) != tensor_type || !PyDict_Check(names)) Py_RETURN_NONE;
+    PyObject *d = PyObject_GenericGetDict(t, NULL), *dims = NULL, *data = NULL, *result = NULL;
+    if (d == NULL) return NULL;
+    PyObject *raw = PyDict_GetItemWithError(d, str_raw_data), *code = PyDict_GetItemWithError(d, str_data_type);
+    PyObject *shape = PyDict_GetItemWithError(d, str_dims), *place = PyDict_GetItemWithError(d, str_data_location);
+    int segment = PyErr_Occurred() ? -1 : PyDict_Contains(d, str_segment);
+    if (segment < 0) goto done;
+    long type = code != NULL && PyLong_CheckExact(code) ? PyLong_AsLong(code) : -1;
+    if (type == -1 && PyErr_Occurred()) goto done;
+    int size = type == 1 || type == 6 ? 4 : type == 7 || type == 11 ? 8 : 0;
+    int located = place != NULL && PyLong_CheckExact(place) && PyLong_AsLong(place) == 1;
+    if (PyErr_Occurred()) goto done;
+    if (raw == NULL || !PyBytes_CheckExact(raw) || size == 0 || segment || located ||
+        (shape != NULL && !PyList_CheckExact(shape))) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    Py_ssize_t rank = shape == NULL ? 0 : PyList_GET_SIZE(shape), count = 1;
+    Py_ssize_t limit = type == 1 || type == 11 ? float_limit : int_limit;
+    if ((dims = PyTuple_New(rank)) == NULL) goto done;
+    for (Py_ssize_t k = 0; k < rank; k++) {
+        PyObject *dim = PyList_GET_ITEM(shape, k);
+        long long n = PyLong_CheckExact(dim) ? PyLong_AsLongLong(dim) : -1;
+        if (n == -1 && PyErr_Occurred()) PyErr_Clear();
+        if (n < 0 || (n > 0 && count > limit)) { /* a negative or huge dim, or not an int: the longer way */
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        count = n > limit ? limit + 1 : count * (Py_ssize_t)n;
+        PyObject *e = PyObject_CallOneArg(constant, dim);
+        if (e == NULL) goto done;
+        PyTuple_SET_ITEM(dims, k, e);
+    }
+    if (count > limit || PyBytes_GET_SIZE(raw) != count * size) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if ((data = PyTuple_New(count)) == NULL) goto done;
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+    for (Py_ssize_t k = 0; k < count; k++, p += size) {
+        PyObject *x;
+        if (type == 1 || type == 11) {
+            double v = type == 1 ? PyFloat_Unpack4((const char *)p, 1) : PyFloat_Unpack8((const char *)p, 1);
+            if (v == -1.0 && PyErr_Occurred()) goto done;
+            x = PyFloat_FromDouble(v);
+        } else {
+            uint64_t u = 0;
+            for (int b = size - 1; b >= 0; b--) u = (u << 8) | p[b];
+            long long v = size == 4 ? (long long)(int32_t)(uint32_t)u : (long long)u;
+            PyObject *n = PyLong_FromLongLong(v);
+            x = n == NULL ? NULL : PyObject_CallOneArg(constant, n);
+            Py_XDECREF(n);
+        }
+        if (x == NULL) goto done;
+        PyTuple_SET_ITEM(data, k, x);
+    }
+    PyObject *dtype = PyDict_GetItemWithError(names, code); /* borrowed */
+    if (dtype == NULL) {
+        if (!PyErr_Occurred()) result = Py_NewRef(Py_None);
+        goto done;
+    }
+    PyObject *call[3] = {dtype, dims, data};
+    result = PyObject_Vectorcall(value_type, call, 3, NULL);
+done:
+    Py_XDECREF(dims);
+    Py_XDECREF(data);
+    Py_DECREF(d);
+    return result;
+}
+
 /* -- the conversion of decoded nodes into the neutral graph's (graph_read._nodes) ------------------------- */
 
 /* the fields of bcast.graph.Node, in the order of its dataclass fields, and what each is set from */
@@ -1249,6 +1340,9 @@ static PyMethodDef methods[] = {
     {"big_fields", py_big_fields, METH_VARARGS,
      "big_fields(buf, start, end, wires, keep): the fields longer than keep bytes of the message in buf[start:end], "
      "as (at, body, pos, field, wire), and where its well-formed fields stop."},
+    {"raw_value", py_raw_value, METH_VARARGS,
+     "raw_value(t, spec): bcast.onnx.graph_read.initializer_value of a small decoded tensor of raw float32, int32, "
+     "int64 or double values, or None."},
     {"nodes", py_nodes, METH_VARARGS,
      "nodes(messages, path, consume, layout, attrs_of, slow): bcast.onnx.graph_read._nodes over a list of decoded "
      "nodes."},
@@ -1274,6 +1368,10 @@ PyMODINIT_FUNC PyInit__wire(void) {
     static const char *const held[6] = {"t", "g", "sparse_tensor", "tensors", "graphs", "sparse_tensors"};
     for (int k = 0; k < 6; k++)
         if ((holder_fields[k] = PyUnicode_InternFromString(held[k])) == NULL) return NULL;
+    static const char *const tensor_fields[4] = {"data_type", "dims", "raw_data", "segment"};
+    PyObject **tensor_strs[4] = {&str_data_type, &str_dims, &str_raw_data, &str_segment};
+    for (int k = 0; k < 4; k++)
+        if ((*tensor_strs[k] = PyUnicode_InternFromString(tensor_fields[k])) == NULL) return NULL;
     static const char *const attr_fields[9] = {"type", "ref_attr_name", "f", "i", "s", "t", "floats", "ints",
                                                "strings"};
     PyObject **attr_strs[9] = {&str_type, &str_ref_attr_name, &str_f, &str_i, &str_s, &str_t, &str_floats, &str_ints,

@@ -138,6 +138,10 @@ def initializer_value(t: Any) -> Value:
     """A TensorProto as a value: its shape always, its data only when small (:data:`~bcast.graph.ops.DATA_LIMIT`
     elements, :data:`~bcast.graph.ops.FLOAT_LIMIT` of floating point), present and not external
     (:func:`~bcast.onnx.wire.small_array`), and not strings or complex numbers."""
+    if _RAW_VALUE is not None:  # the commonest tensor's value, compiled: what the lines below make of it
+        v: Value | None = _RAW_VALUE(t, _RAW_SPEC)
+        if v is not None:
+            return v
     dims = tuple(map(Expr.const, t.dims))  # Expr.const takes any integer
     dtype = dtype_name(t.data_type)
     data = _raw_values(t)
@@ -185,6 +189,9 @@ def _raw_values(t: Any) -> tuple[Any, ...] | None:
 
 #: data_type -> the struct code of one element of raw_data (little-endian, as ONNX stores it) and its size
 _RAW = {1: ("f", 4), 6: ("i", 4), 7: ("q", 8), 11: ("d", 8)}
+#: the compiled twin of :func:`_raw_values` and :func:`initializer_value` for the tensors it reads, and what it needs
+_RAW_VALUE = getattr(proto._wire, "raw_value", None)  # none where the compiled module predates it (a stale build)
+_RAW_SPEC = (proto.TensorProto, Value, Expr.const, {c: dtype_name(c) for c in _RAW}, FLOAT_LIMIT, DATA_LIMIT)
 
 
 # AttributeProto's types (AttributeProto.AttributeType)
