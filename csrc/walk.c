@@ -8,7 +8,7 @@
  * shows the two give the same values, findings and records on every model of the repository).
  *
  * plain(nodes, start, vals, ctx, per_op, functions, declared, findings, fallback, unknown, with_origins,
- *       against_declared, progress, total) -> (i, left)
+ *       against_declared, progress, total, value_type) -> (i, left)
  *
  * runs nodes[start:] while each is plain and returns where it stopped: i == len(nodes) when it ran them all;
  * else node i, with left None when it was not run (its op not yet in per_op, a call of a model-local function,
@@ -22,25 +22,92 @@
 #include <Python.h>
 
 static PyObject *str_inputs, *str_outputs, *str_domain, *str_op, *str_shape, *str_origins, *str_node, *str_values,
-    *str_fallback;
+    *str_fallback, *str_value, *str_dtype, *str_data, *str_data_origins;
+
+/* 1 when none of the tuple's items is None, 0 when one is; the tuple must be one */
+static int none_missing(PyObject *t) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(t); k++)
+        if (PyTuple_GET_ITEM(t, k) == Py_None) return 0;
+    return 1;
+}
 
 /* 1 when the value's origins are one per axis of its shape, none of them None: propagate._with_origins returns it as
- * it is; 0 when not (or no shape); -1 with an error set */
+ * it is; 2 when it has none; 0 when it has some (Python's way fills them in); -1 with an error set */
 static int own_origins(PyObject *v, PyObject *shape) {
     PyObject *origins = PyObject_GetAttr(v, str_origins);
     if (origins == NULL) return -1;
-    int ok = 0;
-    if (PyTuple_CheckExact(origins) && PyTuple_CheckExact(shape) &&
-        PyTuple_GET_SIZE(origins) == PyTuple_GET_SIZE(shape)) {
-        ok = 1;
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(origins); k++)
-            if (PyTuple_GET_ITEM(origins, k) == Py_None) {
-                ok = 0;
-                break;
-            }
-    }
+    int ok = origins == Py_None ? 2 : 0;
+    if (PyTuple_CheckExact(origins) && PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(origins) == PyTuple_GET_SIZE(shape))
+        ok = none_missing(origins);
     Py_DECREF(origins);
     return ok;
+}
+
+/* propagate._own_origins of a value whose shape and origins are tuples: every axis has an origin and no symbolic dim
+ * comes twice (told by equality, as the set of them does); 1, 0, or -1 with an error set */
+static int distinct_own(PyObject *shape, PyObject *origins) {
+    if (!none_missing(origins)) return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(shape), found = 0;
+    PyObject *symbolic[64];
+    if (n > 64) return -2; /* more dims than any rank bcast reads: Python's way decides */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *e = PyTuple_GET_ITEM(shape, k), *value = PyObject_GetAttr(e, str_value);
+        if (value == NULL) return -1;
+        int sym = value == Py_None;
+        Py_DECREF(value);
+        if (!sym) continue;
+        for (Py_ssize_t j = 0; j < found; j++) {
+            int same = PyObject_RichCompareBool(symbolic[j], e, Py_EQ);
+            if (same != 0) return same < 0 ? -1 : 0;
+        }
+        symbolic[found++] = e;
+    }
+    return 1;
+}
+
+/* propagate._with_origins where the output has no origins and the shape of the first input that has a shape and
+ * origins, whose origins are its own: the output takes them (a new reference); NULL with no error set when that is
+ * not so (Python's way finds the origins), NULL with an error set on a failure */
+static PyObject *first_origins(PyObject *ins, PyObject *v, PyObject *shape, PyObject *value_type) {
+    PyObject *first = NULL, *fshape = NULL, *forigins = NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(ins) && first == NULL; k++) {
+        PyObject *x = PyList_GET_ITEM(ins, k);
+        if (x == Py_None) continue;
+        PyObject *xs = PyObject_GetAttr(x, str_shape), *xo = xs == NULL ? NULL : PyObject_GetAttr(x, str_origins);
+        if (xo == NULL) {
+            Py_XDECREF(xs);
+            return NULL;
+        }
+        if (xs != Py_None && xo != Py_None) {
+            first = x, fshape = xs, forigins = xo;
+        } else {
+            Py_DECREF(xs);
+            Py_DECREF(xo);
+        }
+    }
+    if (first == NULL) return NULL;
+    PyObject *out = NULL;
+    if (!PyTuple_CheckExact(fshape) || !PyTuple_CheckExact(forigins) || !PyTuple_CheckExact(shape)) goto done;
+    int same = PyObject_RichCompareBool(fshape, shape, Py_EQ);
+    if (same <= 0) goto done;
+    int own = distinct_own(fshape, forigins);
+    if (own <= 0) {
+        if (own == -2) own = 0;
+        goto done;
+    }
+    PyObject *dtype = PyObject_GetAttr(v, str_dtype), *data = dtype ? PyObject_GetAttr(v, str_data) : NULL;
+    PyObject *data_origins = data ? PyObject_GetAttr(v, str_data_origins) : NULL;
+    if (data_origins != NULL) {
+        PyObject *args[5] = {dtype, shape, data, forigins, data_origins};
+        out = PyObject_Vectorcall(value_type, args, 5, NULL);
+    }
+    Py_XDECREF(dtype);
+    Py_XDECREF(data);
+    Py_XDECREF(data_origins);
+done:
+    Py_DECREF(fshape);
+    Py_DECREF(forigins);
+    return out;
 }
 
 /* the node's inputs as Python's loop gathers them: vals.get(name, unknown) if name else None (a new list) */
@@ -80,7 +147,7 @@ static int required_given(PyObject *inputs, Py_ssize_t lo) {
 }
 
 typedef struct {
-    PyObject *vals, *ctx, *declared, *unknown, *with_origins, *against_declared;
+    PyObject *vals, *ctx, *declared, *unknown, *with_origins, *against_declared, *value_type;
 } walk;
 
 /* the outputs of a plain node stored as Python's short way stores them: 0, or -1 with an error set */
@@ -104,6 +171,18 @@ static int store(walk *w, PyObject *node, PyObject *ins, PyObject *outs) {
             if (own < 0) {
                 Py_DECREF(shape);
                 goto fail_v;
+            }
+            if (own == 2) { /* no origins: the first input's, where they are its own and its shape is the output's */
+                PyObject *got = first_origins(ins, v, shape, w->value_type);
+                if (got != NULL) {
+                    Py_SETREF(v, got);
+                    own = 1;
+                } else if (PyErr_Occurred()) {
+                    Py_DECREF(shape);
+                    goto fail_v;
+                } else {
+                    own = 0;
+                }
             }
             if (!own) {
                 PyObject *args[3] = {node, ins, v};
@@ -147,9 +226,9 @@ static PyObject *py_plain(PyObject *self, PyObject *args) {
     Py_ssize_t i, total;
     walk w;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!nO!OO!OO!OOOOOOn:plain", &PyList_Type, &nodes, &i, &PyDict_Type, &w.vals, &w.ctx,
+    if (!PyArg_ParseTuple(args, "O!nO!OO!OO!OOOOOOnO:plain", &PyList_Type, &nodes, &i, &PyDict_Type, &w.vals, &w.ctx,
                           &PyDict_Type, &per_op, &functions, &PyDict_Type, &w.declared, &findings, &fallback,
-                          &w.unknown, &w.with_origins, &w.against_declared, &progress, &total))
+                          &w.unknown, &w.with_origins, &w.against_declared, &progress, &total, &w.value_type))
         return NULL;
     if (!PyList_Check(findings)) {
         PyErr_SetString(PyExc_TypeError, "_walk.plain: findings must be a list");
@@ -243,7 +322,7 @@ static PyObject *py_plain(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"plain", py_plain, METH_VARARGS,
      "plain(nodes, start, vals, ctx, per_op, functions, declared, findings, fallback, unknown, with_origins, "
-     "against_declared, progress, total): bcast.graph.propagate's short way over the nodes from start on, as "
+     "against_declared, progress, total, value_type): bcast.graph.propagate's short way over the nodes from start on, as "
      "(where it stopped, what it left there)."},
     {NULL, NULL, 0, NULL},
 };
@@ -254,11 +333,11 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__walk(void) {
-    static const char *const names[9] = {"inputs", "outputs", "domain", "op", "shape", "origins", "node", "values",
-                                         "fallback"};
-    PyObject **strs[9] = {&str_inputs, &str_outputs, &str_domain, &str_op, &str_shape, &str_origins, &str_node,
-                          &str_values, &str_fallback};
-    for (int k = 0; k < 9; k++)
+    static const char *const names[13] = {"inputs", "outputs", "domain", "op", "shape", "origins", "node", "values",
+                                          "fallback", "value", "dtype", "data", "data_origins"};
+    PyObject **strs[13] = {&str_inputs, &str_outputs, &str_domain, &str_op, &str_shape, &str_origins, &str_node,
+                           &str_values, &str_fallback, &str_value, &str_dtype, &str_data, &str_data_origins};
+    for (int k = 0; k < 13; k++)
         if ((*strs[k] = PyUnicode_InternFromString(names[k])) == NULL) return NULL;
     return PyModule_Create(&module);
 }

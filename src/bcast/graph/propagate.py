@@ -130,7 +130,7 @@ def propagate(
         if plain is not None and not taint and not rtaint and not lost_at:
             i, left = plain(
                 nodes, i, vals, ctx, per_op, functions or None, declared, findings, fallback, UNKNOWN, _with_origins,
-                _against_declared, progress, total,
+                _against_declared, progress, total, Value,
             )  # fmt: skip
             if i >= total:
                 break
