@@ -68,16 +68,20 @@ def _node_reports(report: Report, result: Result) -> None:
         return got
 
     append = report.nodes.append
+    find = by_id.get  # each shape's text and JSON by its tuple's identity, as show() finds them first
     for rec in _merged(result.records):
         texts: list[str] = []
         jsons: list[ShapeJSON] = []
+        names: list[str] = []
         any_unknown = False
         for n, s in rec.inputs:
-            text, js = show(s)
+            text, js = find(id(s)) or show(s)
             texts.append(f"{n} {text}")
             jsons.append(js)  # a tuple, shared by the nodes of the same shape
-            any_unknown = any_unknown or s is None
-        out_text, out_json = show(rec.output)
+            names.append(n)
+            if s is None:
+                any_unknown = True
+        out_text, out_json = find(id(rec.output)) or show(rec.output)
         append(
             NodeReport(
                 rec.node.label,
@@ -85,7 +89,7 @@ def _node_reports(report: Report, result: Result) -> None:
                 tuple(texts),
                 out_text if rec.output is not None or any_unknown else None,
                 rec.rule,
-                tuple([n for n, _ in rec.inputs]),
+                tuple(names),
                 tuple(jsons),
                 out_json,
                 mode=rec.mode,
