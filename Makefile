@@ -76,4 +76,4 @@ test-full: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m full
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist CMakeFiles CMakeCache.txt CMakeInit.txt build.ninja cmake_install.cmake .ninja_deps .ninja_log .cmake .skbuild-info.json src/bcast/engines/numpy/_kernels*.so src/bcast/onnx/_wire*.so src/bcast/graph/_walk*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist CMakeFiles CMakeCache.txt CMakeInit.txt build.ninja cmake_install.cmake .ninja_deps .ninja_log .cmake .skbuild-info.json src/bcast/engines/numpy/_kernels*.so src/bcast/onnx/_wire*.so src/bcast/graph/_walk*.so src/bcast/check/_rows*.so

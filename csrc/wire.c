@@ -21,7 +21,8 @@
 #include <Python.h>
 
 #include <stdint.h>
-#include <structmember.h>
+
+#include "slots.h"
 
 #if PY_VERSION_HEX < 0x030B0000
 #define PyFloat_Unpack4(p, le) _PyFloat_Unpack4((const unsigned char *)(p), (le))
@@ -1278,8 +1279,7 @@ static PyObject *py_nodes(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!pO!OO:nodes", &PyList_Type, &messages, &PyTuple_Type, &path, &consume,
                           &PyTuple_Type, &layout, &attrs_of, &slow))
         return NULL;
-    if (PyTuple_GET_SIZE(layout) != 6 || !PyType_Check(PyTuple_GET_ITEM(layout, 0)) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(layout, 1)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(layout, 1)) != N_FIELDS) {
+    if (PyTuple_GET_SIZE(layout) != 6 || !PyType_Check(PyTuple_GET_ITEM(layout, 0))) {
         PyErr_SetString(PyExc_TypeError, "_wire.nodes: layout must be (Node, its 10 members, NodeProto, "
                                          "AttributeProto, nothing, tensor_value)");
         return NULL;
@@ -1289,15 +1289,7 @@ static PyObject *py_nodes(PyObject *self, PyObject *args) {
     PyObject *attr_type = PyTuple_GET_ITEM(layout, 3), *nothing = PyTuple_GET_ITEM(layout, 4);
     PyObject *tensor_value = PyTuple_GET_ITEM(layout, 5);
     Py_ssize_t offsets[N_FIELDS];
-    for (int k = 0; k < N_FIELDS; k++) {
-        PyObject *m = PyTuple_GET_ITEM(members, k);
-        if (!Py_IS_TYPE(m, &PyMemberDescr_Type) || ((PyMemberDescrObject *)m)->d_member->type != T_OBJECT_EX ||
-            ((PyMemberDescrObject *)m)->d_common.d_type != node_type) {
-            PyErr_SetString(PyExc_TypeError, "_wire.nodes: each member must be a slot of Node holding an object");
-            return NULL;
-        }
-        offsets[k] = ((PyMemberDescrObject *)m)->d_member->offset;
-    }
+    if (slot_offsets(node_type, members, N_FIELDS, offsets, "_wire.nodes") < 0) return NULL;
     Py_ssize_t count = PyList_GET_SIZE(messages);
     PyObject *out = PyList_New(0);
     if (out == NULL) return NULL;

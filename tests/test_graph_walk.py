@@ -4,8 +4,9 @@
 (ONNX and OpenVINO IR: the corpus, the families, the zoo) propagates to the same values (shapes, data and origins),
 the same findings (their text, kind, severity and the finding each is a consequence of), the same broadcast records
 and the same stops; progress is reported at the same nodes; a shape function's error is a finding or a stop as in
-Python, and an interruption or a recursion too deep goes up. Without the compiled module (``BCAST_PURE_PYTHON=1`` at
-install, or no compiler) these tests skip.
+Python, and an interruption or a recursion too deep goes up. The rows of a report (``bcast.check._rows``,
+csrc/rows.c) are the same as ``bcast.check.graph_report``'s Python loop makes on every model too. Without the compiled
+modules (``BCAST_PURE_PYTHON=1`` at install, or no compiler) these tests skip.
 """
 
 from __future__ import annotations
@@ -148,3 +149,46 @@ def test_pure_python_takes_the_python_loop() -> None:
     env = {**os.environ, "BCAST_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.strip() == "None", out.stderr[-2000:]
+
+
+# -- a report's rows, by the compiled loop (bcast.check._rows, csrc/rows.c) against graph_report's Python one -------
+
+
+def _rows(path: Path) -> list[Any]:
+    from bcast.check.graph_report import report_from_result
+
+    graph = _graph(path)
+    onnx = graph.format == "onnx"
+    result = propagate(
+        graph, fallback=onnx_fallback if onnx else None, arity=onnx_arity(graph) if onnx else None,
+        ctx=Ctx(graph, sizes={}),
+    )  # fmt: skip
+    return report_from_result(result, path.name, graph.format).nodes
+
+
+@pytest.mark.parametrize("path", MODELS, ids=[str(p.relative_to(ROOT / "tests" / "data")) for p in MODELS])
+def test_every_models_report_rows_are_the_same_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each NodeReport field by field (names, texts, shapes, rule, mode, axes; unknown ranks and failed broadcasts
+    included), and their JSON."""
+    from bcast.check import graph_report
+
+    if graph_report._ROWS is None:
+        pytest.skip(NOT_BUILT)
+    got = _rows(path)
+    monkeypatch.setattr(graph_report, "_ROWS", None)
+    want = _rows(path)
+    assert got == want and [r.to_dict() for r in got] == [r.to_dict() for r in want]
+
+
+def test_a_rows_tuples_of_text_are_left_to_reference_counting() -> None:
+    """The compiled rows' tuples of text and of shapes are untracked by the cyclic collector (no cycle can pass
+    through them), so that the collection after a check walks the rows alone."""
+    import gc
+
+    from bcast.check import graph_report
+
+    if graph_report._ROWS is None:
+        pytest.skip(NOT_BUILT)
+    rows = _rows(next(p for p in MODELS if p.name.startswith("llama") and p.suffix == ".onnx"))
+    assert rows and all(gc.is_tracked(r) for r in rows)
+    assert not any(gc.is_tracked(t) for r in rows for t in (r.inputs, r.input_names, r.input_shapes))

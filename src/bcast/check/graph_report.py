@@ -14,6 +14,7 @@ from ..constraints import Constraint
 from ..graph import BroadcastRecord, Expr, Finding, Result
 from ..graph.expr import digests
 from ..graph.roots import root_causes
+from ..native import load
 from .report import NodeReport, Problem, Report, ShapeJSON, Unchecked
 
 __all__ = ["report_from_result"]
@@ -47,6 +48,12 @@ def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
     return out
 
 
+#: the compiled twin of :func:`_node_reports`'s loop (``bcast.check._rows``, csrc/rows.c), or ``None``: not built, or
+#: ``BCAST_PURE_PYTHON=1``; and the NodeReport's fields' slots, in order, that it fills
+_ROWS = load(f"{__package__}._rows")
+_LAYOUT = (NodeReport, tuple(NodeReport.__dict__[f] for f in NodeReport.__dataclass_fields__))
+
+
 def _node_reports(report: Report, result: Result) -> None:
     """Every broadcasting node of ``result`` as a line of ``report``."""
     # a wide graph broadcasts the same few shapes at thousands of nodes: each shape's text is made once, found by
@@ -67,9 +74,13 @@ def _node_reports(report: Report, result: Result) -> None:
             keep.append(dims)
         return got
 
+    records = _merged(result.records)
+    if _ROWS is not None:  # the loop below, compiled
+        report.nodes.extend(_ROWS.rows(records, _LAYOUT, by_id, show))
+        return
     append = report.nodes.append
     find = by_id.get  # each shape's text and JSON by its tuple's identity, as show() finds them first
-    for rec in _merged(result.records):
+    for rec in records:
         texts: list[str] = []
         jsons: list[ShapeJSON] = []
         names: list[str] = []
