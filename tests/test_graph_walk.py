@@ -61,8 +61,11 @@ def _graph(path: Path) -> Any:
     return read_ir_graph(str(path)) if path.suffix == ".xml" else read_onnx(str(path)).graph
 
 
-def _propagated(path: Path, progress: Callable[[int, int], None] | None = None) -> Any:
-    """Everything a check takes from one propagation of the model, as plain values to compare."""
+def _propagated(path: Path, progress: Callable[[int, int], None] | None = None, rows: bool = False) -> Any:
+    """Everything a check takes from one propagation of the model, as plain values to compare (with ``rows``, the
+    report's rows made of it too, and their JSON)."""
+    from bcast.check.graph_report import report_from_result
+
     graph = _graph(path)
     onnx = graph.format == "onnx"
     ctx = Ctx(graph, sizes={})
@@ -73,14 +76,21 @@ def _propagated(path: Path, progress: Callable[[int, int], None] | None = None) 
     findings = [(f.node.label, f.kind, f.severity, f.message, f.cause, f.after_relation) for f in result.findings]
     records = [(r.node.label, r.rule, r.inputs, r.output, r.mode, r.axes) for r in result.records]
     stops = [(s.node.label, s.reason, s.downstream) for s in result.unknown]
-    return result.values, findings, records, stops
+    made = report_from_result(result, path.name, graph.format).nodes if rows else []
+    return result.values, findings, records, stops, made, [r.to_dict() for r in made]
 
 
 @pytest.mark.parametrize("path", MODELS, ids=[str(p.relative_to(ROOT / "tests" / "data")) for p in MODELS])
-def test_every_model_propagates_the_same_both_ways(path: Path, compiled: Any) -> None:
-    got = _propagated(path)
+def test_every_model_propagates_and_reports_the_same_both_ways(path: Path, compiled: Any, monkeypatch: Any) -> None:
+    """The compiled walk and rows against the Python loops: the same values (shapes, data, origins), findings,
+    records and stops, and the same rows of the report, field by field (names, texts, shapes, rule, mode, axes;
+    unknown ranks and failed broadcasts included) and as JSON."""
+    from bcast.check import graph_report
+
+    got = _propagated(path, rows=True)
+    monkeypatch.setattr(graph_report, "_ROWS", None)
     with _python_loop():
-        want = _propagated(path)
+        want = _propagated(path, rows=True)
     assert got[1:] == want[1:]
     assert got[0] == want[0]
 
@@ -151,33 +161,7 @@ def test_pure_python_takes_the_python_loop() -> None:
     assert out.stdout.strip() == "None", out.stderr[-2000:]
 
 
-# -- a report's rows, by the compiled loop (bcast.check._rows, csrc/rows.c) against graph_report's Python one -------
-
-
-def _rows(path: Path) -> list[Any]:
-    from bcast.check.graph_report import report_from_result
-
-    graph = _graph(path)
-    onnx = graph.format == "onnx"
-    result = propagate(
-        graph, fallback=onnx_fallback if onnx else None, arity=onnx_arity(graph) if onnx else None,
-        ctx=Ctx(graph, sizes={}),
-    )  # fmt: skip
-    return report_from_result(result, path.name, graph.format).nodes
-
-
-@pytest.mark.parametrize("path", MODELS, ids=[str(p.relative_to(ROOT / "tests" / "data")) for p in MODELS])
-def test_every_models_report_rows_are_the_same_both_ways(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each NodeReport field by field (names, texts, shapes, rule, mode, axes; unknown ranks and failed broadcasts
-    included), and their JSON."""
-    from bcast.check import graph_report
-
-    if graph_report._ROWS is None:
-        pytest.skip(NOT_BUILT)
-    got = _rows(path)
-    monkeypatch.setattr(graph_report, "_ROWS", None)
-    want = _rows(path)
-    assert got == want and [r.to_dict() for r in got] == [r.to_dict() for r in want]
+# -- a report's rows, by the compiled loop (bcast.check._rows, csrc/rows.c) -----------------------------------------
 
 
 def test_a_rows_tuples_of_text_are_left_to_reference_counting() -> None:
@@ -189,6 +173,6 @@ def test_a_rows_tuples_of_text_are_left_to_reference_counting() -> None:
 
     if graph_report._ROWS is None:
         pytest.skip(NOT_BUILT)
-    rows = _rows(next(p for p in MODELS if p.name.startswith("llama") and p.suffix == ".onnx"))
+    rows = _propagated(next(p for p in MODELS if p.name.startswith("llama") and p.suffix == ".onnx"), rows=True)[4]
     assert rows and all(gc.is_tracked(r) for r in rows)
     assert not any(gc.is_tracked(t) for r in rows for t in (r.inputs, r.input_names, r.input_shapes))
