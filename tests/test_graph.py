@@ -69,6 +69,56 @@ def test_expression_evaluates_as_integers_do(tree: tuple[Expr, Any], env: dict[s
     assert e.evaluate(env) == want, (str(e), env)
 
 
+def _outcome(run: Any) -> Any:
+    try:
+        return run()
+    except (ArithmeticError, KeyError, ValueError) as e:
+        return (type(e), e.args)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _trees(depth=4), st.lists(st.dictionaries(st.sampled_from(SYMBOLS), st.integers(-3, 30)), min_size=1, max_size=12)
+)
+def test_a_compiled_expression_evaluates_as_the_interpreter_does(tree: tuple[Expr, Any], envs: list[Any]) -> None:
+    """Evaluated often enough, an expression runs compiled: the same value at every size, and where a symbol is left
+    out or a division is by zero, the same error (the same symbol named), as the interpreter gives."""
+    from bcast.graph import expr as expr_module
+
+    e, _ = tree
+    for env in [*envs] * (expr_module.COMPILE_AFTER // len(envs) + 2):
+        assert _outcome(lambda env=env: e.evaluate(env)) == _outcome(lambda env=env: e._evaluate(env, {}))
+    assert e.value is not None or isinstance(e._run, expr_module._Compiled) or e._run < 0
+
+
+def test_the_size_searches_compile_what_they_evaluate_often() -> None:
+    """An expression is interpreted a few times, then compiled once and run compiled; an opaque term that is a key
+    of the sizes given (a symbol that spells one) is read from them, as the interpreter reads it."""
+    from bcast.graph import expr as expr_module
+
+    s = Expr.symbol("S")
+    e = (s - 1) // 2 + emax((s, Expr.symbol("T")))
+    made = []
+    real = expr_module._compiled
+    try:
+        expr_module._compiled = lambda x: made.append(x) or real(x)  # type: ignore[assignment]
+        values = [e.evaluate({"S": n, "T": 4}) for n in range(1, 40)]
+    finally:
+        expr_module._compiled = real
+    assert values == [(n - 1) // 2 + max(n, 4) for n in range(1, 40)] and made == [e]
+    floor = next(a for a in (t for m, _ in e.terms for t in m) if getattr(a, "op", "") == "floor")
+    assert e.evaluate({"S": 9, "T": 4, str(floor): 100}) == 100 + 9
+
+
+def test_an_expression_past_the_compiled_size_is_interpreted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bcast.graph import expr as expr_module
+
+    monkeypatch.setattr(expr_module, "MAX_COMPILED_ATOMS", 3)
+    e = emax(tuple(Expr.symbol(f"s{k}") for k in range(8)))
+    env = {f"s{k}": k + 1 for k in range(8)}
+    assert [e.evaluate(env) for _ in range(20)] == [8] * 20 and e._run < 0
+
+
 def _never_guesses(x: tuple[Expr, Any], y: tuple[Expr, Any], envs: list[Any]) -> None:
     a, b = x[0], y[0]
     verdict = a.eq(b)

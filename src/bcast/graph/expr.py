@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ..dims import Tri
@@ -50,10 +51,12 @@ _set = object.__setattr__
 class Expr:
     """An integer polynomial over atoms, in normal form. Immutable and hashable."""
 
-    __slots__ = ("_hash", "_text", "terms", "value")
+    __slots__ = ("_hash", "_run", "_text", "terms", "value")
 
     terms: Terms
     _hash: int
+    #: how :meth:`evaluate` runs it: ``None`` or a count of the evaluations so far (interpreted), then compiled
+    _run: Any
     #: the integer this is, or ``None`` when it holds a symbol: a slot, not a property, as propagation asks
     #: it of every dim it meets
     value: int | None
@@ -69,6 +72,7 @@ class Expr:
         else:
             _set(self, "value", None)
         _set(self, "_text", None)
+        _set(self, "_run", None)  # how evaluate() runs: counted, then compiled (see _compiled)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Expr is immutable")
@@ -349,7 +353,23 @@ class Expr:
         >>> ((S - 1) // 2 + 1).evaluate({"S": 7}), (S * S).evaluate({"S": 3})
         (4, 9)
         """
-        return self._evaluate(env, {})
+        value = self.value
+        if value is not None:
+            return value
+        run = self._run
+        if type(run) is not _Compiled:
+            seen = 1 if run is None else run + 1
+            if seen < COMPILE_AFTER:
+                _set(self, "_run", seen)
+                return self._evaluate(env, {})
+            run = _compiled(self)
+            _set(self, "_run", run)
+            if run is None:  # too large to compile: interpreted from now on, counted no more
+                _set(self, "_run", -(2**62))
+                return self._evaluate(env, {})
+        if run.opaque and not run.opaque.isdisjoint(env):  # an opaque term's text given a size: as _evaluate reads it
+            return self._evaluate(env, {})
+        return run.fn(env)
 
     def _evaluate(self, env: dict[str, int], memo: dict[str, int]) -> int:
         # memo: an opaque term shared by many others (a batch's nested max) is evaluated once
@@ -612,6 +632,81 @@ def _bind_atom(a: str, values: Mapping[str, ExprLike], memo: dict[str, Expr]) ->
             out = emax(x) if a.op == "max" else emin(x)
     memo[a] = out
     return out
+
+
+#: evaluate() interprets an expression this many times, then compiles it: the size searches evaluate the same few
+#: expressions at hundreds of sizes (two fifths of a check of a real model went to interpreting them), where most
+#: expressions are evaluated once or twice and compiling one costs as much as a few dozen interpretations
+COMPILE_AFTER = 6
+#: the most atoms (symbols and opaque terms, each counted once) of an expression that is compiled
+MAX_COMPILED_ATOMS = 2000
+
+
+class _Compiled:
+    """An expression's evaluation as one Python function of ``env`` (straight-line code over its atoms), and the
+    texts of its opaque terms (an ``env`` naming one is evaluated by the interpreter, which reads it from ``env``)."""
+
+    __slots__ = ("fn", "opaque")
+
+    def __init__(self, fn: Callable[[dict[str, int]], int], opaque: frozenset[str]) -> None:
+        self.fn, self.opaque = fn, opaque
+
+
+#: an opaque term's operation as code over its arguments' code (``_isqrt`` is math.isqrt, given to the code)
+_OPS: Mapping[str, Callable[[list[str]], str]] = MappingProxyType(
+    {
+        "mul": lambda x: f"{x[0]} * {x[1]}",
+        "floor": lambda x: f"{x[0]} // {x[1]}",
+        "ceil": lambda x: f"-((-{x[0]}) // {x[1]})",
+        "mod": lambda x: f"{x[0]} % {x[1]}",
+        "isqrt": lambda x: f"_isqrt(max({x[0]}, 0))",
+        "max": lambda x: f"max({', '.join(x)})",
+        "min": lambda x: f"min({', '.join(x)})",
+    }
+)
+
+
+def _compiled(e: Expr) -> _Compiled | None:
+    """``e``'s evaluation compiled (``None`` for an expression of more than :data:`MAX_COMPILED_ATOMS` atoms).
+
+    The code is made of integer literals, the names of its own locals and ``env[_n[i]]`` (a symbol's name is data,
+    never code): each symbol is read and each opaque term computed once, in the order ``_evaluate`` first meets
+    them, so that a size left out or a division by zero raises what the interpreter raises."""
+    names: dict[str, str] = {}  # symbol -> its local
+    temps: dict[Opaque, str] = {}  # opaque term -> its local
+    lines: list[str] = []
+    symbols: list[str] = []
+
+    def atom(a: str) -> str:
+        if isinstance(a, Opaque):
+            local = temps.get(a)
+            if local is None:
+                args = [code(x) for x in a.args]
+                op = _OPS.get(a.op) or _OPS["min"]
+                local = temps[a] = f"t{len(temps)}"
+                lines.append(f"    {local} = {op(args)}")
+            return local
+        local = names.get(a)
+        if local is None:
+            local = names[a] = f"s{len(names)}"
+            lines.append(f"    {local} = env[_n[{len(symbols)}]]")
+            symbols.append(a)
+        return local
+
+    def code(x: Expr) -> str:
+        if len(names) + len(temps) > MAX_COMPILED_ATOMS:
+            raise OverflowError
+        parts = ["*".join([repr(int(c)), *(atom(a) for a in m)]) for m, c in x.terms]
+        return "(" + " + ".join(parts) + ")" if parts else "0"
+
+    try:
+        body = code(e)
+    except OverflowError:
+        return None
+    source = "def _f(env):\n" + "\n".join(lines) + ("\n" if lines else "") + f"    return {body}\n"
+    space: dict[str, Any] = {"_n": tuple(symbols), "_isqrt": math.isqrt}
+    exec(compile(source, "<bcast expression>", "exec"), space)  # the code holds no text of the model: see above
+    return _Compiled(space["_f"], frozenset(temps))
 
 
 def _atom_value(a: str, env: dict[str, int], memo: dict[str, int]) -> int:
