@@ -119,6 +119,13 @@ def test_an_expression_past_the_compiled_size_is_interpreted(monkeypatch: pytest
     assert [e.evaluate(env) for _ in range(20)] == [8] * 20 and e._run < 0
 
 
+def test_an_expression_whose_coefficient_cannot_be_written_is_interpreted() -> None:
+    """A coefficient past the digits Python writes an integer in (a product of many large dims): no code, the same
+    value."""
+    e = Expr.symbol("S") * (10**5000) + 1
+    assert [e.evaluate({"S": 2}) for _ in range(12)] == [2 * 10**5000 + 1] * 12 and e._run < 0
+
+
 def _never_guesses(x: tuple[Expr, Any], y: tuple[Expr, Any], envs: list[Any]) -> None:
     a, b = x[0], y[0]
     verdict = a.eq(b)

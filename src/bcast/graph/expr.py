@@ -701,11 +701,11 @@ def _compiled(e: Expr) -> _Compiled | None:
 
     try:
         body = code(e)
-    except OverflowError:
+        source = "def _f(env):\n" + "\n".join(lines) + ("\n" if lines else "") + f"    return {body}\n"
+        space: dict[str, Any] = {"_n": tuple(symbols), "_isqrt": math.isqrt}
+        exec(compile(source, "<bcast expression>", "exec"), space)  # the code holds no text of the model: see above
+    except (OverflowError, ValueError, RecursionError, MemoryError):  # too large, a coefficient too long to write
         return None
-    source = "def _f(env):\n" + "\n".join(lines) + ("\n" if lines else "") + f"    return {body}\n"
-    space: dict[str, Any] = {"_n": tuple(symbols), "_isqrt": math.isqrt}
-    exec(compile(source, "<bcast expression>", "exec"), space)  # the code holds no text of the model: see above
     return _Compiled(space["_f"], frozenset(temps))
 
 
