@@ -150,7 +150,7 @@ typedef struct {
     PyObject *vals, *ctx, *declared, *unknown, *with_origins, *against_declared, *value_type;
 } walk;
 
-/* the outputs of a plain node stored as Python's short way stores them: 0, or -1 with an error set */
+/* the outputs of a plain node stored as Python's loop stores them where nothing was found: 0, or -1 with an error */
 static int store(walk *w, PyObject *node, PyObject *ins, PyObject *outs) {
     PyObject *outputs = PyObject_GetAttr(node, str_outputs);
     if (outputs == NULL) return -1;

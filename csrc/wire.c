@@ -1114,7 +1114,7 @@ static PyObject *plain_attrs(PyObject *list, PyObject *attr_type, PyObject *tens
     if (out == NULL) return NULL;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
         PyObject *a = PyList_GET_ITEM(list, k);
-        if ((PyObject *)Py_TYPE(a) != attr_type) goto other;
+        if ((PyObject *)Py_TYPE(a) != attr_type) goto fail;
         PyObject *d = PyObject_GenericGetDict(a, NULL);
         if (d == NULL) goto fail;
         PyObject *name = PyDict_GetItemWithError(d, str_name), *type = PyDict_GetItemWithError(d, str_type);
@@ -1123,8 +1123,7 @@ static PyObject *plain_attrs(PyObject *list, PyObject *attr_type, PyObject *tens
         if (PyErr_Occurred() || name == NULL || !PyUnicode_CheckExact(name) || (ref != NULL && ref != str_empty &&
             (!PyUnicode_CheckExact(ref) || PyUnicode_GET_LENGTH(ref) > 0))) {
             Py_DECREF(d);
-            if (PyErr_Occurred()) goto fail;
-            goto other;
+            goto fail;
         }
         PyObject *field, *absent;
         switch (t) {
@@ -1135,7 +1134,7 @@ static PyObject *plain_attrs(PyObject *list, PyObject *attr_type, PyObject *tens
         case A_INTS: field = str_ints, absent = NULL; break;
         case A_STRINGS: field = str_strings, absent = NULL; break;
         case A_TENSOR: field = str_t, absent = NULL; break;
-        default: Py_DECREF(d); goto other;
+        default: Py_DECREF(d); goto fail;
         }
         PyObject *v = PyDict_GetItemWithError(d, field), *value = NULL;
         if (v == NULL && PyErr_Occurred()) {
@@ -1144,7 +1143,7 @@ static PyObject *plain_attrs(PyObject *list, PyObject *attr_type, PyObject *tens
         }
         if (t == A_TENSOR && v == NULL) { /* a tensor attribute holding no tensor: the Python way says what it is */
             Py_DECREF(d);
-            goto other;
+            goto fail;
         }
         if (t == A_TENSOR) {
             value = PyObject_CallOneArg(tensor_value, v);
@@ -1175,20 +1174,14 @@ static PyObject *plain_attrs(PyObject *list, PyObject *attr_type, PyObject *tens
         if (rc < 0) goto fail;
     }
     return out;
-other:
-    Py_DECREF(out);
-    return NULL;
-fail:
+fail: /* an error is set, or none where an attribute is of another kind ("other") */
     Py_DECREF(out);
     return NULL;
 }
 
-/* a field of a decoded node's __dict__ (borrowed), NULL when absent (and no error), or NULL with an error */
-static PyObject *own_field(PyObject *d, PyObject *name) { return PyDict_GetItemWithError(d, name); }
-
 /* a decoded node's input or output names as a new list: its own list when the node is let go of (consume) */
 static PyObject *names_of(PyObject *d, PyObject *field, int consume) {
-    PyObject *v = own_field(d, field);
+    PyObject *v = PyDict_GetItemWithError(d, field);
     if (v == NULL) return PyErr_Occurred() ? NULL : PyList_New(0);
     if (consume && PyList_CheckExact(v)) {
         Py_INCREF(v);
@@ -1203,7 +1196,7 @@ static PyObject *one_node(PyObject *d, Py_ssize_t i, PyObject *path, int consume
                           const Py_ssize_t *offsets, PyObject *attr_type, PyObject *nothing, PyObject *tensor_value,
                           PyObject *attrs_of, PyObject *n) {
     PyObject *v[N_FIELDS] = {NULL};
-    PyObject *op = own_field(d, str_op_type), *domain = own_field(d, str_domain), *name = own_field(d, str_name);
+    PyObject *op = PyDict_GetItemWithError(d, str_op_type), *domain = PyDict_GetItemWithError(d, str_domain), *name = PyDict_GetItemWithError(d, str_name);
     if (PyErr_Occurred()) return NULL;
     if ((op != NULL && !PyUnicode_CheckExact(op)) || (domain != NULL && !PyUnicode_CheckExact(domain)) ||
         (name != NULL && !PyUnicode_CheckExact(name)))
@@ -1223,7 +1216,7 @@ static PyObject *one_node(PyObject *d, Py_ssize_t i, PyObject *path, int consume
     if ((v[N_INDEX] = PyLong_FromSsize_t(i)) == NULL) goto fail;
     if ((v[N_INPUTS] = names_of(d, str_input, consume)) == NULL) goto fail;
     if ((v[N_OUTPUTS] = names_of(d, str_output, consume)) == NULL) goto fail;
-    PyObject *attributes = own_field(d, str_attribute);
+    PyObject *attributes = PyDict_GetItemWithError(d, str_attribute);
     if (attributes == NULL && PyErr_Occurred()) goto fail;
     int any = attributes == NULL ? 0 : PyObject_IsTrue(attributes);
     if (any < 0) goto fail;
@@ -1253,7 +1246,7 @@ static PyObject *one_node(PyObject *d, Py_ssize_t i, PyObject *path, int consume
     }
     v[N_PATH] = path;
     Py_INCREF(path);
-    PyObject *span = own_field(d, str_span);
+    PyObject *span = PyDict_GetItemWithError(d, str_span);
     if (span == NULL && PyErr_Occurred()) goto fail;
     v[N_SOURCE] = span != NULL ? span : Py_None;
     Py_INCREF(v[N_SOURCE]);

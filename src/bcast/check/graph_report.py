@@ -14,7 +14,7 @@ from ..constraints import Constraint
 from ..graph import BroadcastRecord, Expr, Finding, Result
 from ..graph.expr import digests
 from ..graph.roots import root_causes
-from ..native import load
+from ..native import load, slots
 from .report import NodeReport, Problem, Report, ShapeJSON, Unchecked
 
 __all__ = ["report_from_result"]
@@ -51,7 +51,7 @@ def _merged(records: Sequence[BroadcastRecord]) -> list[BroadcastRecord]:
 #: the compiled twin of :func:`_node_reports`'s loop (``bcast.check._rows``, csrc/rows.c), or ``None``: not built, or
 #: ``BCAST_PURE_PYTHON=1``; and the NodeReport's fields' slots, in order, that it fills
 _ROWS = load(f"{__package__}._rows")
-_LAYOUT = (NodeReport, tuple(NodeReport.__dict__[f] for f in NodeReport.__dataclass_fields__))
+_LAYOUT = (NodeReport, slots(NodeReport))
 
 
 def _node_reports(report: Report, result: Result) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..constraints import Constraint, Constraints
 from ..files import CheckInputError, show
+from ..native import slots
 from ..openvino.ir_check import Problem as LayerProblem
 from .codes import rule_for_kind
 
@@ -111,7 +112,7 @@ def _node_report_init(
     s9(self, axes)
 
 
-_NODE_REPORT_SET = tuple(NodeReport.__dict__[f].__set__ for f in NodeReport.__dataclass_fields__)
+_NODE_REPORT_SET = tuple(m.__set__ for m in slots(NodeReport))
 NodeReport.__init__ = _node_report_init  # type: ignore[method-assign]
 
 #: kinds of problem, in the order a report lists them

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..native import slots
 from .expr import Expr
 
 __all__ = ["Declared", "Graph", "Node", "Origin", "Value"]
@@ -80,8 +81,8 @@ UNKNOWN = Value(None, None)
 # Propagation makes two Values a node and an Origin for most new dims: hundreds of thousands on a large
 # graph. A frozen dataclass's own __init__ sets each field through object.__setattr__; the slots' own
 # setters do the same in half the time. The classes stay frozen: only __init__ writes.
-_ORIGIN_SET = tuple(Origin.__dict__[f].__set__ for f in ("name", "op", "kind"))
-_VALUE_SET = tuple(Value.__dict__[f].__set__ for f in ("dtype", "shape", "data", "origins", "data_origins"))
+_ORIGIN_SET = tuple(m.__set__ for m in slots(Origin))
+_VALUE_SET = tuple(m.__set__ for m in slots(Value))
 
 
 def _origin_init(self: Origin, name: str, op: str, kind: str = "node") -> None:

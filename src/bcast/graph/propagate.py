@@ -170,19 +170,6 @@ def propagate(
             else:
                 outs, stop = _run(node, ins, ctx, fallback, debug, fn)
         i += 1
-        if stop is None and not taint and not rtaint and not lost_at and len(findings) == before:
-            # the usual node again: nothing found here or upstream, so its outputs carry nothing downstream (the
-            # general steps below, which would find that out, cost as much as the node's own shape function)
-            for k, name in enumerate(node.outputs):
-                if name:
-                    v = outs[k] if k < len(outs) else UNKNOWN
-                    if v.shape is not None:
-                        v = _with_origins(node, ins, v)
-                    stated = declared.get(name)
-                    if stated is not None:  # most tensors have no annotation to compare with
-                        v = _against_declared(node, name, v, stated, ctx)
-                    vals[name] = v
-            continue
         if stop is not None:
             stops.append(stop)
         after = next((taint[n] for n in inputs if n in taint), None) if taint else None
@@ -204,7 +191,7 @@ def propagate(
             v = outs[k] if k < len(outs) else UNKNOWN
             v = _with_origins(node, ins, v)
             stated = declared.get(name)
-            if stated is not None:
+            if stated is not None:  # most tensors have no annotation to compare with
                 v = _against_declared(node, name, v, stated, ctx)
             vals[name] = v
             if v.shape is None:
@@ -263,14 +250,13 @@ def _relation_after(findings: list[Finding], before: int, rafter: int | None) ->
 
 
 def _arity_ok(node: Node, got: tuple[int, int, tuple[int, ...]] | tuple[int, int] | None, ctx: Ctx) -> bool:
+    """Whether a node whose inputs are outside its op's bounds, or leave one of the first ``lo`` empty (the loop
+    looks at the usual node itself), may run: an empty input the op lets be empty; else a finding, and ``False``."""
     if got is None:
         return True
     lo, hi = got[0], got[1]
     may_be_empty = got[2] if len(got) > 2 else ()  # a rule of (min, max) alone, as before: none may be empty
-    inputs = node.inputs
-    n = len(inputs)
-    if lo <= n <= hi and all(inputs[:lo]):  # the usual node: no message to make
-        return True
+    n = len(node.inputs)
     if not lo <= n <= hi:
         want = f"{lo}" if lo == hi else f"{lo} to {hi}" if hi < 2**31 - 1 else f"at least {lo}"
         ctx.problem(

@@ -33,6 +33,7 @@ from typing import Any
 from ..graph import Ctx, Declared, Expr, Graph, Node, Value
 from ..graph.ops import DATA_LIMIT, FLOAT_LIMIT
 from ..graph.ops.elementwise import dtype_name
+from ..native import slots
 from . import arity as _arity
 from . import proto
 from .wire import small_array
@@ -327,7 +328,7 @@ def _node(
 #: the mapping the nodes without attributes share, and the value of a tensor attribute
 _LAYOUT = (
     Node,
-    tuple(Node.__dict__[f] for f in Node.__dataclass_fields__),
+    slots(Node),
     proto.NodeProto,
     proto.AttributeProto,
     _NOTHING,
